@@ -1,0 +1,10 @@
+//! Types shared by every part of dedup: file identity and metadata, the problems a scan can meet,
+//! and the channel through which libraries tell the binary what is happening (they never print).
+
+mod events;
+mod file;
+mod problem;
+
+pub use events::{Observer, Progress, ProgressSnapshot, Stage};
+pub use file::{nanos, FileId, FileMeta};
+pub use problem::{Problem, ProblemKind, Severity};
