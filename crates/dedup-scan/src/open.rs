@@ -1,0 +1,154 @@
+//! Opening paths the careful way. Reading never blocks on a FIFO that appeared where a regular
+//! file was (`O_NONBLOCK`), a symlink swapped in below the roots is not followed unless asked
+//! (`O_NOFOLLOW`), and paths longer than `PATH_MAX` (deep trees of long names) are opened one
+//! component at a time instead of failing.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use dedup_core::{nanos, FileId, FileMeta};
+use rustix::fs::{openat, Mode, OFlags, Stat, CWD};
+use rustix::io::Errno;
+
+/// Open a file for reading its content. `follow` allows the last component to be a symlink.
+pub fn open_for_read(path: &Path, follow: bool) -> io::Result<File> {
+    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    open_path(path, flags).map(File::from)
+}
+
+/// Open a directory for listing. `follow` allows the last component to be a symlink.
+pub fn open_dir(path: &Path, follow: bool) -> io::Result<OwnedFd> {
+    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    open_path(path, flags)
+}
+
+/// The metadata dedup keeps from a `stat` result.
+// The nanosecond fields are u64 on x86_64 but u32 on other architectures: the casts are needed.
+#[allow(clippy::unnecessary_cast)]
+pub fn meta_from_stat(st: &Stat) -> FileMeta {
+    FileMeta {
+        id: FileId { dev: st.st_dev, ino: st.st_ino },
+        size: st.st_size.max(0) as u64,
+        mtime_ns: nanos(st.st_mtime, st.st_mtime_nsec as u64),
+        ctime_ns: nanos(st.st_ctime, st.st_ctime_nsec as u64),
+    }
+}
+
+fn open_path(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    match openat(CWD, path, flags, Mode::empty()) {
+        Err(Errno::NAMETOOLONG) => open_by_components(path, flags),
+        other => other.map_err(io::Error::from),
+    }
+}
+
+/// The kernel refuses paths over `PATH_MAX` bytes, but every single name is short: walk down with
+/// `openat`, holding only the current directory open.
+fn open_by_components(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    let bytes = path.as_os_str().as_bytes();
+    let (start, rest): (&[u8], &[u8]) = match bytes.strip_prefix(b"/") {
+        Some(rest) => (b"/", rest),
+        None => (b".", bytes),
+    };
+    let mut names: Vec<&[u8]> = rest.split(|&b| b == b'/').filter(|n| !n.is_empty()).collect();
+    let last = names.pop().unwrap_or(b".");
+    let step = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut dir = openat(CWD, start, step, Mode::empty())?;
+    for name in names {
+        dir = openat(&dir, name, step, Mode::empty())?;
+    }
+    Ok(openat(&dir, last, flags, Mode::empty())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn opens_paths_longer_than_path_max() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut path = tmp.path().to_path_buf();
+        let name = "d".repeat(200);
+        for _ in 0..30 {
+            path.push(&name);
+        }
+        // create_dir_all fails beyond PATH_MAX, so build it relative to each level.
+        let mut dir = File::open(tmp.path()).map(OwnedFd::from).unwrap();
+        for _ in 0..30 {
+            rustix::fs::mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+            dir = openat(&dir, name.as_str(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
+                .unwrap();
+        }
+        let fd =
+            openat(&dir, "f", OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644)).unwrap();
+        rustix::io::write(&fd, b"deep").unwrap();
+        path.push("f");
+        assert!(path.as_os_str().len() > 4096);
+        let mut content = String::new();
+        open_for_read(&path, false).unwrap().read_to_string(&mut content).unwrap();
+        assert_eq!(content, "deep");
+        assert!(open_dir(path.parent().unwrap(), false).is_ok());
+    }
+
+    #[test]
+    fn fifo_opens_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("pipe");
+        rustix::fs::mknodat(CWD, &fifo, rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o644), 0)
+            .unwrap();
+        // Without O_NONBLOCK this open would wait for a writer forever.
+        assert!(open_for_read(&fifo, false).is_ok());
+    }
+
+    #[test]
+    fn symlink_is_not_followed_unless_asked() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("target"), b"x").unwrap();
+        std::os::unix::fs::symlink("target", tmp.path().join("link")).unwrap();
+        assert!(open_for_read(&tmp.path().join("link"), false).is_err());
+        assert!(open_for_read(&tmp.path().join("link"), true).is_ok());
+    }
+}
+
+/// Why a file recorded by the walk could not be opened as that same file.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenRecordedError {
+    /// The operating system refused (permission, vanished, I/O error).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// Something else now stands at the path (another inode, or not a regular file).
+    #[error("file was replaced during the scan")]
+    Replaced,
+}
+
+/// Open the file the walk recorded as `meta` at `path`, and check that the descriptor really is
+/// that file (same device and inode, still a regular file) before anything is read from it.
+pub fn open_recorded(
+    path: &Path,
+    meta: &FileMeta,
+    follow: bool,
+) -> Result<File, OpenRecordedError> {
+    let file = open_for_read(path, follow)?;
+    let st = rustix::fs::fstat(&file).map_err(io::Error::from)?;
+    let same = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+        && FileId { dev: st.st_dev, ino: st.st_ino } == meta.id;
+    if same {
+        Ok(file)
+    } else {
+        Err(OpenRecordedError::Replaced)
+    }
+}
+
+/// Current metadata of an open file.
+pub fn meta_of(file: &File) -> io::Result<FileMeta> {
+    Ok(meta_from_stat(&rustix::fs::fstat(file).map_err(io::Error::from)?))
+}

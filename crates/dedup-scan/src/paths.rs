@@ -1,0 +1,161 @@
+//! A compact store of every path a walk saw: one node per directory entry holding its parent and
+//! its name, with all names in one byte buffer. A million paths cost about twelve bytes each plus
+//! their names, instead of a `PathBuf` allocation holding the full path for every file.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+/// Index of one path in a [`PathArena`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(u32);
+
+impl NodeId {
+    /// The index as a number, for side tables.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The node with this index (as returned by [`NodeId::index`]).
+    pub fn from_index(index: usize) -> NodeId {
+        NodeId(u32::try_from(index).expect("node index out of range"))
+    }
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+/// Paths as (parent, name) nodes. Roots are nodes without a parent whose name is the root path as
+/// the user gave it, so joining names back up reproduces what the user would type.
+#[derive(Debug, Default)]
+pub struct PathArena {
+    parents: Vec<u32>,
+    name_ends: Vec<u64>,
+    names: Vec<u8>,
+}
+
+impl PathArena {
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.parents.len()
+    }
+
+    /// True when no path has been added.
+    pub fn is_empty(&self) -> bool {
+        self.parents.is_empty()
+    }
+
+    fn push(&mut self, parent: u32, name: &[u8]) -> NodeId {
+        let id = u32::try_from(self.parents.len())
+            .ok()
+            .filter(|&i| i != NO_PARENT)
+            .expect("dedup supports at most 4 billion paths in one run");
+        self.names.extend_from_slice(name);
+        self.parents.push(parent);
+        self.name_ends.push(self.names.len() as u64);
+        NodeId(id)
+    }
+
+    /// Add a root path (a path argument as given).
+    pub fn add_root(&mut self, path: &[u8]) -> NodeId {
+        self.push(NO_PARENT, path)
+    }
+
+    /// Add the entries of one directory at once; their ids are consecutive from the returned one.
+    pub fn add_children<'a>(
+        &mut self,
+        parent: NodeId,
+        names: impl IntoIterator<Item = &'a [u8]>,
+    ) -> NodeId {
+        let first = NodeId(self.parents.len() as u32);
+        for name in names {
+            self.push(parent.0, name);
+        }
+        first
+    }
+
+    /// The node's own name (for a root: the root path).
+    pub fn name(&self, node: NodeId) -> &[u8] {
+        let i = node.index();
+        let start = if i == 0 { 0 } else { self.name_ends[i - 1] as usize };
+        &self.names[start..self.name_ends[i] as usize]
+    }
+
+    /// The parent node, or `None` for a root.
+    pub fn parent(&self, node: NodeId) -> Option<NodeId> {
+        let p = self.parents[node.index()];
+        (p != NO_PARENT).then_some(NodeId(p))
+    }
+
+    /// The root a node lies under.
+    pub fn root_of(&self, mut node: NodeId) -> NodeId {
+        while let Some(p) = self.parent(node) {
+            node = p;
+        }
+        node
+    }
+
+    /// Append the full path (root as given, then names joined by `/`) to `out`.
+    pub fn write_path(&self, node: NodeId, out: &mut Vec<u8>) {
+        let mut chain = Vec::with_capacity(16);
+        let mut cur = Some(node);
+        while let Some(n) = cur {
+            chain.push(n);
+            cur = self.parent(n);
+        }
+        for (i, n) in chain.iter().rev().enumerate() {
+            if i > 0 && out.last() != Some(&b'/') {
+                out.push(b'/');
+            }
+            out.extend_from_slice(self.name(*n));
+        }
+    }
+
+    /// The full path of a node.
+    pub fn path(&self, node: NodeId) -> PathBuf {
+        let mut bytes = Vec::new();
+        self.write_path(node, &mut bytes);
+        PathBuf::from(OsStr::from_bytes(&bytes))
+    }
+
+    /// Bytes held, for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        self.parents.capacity() * 4 + self.name_ends.capacity() * 8 + self.names.capacity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_names_below_the_root_as_given() {
+        let mut a = PathArena::default();
+        let root = a.add_root(b".");
+        let first = a.add_children(root, [&b"dir"[..], b"f"]);
+        let dir = first;
+        let f_in_dir = a.add_children(dir, [&b"x y"[..]]);
+        assert_eq!(a.path(f_in_dir), PathBuf::from("./dir/x y"));
+        assert_eq!(a.path(NodeId(first.0 + 1)), PathBuf::from("./f"));
+        assert_eq!(a.root_of(f_in_dir), root);
+        assert_eq!(a.parent(root), None);
+    }
+
+    #[test]
+    fn root_slash_is_not_doubled() {
+        let mut a = PathArena::default();
+        let root = a.add_root(b"/");
+        let usr = a.add_children(root, [&b"usr"[..]]);
+        assert_eq!(a.path(usr), PathBuf::from("/usr"));
+    }
+
+    #[test]
+    fn names_may_hold_any_bytes() {
+        let mut a = PathArena::default();
+        let root = a.add_root(b"r");
+        let n = a.add_children(root, [&b"\xff\n`*"[..]]);
+        assert_eq!(a.name(n), b"\xff\n`*");
+        let mut out = Vec::new();
+        a.write_path(n, &mut out);
+        assert_eq!(out, b"r/\xff\n`*");
+    }
+}
