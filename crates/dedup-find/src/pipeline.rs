@@ -1,0 +1,127 @@
+//! `find`: walk, then the stages in order, then the report. Runs on a rayon pool of its own so
+//! the caller's choice of I/O concurrency holds for walking and reading alike.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use dedup_core::{Observer, Problem, Progress, Severity, Stage};
+use dedup_scan::{walk, Selection, Tree};
+
+use crate::candidates::{size_classes, Class, SizeClasses};
+use crate::exact::compare_classes;
+use crate::reading::Reading;
+use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
+use crate::sample::split_by_samples;
+
+/// What to find.
+#[derive(Debug, Clone)]
+pub struct FindOptions {
+    /// Which files take part.
+    pub selection: Selection,
+    /// Count hard-linked paths as duplicates of each other (jdupes `-H`).
+    pub hardlinks: bool,
+    /// Threads that walk and read at once.
+    pub io_threads: usize,
+}
+
+impl Default for FindOptions {
+    fn default() -> Self {
+        FindOptions { selection: Selection::default(), hardlinks: false, io_threads: 8 }
+    }
+}
+
+/// A failure that prevents any report.
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    /// The worker threads could not be started.
+    #[error("cannot start worker threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+}
+
+/// Counts the errors that pass through to the caller's observer.
+struct Counting<'a> {
+    inner: &'a dyn Observer,
+    errors: AtomicU64,
+}
+
+impl Observer for Counting<'_> {
+    fn problem(&self, problem: Problem) {
+        if problem.severity == Severity::Error {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.problem(problem);
+    }
+}
+
+/// Scan `roots` and return the groups of identical files.
+pub fn find(
+    roots: &[PathBuf],
+    options: &FindOptions,
+    observer: &dyn Observer,
+    progress: &Progress,
+) -> Result<Report, FindError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.io_threads.max(1))
+        .thread_name(|i| format!("dedup-io-{i}"))
+        .build()?;
+    let counting = Counting { inner: observer, errors: AtomicU64::new(0) };
+    let (tree, groups, files_scanned) = pool.install(|| {
+        progress.start_stage(Stage::Walking, 0);
+        let mut tree = walk(roots, &options.selection, &counting, progress);
+        progress.start_stage(Stage::Grouping, tree.files.len() as u64);
+        let SizeClasses { classes, repeated_entries } = size_classes(&mut tree, options.hardlinks);
+        let ctx = Reading {
+            tree: &tree,
+            observer: &counting,
+            progress,
+            follow_links: options.selection.follow_links,
+        };
+        let classes = split_by_samples(classes, &ctx, options.hardlinks);
+        let groups = compare_classes(classes, &ctx, options.hardlinks);
+        let files_scanned = tree.files.len() as u64 - repeated_entries;
+        (tree, groups, files_scanned)
+    });
+    progress.start_stage(Stage::Done, 0);
+    let summary =
+        Summary { files_scanned, errors: counting.errors.into_inner(), ..Summary::default() };
+    Ok(build_report(&tree, groups, options.hardlinks, summary))
+}
+
+fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, mut summary: Summary) -> Report {
+    summary = Summary { groups: classes.len() as u64, ..summary };
+    let mut groups = Vec::with_capacity(classes.len());
+    for class in classes {
+        let copies = if hardlinks { class.path_count() } else { class.inodes.len() } as u64;
+        summary.redundant_files += copies - 1;
+        summary.redundant_bytes += (copies - 1) * class.size;
+        let mut files = Vec::with_capacity(class.path_count());
+        for inode in &class.inodes {
+            for &i in &inode.paths {
+                let entry = &tree.files[i as usize];
+                let file = ReportFile {
+                    path: tree.arena.path(entry.node),
+                    dev: inode.meta.id.dev,
+                    ino: inode.meta.id.ino,
+                    mtime_ns: inode.meta.mtime_ns,
+                };
+                files.push((entry.root, file));
+            }
+        }
+        // Paths in the order of the root they were found under, then by bytes.
+        files.sort_by(|a, b| {
+            (a.0, a.1.path.as_os_str().as_bytes()).cmp(&(b.0, b.1.path.as_os_str().as_bytes()))
+        });
+        let files = files.into_iter().map(|(_, f)| f).collect();
+        groups.push(Group { size: class.size, files });
+    }
+    let mut report = Report {
+        version: REPORT_VERSION,
+        tool: format!("dedup {}", env!("CARGO_PKG_VERSION")),
+        roots: tree.roots.iter().map(|r| r.path.clone()).collect(),
+        groups,
+        summary,
+    };
+    report.sort_groups();
+    report
+}

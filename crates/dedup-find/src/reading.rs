@@ -1,0 +1,73 @@
+//! Opening and reading candidate files for the content stages, turning every failure into a
+//! problem for the observer (the file then simply drops out of its class).
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+use dedup_core::{Observer, Problem, ProblemKind, Progress};
+use dedup_scan::{meta_of, open_recorded, OpenRecordedError, Tree};
+
+use crate::candidates::Inode;
+
+/// What the content stages need from the run: where paths live and where problems go.
+pub(crate) struct Reading<'a> {
+    pub tree: &'a Tree,
+    pub observer: &'a dyn Observer,
+    pub progress: &'a Progress,
+    pub follow_links: bool,
+}
+
+impl Reading<'_> {
+    /// The path the inode is read through (its first path).
+    pub fn path(&self, inode: &Inode) -> PathBuf {
+        self.tree.arena.path(self.tree.files[inode.paths[0] as usize].node)
+    }
+
+    /// Open the inode, checking that it is still the file the walk saw.
+    pub fn open(&self, inode: &Inode) -> Option<File> {
+        match open_recorded(&self.path(inode), &inode.meta, self.follow_links) {
+            Ok(file) => Some(file),
+            Err(OpenRecordedError::Io(e)) => self.failed(inode, e),
+            Err(OpenRecordedError::Replaced) => {
+                self.observer.problem(Problem::error(self.path(inode), ProblemKind::Replaced));
+                None
+            }
+        }
+    }
+
+    /// Fill `buf` from `offset`. A file that ends early has shrunk since the walk.
+    pub fn read_at(&self, inode: &Inode, file: &File, buf: &mut [u8], offset: u64) -> Option<()> {
+        match file.read_exact_at(buf, offset) {
+            Ok(()) => {
+                self.progress.read(buf.len() as u64);
+                Some(())
+            }
+            Err(e) => self.failed(inode, e),
+        }
+    }
+
+    /// After the last byte was read: the file must still have the size and mtime of the walk,
+    /// or what was read may be a mix of two versions.
+    pub fn unchanged_after_read(&self, inode: &Inode, file: &File) -> bool {
+        match meta_of(file) {
+            Ok(now) if inode.meta.same_content_stamp(&now) => true,
+            Ok(_) => {
+                self.observer.problem(Problem::error(self.path(inode), ProblemKind::Changed));
+                false
+            }
+            Err(e) => self.failed::<()>(inode, e).is_some(),
+        }
+    }
+
+    fn failed<T>(&self, inode: &Inode, e: io::Error) -> Option<T> {
+        let kind = if e.kind() == io::ErrorKind::UnexpectedEof {
+            ProblemKind::Changed
+        } else {
+            ProblemKind::Io(e)
+        };
+        self.observer.problem(Problem::error(self.path(inode), kind));
+        None
+    }
+}

@@ -1,0 +1,161 @@
+//! The report: what a scan found, in the form every output format and every action uses
+//! (shared/DESIGN.md, "Report contract"; docs/report-format.md).
+
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON report format; changes only when an existing field changes meaning.
+pub const REPORT_VERSION: u32 = 1;
+
+/// A report that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// Not JSON, truncated, or not shaped like a report.
+    #[error("not a valid dedup report: {0}")]
+    Malformed(#[from] serde_json::Error),
+    /// Written by a version of dedup whose format this one does not understand.
+    #[error("report format version {found} is not supported (this dedup reads version {REPORT_VERSION})")]
+    Version {
+        /// The version found in the report.
+        found: u32,
+    },
+}
+
+/// Result of a scan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// Format version ([`REPORT_VERSION`]).
+    pub version: u32,
+    /// `dedup <version>` of the writer.
+    pub tool: String,
+    /// Path arguments, as given.
+    #[serde(with = "crate::report_path::list")]
+    pub roots: Vec<PathBuf>,
+    /// Groups of identical files, largest size first.
+    pub groups: Vec<Group>,
+    /// Totals.
+    pub summary: Summary,
+}
+
+/// Files with identical content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Group {
+    /// Size of each file in bytes.
+    pub size: u64,
+    /// Every path of every file in the group (hard links give one file several paths).
+    pub files: Vec<ReportFile>,
+}
+
+/// One path of a file in a group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportFile {
+    /// The path (root as given, joined with the path below it).
+    #[serde(with = "crate::report_path")]
+    pub path: PathBuf,
+    /// Device number at scan time.
+    pub dev: u64,
+    /// Inode number at scan time.
+    pub ino: u64,
+    /// Modification time at scan time, in nanoseconds since the epoch.
+    pub mtime_ns: i64,
+}
+
+/// Totals of a scan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Regular-file paths considered after selection.
+    pub files_scanned: u64,
+    /// Number of groups.
+    pub groups: u64,
+    /// Files that could go: in each group, every file but one (hard-linked paths count once
+    /// unless hard links are treated as duplicates).
+    pub redundant_files: u64,
+    /// Bytes those files occupy.
+    pub redundant_bytes: u64,
+    /// Problems that may have left files out of the report.
+    pub errors: u64,
+}
+
+impl Report {
+    /// Read a JSON report, checking its version.
+    pub fn from_json(reader: impl Read) -> Result<Report, ReportError> {
+        let value: serde_json::Value = serde_json::from_reader(reader)?;
+        let found = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
+        if found != u64::from(REPORT_VERSION) {
+            return Err(ReportError::Version { found: found.min(u64::from(u32::MAX)) as u32 });
+        }
+        Ok(serde_json::from_value(value)?)
+    }
+
+    /// Put groups in the documented order: by size descending, then by their first path.
+    pub(crate) fn sort_groups(&mut self) {
+        let first_path =
+            |g: &Group| g.files.first().map(|f| f.path.as_os_str().as_bytes().to_vec());
+        self.groups.sort_by_cached_key(|g| (std::cmp::Reverse(g.size), first_path(g)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Report {
+        Report {
+            version: REPORT_VERSION,
+            tool: "dedup test".into(),
+            roots: vec![PathBuf::from("r")],
+            groups: vec![Group {
+                size: 3,
+                files: vec![
+                    ReportFile { path: "r/a".into(), dev: 1, ino: 2, mtime_ns: 3 },
+                    ReportFile { path: "r/b".into(), dev: 1, ino: 4, mtime_ns: 5 },
+                ],
+            }],
+            summary: Summary {
+                files_scanned: 2,
+                groups: 1,
+                redundant_files: 1,
+                redundant_bytes: 3,
+                errors: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let r = sample();
+        let json = serde_json::to_vec(&r).unwrap();
+        assert_eq!(Report::from_json(&json[..]).unwrap(), r);
+    }
+
+    #[test]
+    fn other_versions_are_refused() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["version"] = 2.into();
+        let err = Report::from_json(v.to_string().as_bytes()).unwrap_err();
+        assert!(matches!(err, ReportError::Version { found: 2 }), "{err}");
+    }
+
+    #[test]
+    fn truncated_reports_are_refused() {
+        let json = serde_json::to_string(&sample()).unwrap();
+        assert!(Report::from_json(&json.as_bytes()[..json.len() / 2]).is_err());
+    }
+
+    #[test]
+    fn sorting_is_by_size_then_path() {
+        let f = |p: &str| ReportFile { path: p.into(), dev: 0, ino: 0, mtime_ns: 0 };
+        let mut r = sample();
+        r.groups = vec![
+            Group { size: 1, files: vec![f("z"), f("y")] },
+            Group { size: 5, files: vec![f("b"), f("a")] },
+            Group { size: 1, files: vec![f("c"), f("d")] },
+        ];
+        r.sort_groups();
+        let order: Vec<_> = r.groups.iter().map(|g| (g.size, g.files[0].path.clone())).collect();
+        assert_eq!(order, [(5, "b".into()), (1, "c".into()), (1, "z".into())]);
+    }
+}
