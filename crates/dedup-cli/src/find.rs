@@ -1,0 +1,106 @@
+//! `dedup find`: settings from arguments, the scan, the report in the chosen format, and the
+//! summary line.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use dedup_core::Progress;
+use dedup_find::{find, write_csv, write_json, write_text, FindOptions, Report, TextStyle};
+use dedup_scan::Selection;
+use indicatif::{HumanBytes, HumanCount};
+
+use crate::args::{FindArgs, Format};
+use crate::messages::{quote_path, Messages};
+use crate::progress::Display;
+
+/// Run the finder; `Ok(true)` when the report is complete.
+pub fn run(args: FindArgs) -> Result<bool> {
+    let options = options(&args)?;
+    let roots = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+    // Open the output first: a typo in -o should fail before a long scan, not after it.
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(BufWriter::new(
+            File::create(path).with_context(|| format!("cannot write {}", quote_path(path)))?,
+        )),
+        None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+    };
+
+    let progress = Arc::new(Progress::default());
+    let display = Display::start(progress.clone(), args.quiet);
+    let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
+    if args.verbose {
+        messages.line(&format!("dedup: reading with {} threads", options.io_threads));
+    }
+    let started = Instant::now();
+    let report = find(&roots, &options, &messages, &progress)?;
+    if let Some(display) = display {
+        display.finish();
+    }
+
+    write_report(&report, &args, &mut out)?;
+    drop(out);
+    if !args.quiet {
+        eprintln!("{}", summary_line(&report, started.elapsed().as_secs_f64()));
+    }
+    Ok(report.summary.errors == 0)
+}
+
+fn options(args: &FindArgs) -> Result<FindOptions> {
+    let mut selection = Selection::default().with_excludes(&args.exclude)?;
+    selection.min_size = args.min_size.unwrap_or(0);
+    selection.max_size = args.max_size.unwrap_or(u64::MAX);
+    selection.include_empty = args.include_empty;
+    selection.max_depth = args.max_depth;
+    selection.one_file_system = args.one_file_system;
+    selection.follow_links = args.follow_links;
+    if selection.min_size > selection.max_size {
+        anyhow::bail!("--min-size is larger than --max-size: no file could match");
+    }
+    if args.print0 && args.format != Format::Text {
+        anyhow::bail!("--print0 applies to the text format only");
+    }
+    Ok(FindOptions { selection, hardlinks: args.hardlinks, io_threads: args.io_threads.max(1) })
+}
+
+fn write_report(report: &Report, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
+    let written = match args.format {
+        Format::Text if args.print0 => write_text(report, TextStyle::Nul, out),
+        Format::Text => write_text(report, TextStyle::Lines, out),
+        Format::Json => write_json(report, out),
+        Format::Csv => write_csv(report, out),
+    };
+    match &args.output {
+        Some(path) => written.with_context(|| format!("cannot write {}", quote_path(path))),
+        None => written.context("cannot write to standard output"),
+    }
+}
+
+fn summary_line(report: &Report, seconds: f64) -> String {
+    let s = &report.summary;
+    let errors = match s.errors {
+        0 => String::from("no errors"),
+        n => format!("{}: the report may be incomplete", count(n, "error", "errors")),
+    };
+    format!(
+        "dedup: {} scanned in {seconds:.2} s: {} of duplicates, {} ({} redundant); {errors}",
+        count(s.files_scanned, "file", "files"),
+        count(s.groups, "group", "groups"),
+        count(s.redundant_files, "redundant file", "redundant files"),
+        HumanBytes(s.redundant_bytes),
+    )
+}
+
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", HumanCount(n), if n == 1 { one } else { many })
+}
+
+/// True when the error is standard output closing early (`dedup find | head`): not a failure.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

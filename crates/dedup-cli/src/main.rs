@@ -1,0 +1,36 @@
+//! The `dedup` binary: turns arguments into settings, runs the library, renders the result and
+//! chooses the exit status. The only place that prints.
+
+mod args;
+mod find;
+mod messages;
+mod progress;
+mod size;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+/// Exit status when the result is complete.
+const EXIT_OK: u8 = 0;
+/// Exit status when the run finished but some paths could not be handled.
+const EXIT_INCOMPLETE: u8 = 1;
+/// Exit status for usage errors and failures that leave no result (clap uses 2 as well).
+const EXIT_FATAL: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Find(args) => find::run(args),
+    };
+    match result {
+        Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),
+        Err(err) if find::is_broken_pipe(&err) => ExitCode::from(EXIT_OK),
+        Err(err) => {
+            eprintln!("dedup: error: {err:#}");
+            ExitCode::from(EXIT_FATAL)
+        }
+    }
+}
