@@ -4,12 +4,12 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-/// How much a problem matters for the result.
+/// How a problem is labelled for the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
-    /// The report may be incomplete because of it (the exit status says so).
+    /// Something could not be done (a path could not be listed or read).
     Error,
-    /// Worth telling, but the report is still complete.
+    /// Something was noticed and handled (a file changed while read and was left out).
     Warning,
     /// Only shown on request (`-v`): things skipped by design, such as symlink loops.
     Note,
@@ -50,23 +50,31 @@ pub struct Problem {
     pub path: PathBuf,
     /// What happened.
     pub kind: ProblemKind,
-    /// Whether it makes the report incomplete.
+    /// How it is labelled.
     pub severity: Severity,
+    /// True when files may be missing from the result because of it (the exit status says so).
+    pub incomplete: bool,
 }
 
 impl Problem {
-    /// An error that makes the report incomplete.
+    /// Something could not be done; files may be missing from the result.
     pub fn error(path: impl Into<PathBuf>, kind: ProblemKind) -> Self {
-        Problem { path: path.into(), kind, severity: Severity::Error }
+        Problem { path: path.into(), kind, severity: Severity::Error, incomplete: true }
     }
 
-    /// A problem that leaves the report complete.
+    /// A file was deliberately left out of the result (it changed, or was replaced, while the run
+    /// looked at it): a warning, but the result is incomplete.
+    pub fn left_out(path: impl Into<PathBuf>, kind: ProblemKind) -> Self {
+        Problem { path: path.into(), kind, severity: Severity::Warning, incomplete: true }
+    }
+
+    /// Worth telling, but the result is complete.
     pub fn warning(path: impl Into<PathBuf>, kind: ProblemKind) -> Self {
-        Problem { path: path.into(), kind, severity: Severity::Warning }
+        Problem { path: path.into(), kind, severity: Severity::Warning, incomplete: false }
     }
 
     /// A note shown only when the user asks for detail.
     pub fn note(path: impl Into<PathBuf>, kind: ProblemKind) -> Self {
-        Problem { path: path.into(), kind, severity: Severity::Note }
+        Problem { path: path.into(), kind, severity: Severity::Note, incomplete: false }
     }
 }

@@ -5,7 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use dedup_core::{Observer, Problem, Progress, Severity, Stage};
+use dedup_core::{Observer, Problem, Progress, Stage};
 use dedup_scan::{walk, Selection, Tree};
 
 use crate::candidates::{size_classes, Class, SizeClasses};
@@ -39,7 +39,7 @@ pub enum FindError {
     Threads(#[from] rayon::ThreadPoolBuildError),
 }
 
-/// Counts the errors that pass through to the caller's observer.
+/// Counts the problems that leave files out, on their way to the caller's observer.
 struct Counting<'a> {
     inner: &'a dyn Observer,
     errors: AtomicU64,
@@ -47,7 +47,7 @@ struct Counting<'a> {
 
 impl Observer for Counting<'_> {
     fn problem(&self, problem: Problem) {
-        if problem.severity == Severity::Error {
+        if problem.incomplete {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
         self.inner.problem(problem);

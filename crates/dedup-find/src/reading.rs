@@ -31,7 +31,7 @@ impl Reading<'_> {
             Ok(file) => Some(file),
             Err(OpenRecordedError::Io(e)) => self.failed(inode, e),
             Err(OpenRecordedError::Replaced) => {
-                self.observer.problem(Problem::error(self.path(inode), ProblemKind::Replaced));
+                self.observer.problem(Problem::left_out(self.path(inode), ProblemKind::Replaced));
                 None
             }
         }
@@ -54,7 +54,7 @@ impl Reading<'_> {
         match meta_of(file) {
             Ok(now) if inode.meta.same_content_stamp(&now) => true,
             Ok(_) => {
-                self.observer.problem(Problem::error(self.path(inode), ProblemKind::Changed));
+                self.observer.problem(Problem::left_out(self.path(inode), ProblemKind::Changed));
                 false
             }
             Err(e) => self.failed::<()>(inode, e).is_some(),
@@ -62,12 +62,12 @@ impl Reading<'_> {
     }
 
     fn failed<T>(&self, inode: &Inode, e: io::Error) -> Option<T> {
-        let kind = if e.kind() == io::ErrorKind::UnexpectedEof {
-            ProblemKind::Changed
+        let problem = if e.kind() == io::ErrorKind::UnexpectedEof {
+            Problem::left_out(self.path(inode), ProblemKind::Changed)
         } else {
-            ProblemKind::Io(e)
+            Problem::error(self.path(inode), ProblemKind::Io(e))
         };
-        self.observer.problem(Problem::error(self.path(inode), kind));
+        self.observer.problem(problem);
         None
     }
 }
