@@ -41,6 +41,14 @@ pub fn run(args: FindArgs) -> Result<bool> {
         display.finish();
     }
 
+    if args.verbose {
+        let stages: Vec<String> = progress
+            .stage_durations()
+            .iter()
+            .map(|(stage, took)| format!("{} {:.3} s", stage.name(), took.as_secs_f64()))
+            .collect();
+        messages.line(&format!("dedup: stages: {}", stages.join(", ")));
+    }
     write_report(&report, &args, &mut out)?;
     drop(out);
     if !args.quiet {

@@ -6,6 +6,8 @@
 //! ever slowing the scan.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use crate::Problem;
 
@@ -37,6 +39,21 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every stage, in order.
+    pub const ALL: [Stage; 5] =
+        [Stage::Walking, Stage::Grouping, Stage::Sampling, Stage::Comparing, Stage::Done];
+
+    /// A short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Walking => "walk",
+            Stage::Grouping => "group",
+            Stage::Sampling => "sample",
+            Stage::Comparing => "compare",
+            Stage::Done => "done",
+        }
+    }
+
     fn from_u8(v: u8) -> Stage {
         match v {
             0 => Stage::Walking,
@@ -57,6 +74,9 @@ pub struct Progress {
     stage_total: AtomicU64,
     stage_done: AtomicU64,
     bytes_read: AtomicU64,
+    epoch: OnceLock<Instant>,
+    /// Nanoseconds after `epoch` at which each stage started, plus one (0 = not started).
+    stage_started: [AtomicU64; 5],
 }
 
 /// A consistent-enough copy of [`Progress`] for display.
@@ -79,6 +99,9 @@ pub struct ProgressSnapshot {
 impl Progress {
     /// Enter a stage with `total` items to do.
     pub fn start_stage(&self, stage: Stage, total: u64) {
+        let epoch = *self.epoch.get_or_init(Instant::now);
+        let at = epoch.elapsed().as_nanos() as u64 + 1;
+        self.stage_started[stage as usize].store(at, Ordering::Relaxed);
         self.stage_total.store(total, Ordering::Relaxed);
         self.stage_done.store(0, Ordering::Relaxed);
         self.stage.store(stage as u8, Ordering::Relaxed);
@@ -98,6 +121,19 @@ impl Progress {
     /// Count bytes of content read.
     pub fn read(&self, bytes: u64) {
         self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// How long each stage that ran took, in order (for `-v`).
+    pub fn stage_durations(&self) -> Vec<(Stage, Duration)> {
+        let starts: Vec<(Stage, u64)> = Stage::ALL
+            .iter()
+            .map(|&s| (s, self.stage_started[s as usize].load(Ordering::Relaxed)))
+            .filter(|&(_, at)| at > 0)
+            .collect();
+        starts
+            .windows(2)
+            .map(|w| (w[0].0, Duration::from_nanos(w[1].1.saturating_sub(w[0].1))))
+            .collect()
     }
 
     /// Copy the counters.
