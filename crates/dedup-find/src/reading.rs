@@ -25,9 +25,16 @@ impl Reading<'_> {
         self.tree.arena.path(self.tree.files[inode.paths[0] as usize].node)
     }
 
+    /// Whether opening the inode's first path may follow a symlink at its last component: when
+    /// links are followed, and always for a path argument itself (the walk followed it too).
+    fn follows(&self, inode: &Inode) -> bool {
+        let node = self.tree.files[inode.paths[0] as usize].node;
+        self.follow_links || self.tree.arena.parent(node).is_none()
+    }
+
     /// Open the inode, checking that it is still the file the walk saw.
     pub fn open(&self, inode: &Inode) -> Option<File> {
-        match open_recorded(&self.path(inode), &inode.meta, self.follow_links) {
+        match open_recorded(&self.path(inode), &inode.meta, self.follows(inode)) {
             Ok(file) => Some(file),
             Err(OpenRecordedError::Io(e)) => self.failed(inode, e),
             Err(OpenRecordedError::Replaced) => {
