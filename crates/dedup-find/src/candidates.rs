@@ -4,13 +4,37 @@
 use std::collections::HashSet;
 
 use dedup_core::FileMeta;
-use dedup_scan::Tree;
+use dedup_scan::{FileEntry, Tree};
 
-/// One file (inode) and every path it was found under, as indices into `Tree::files`.
-#[derive(Debug, Clone)]
+/// One file (inode): its paths are `count` consecutive entries of `Tree::files` from `first`
+/// (the sort by (size, dev, ino) puts them side by side), so a candidate costs 8 bytes and no
+/// allocation; its metadata is that of its first entry.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Inode {
-    pub meta: FileMeta,
-    pub paths: Vec<u32>,
+    first: u32,
+    count: u32,
+}
+
+impl Inode {
+    /// Indices of its paths in `Tree::files`.
+    pub fn paths(self) -> std::ops::Range<usize> {
+        self.first as usize..(self.first + self.count) as usize
+    }
+
+    /// Index of the entry it is read through and whose metadata it carries.
+    pub fn first(self) -> usize {
+        self.first as usize
+    }
+
+    /// Number of paths.
+    pub fn path_count(self) -> usize {
+        self.count as usize
+    }
+
+    /// Its metadata at walk time.
+    pub fn meta(self, tree: &Tree) -> &FileMeta {
+        &tree.files[self.first()].meta
+    }
 }
 
 /// Files that are still possibly equal: same size, and the same samples once those are read.
@@ -24,13 +48,12 @@ impl Class {
     /// True when the class is worth reporting (or reading further): two distinct files, or, when
     /// hard links count as duplicates, one file with two names.
     pub fn is_group(&self, hardlinks: bool) -> bool {
-        self.inodes.len() >= 2
-            || (hardlinks && self.inodes.first().is_some_and(|i| i.paths.len() >= 2))
+        self.inodes.len() >= 2 || (hardlinks && self.inodes.first().is_some_and(|i| i.count >= 2))
     }
 
     /// Number of paths across the class.
     pub fn path_count(&self) -> usize {
-        self.inodes.iter().map(|i| i.paths.len()).sum()
+        self.inodes.iter().map(|i| i.path_count()).sum()
     }
 }
 
@@ -44,14 +67,13 @@ pub(crate) struct SizeClasses {
 /// size with their paths gathered per inode. O(n log n) time, no copy of the file list.
 pub(crate) fn size_classes(tree: &mut Tree, hardlinks: bool) -> SizeClasses {
     tree.files.sort_unstable_by_key(|f| (f.meta.size, f.meta.id));
-    let files = &tree.files;
     let mut classes = Vec::new();
     let mut start = 0;
     let mut kept_paths = 0;
     let mut sized_paths = 0;
-    while start < files.len() {
-        let size = files[start].meta.size;
-        let end = start + files[start..].iter().take_while(|f| f.meta.size == size).count();
+    while start < tree.files.len() {
+        let size = tree.files[start].meta.size;
+        let end = start + tree.files[start..].iter().take_while(|f| f.meta.size == size).count();
         // A repeated entry has its twin's inode, hence its size: it can only hide in a class of
         // two or more paths, which is where it is dropped.
         if end - start >= 2 {
@@ -67,41 +89,47 @@ pub(crate) fn size_classes(tree: &mut Tree, hardlinks: bool) -> SizeClasses {
     SizeClasses { classes, repeated_entries: (sized_paths - kept_paths) as u64 }
 }
 
-fn collapse_inodes(tree: &Tree, start: usize, end: usize) -> Vec<Inode> {
-    let files = &tree.files;
+fn collapse_inodes(tree: &mut Tree, start: usize, end: usize) -> Vec<Inode> {
     let mut inodes: Vec<Inode> = Vec::new();
-    for (i, file) in files.iter().enumerate().take(end).skip(start) {
-        match inodes.last_mut() {
-            Some(last) if last.meta.id == file.meta.id => last.paths.push(i as u32),
-            _ => inodes.push(Inode { meta: file.meta, paths: vec![i as u32] }),
-        }
-    }
-    for inode in &mut inodes {
-        if inode.paths.len() > 1 {
-            drop_repeated_entries(tree, &mut inode.paths);
-        }
+    let mut i = start;
+    while i < end {
+        let id = tree.files[i].meta.id;
+        let next = i + tree.files[i..end].iter().take_while(|f| f.meta.id == id).count();
+        let kept = if next - i > 1 { keep_distinct_entries(tree, i, next) } else { 1 };
+        inodes.push(Inode { first: i as u32, count: kept as u32 });
+        i = next;
     }
     inodes
 }
 
-/// Overlapping roots (`a` and `a/sub`, `.` and `./x`) reach one directory entry twice. Keep it
-/// once, under the earliest root; true hard links (other entries of the inode) all stay.
-fn drop_repeated_entries(tree: &Tree, paths: &mut Vec<u32>) {
-    let key_of = |&i: &u32| {
-        let entry = &tree.files[i as usize];
-        let mut path = Vec::new();
-        tree.arena.write_path(entry.node, &mut path);
-        (entry.root, path)
-    };
-    let mut keyed: Vec<((u32, Vec<u8>), u32)> = paths.iter().map(|i| (key_of(i), *i)).collect();
-    keyed.sort();
+/// Overlapping roots (`a` and `a/sub`, `.` and `./x`) reach one directory entry twice. Reorder
+/// the paths of one inode (`files[start..end]`) so that each entry comes once, under the
+/// earliest root, at the front, in (root, path) order; returns how many that is. True hard links
+/// (other entries of the inode) all stay.
+fn keep_distinct_entries(tree: &mut Tree, start: usize, end: usize) -> usize {
+    let mut keyed: Vec<((u32, Vec<u8>), FileEntry)> = tree.files[start..end]
+        .iter()
+        .map(|entry| {
+            let mut path = Vec::new();
+            tree.arena.write_path(entry.node, &mut path);
+            ((entry.root, path), *entry)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
     let mut seen = HashSet::with_capacity(keyed.len());
-    paths.clear();
-    for (_, i) in keyed {
-        let key = tree.entry_key(tree.files[i as usize].node);
+    let (mut kept, mut repeated) = (Vec::new(), Vec::new());
+    for (_, entry) in keyed {
+        let key = tree.entry_key(entry.node);
         // Without a known directory identity the entry cannot be proven repeated: keep it.
         if key.0.is_none() || seen.insert(key) {
-            paths.push(i);
+            kept.push(entry);
+        } else {
+            repeated.push(entry);
         }
     }
+    let count = kept.len();
+    for (slot, entry) in tree.files[start..end].iter_mut().zip(kept.into_iter().chain(repeated)) {
+        *slot = entry;
+    }
+    count
 }

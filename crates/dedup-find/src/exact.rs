@@ -25,18 +25,37 @@ use crate::reading::Reading;
 const FIRST_CHUNK: u64 = 1 << 20;
 const MAX_CHUNK: u64 = 4 << 20;
 /// Bytes of representative chunks one class may hold at once.
-const REP_BUDGET: u64 = 16 << 20;
+const REP_BUDGET: u64 = 8 << 20;
+/// Classes of files larger than one chunk hold chunk-sized buffers for their whole comparison,
+/// so at most this many are compared at once; a few multi-MiB reads in flight keep any device
+/// busy, and memory stays bounded however many reader threads small files get.
+const LARGE_CLASSES_AT_ONCE: usize = 8;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
 
 /// Compare the classes in full; returns the groups of identical files.
-pub(crate) fn compare_classes(classes: Vec<Class>, ctx: &Reading, hardlinks: bool) -> Vec<Class> {
+pub(crate) fn compare_classes(
+    classes: Vec<Class>,
+    ctx: &Reading,
+    hardlinks: bool,
+) -> Result<Vec<Class>, rayon::ThreadPoolBuildError> {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Comparing, total);
-    classes
-        .into_par_iter()
-        .flat_map_iter(|class| Comparer { ctx, hardlinks, size: class.size }.run(class))
-        .collect()
+    let (large, small): (Vec<Class>, Vec<Class>) =
+        classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
+    let compare = |classes: Vec<Class>| -> Vec<Class> {
+        classes
+            .into_par_iter()
+            .flat_map_iter(|class| Comparer { ctx, hardlinks, size: class.size }.run(class))
+            .collect()
+    };
+    let mut groups = compare(small);
+    let large_pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(LARGE_CLASSES_AT_ONCE.min(rayon::current_num_threads()))
+        .thread_name(|i| format!("dedup-large-{i}"))
+        .build()?;
+    groups.extend(large_pool.install(|| compare(large)));
+    Ok(groups)
 }
 
 struct Member {

@@ -12,6 +12,6 @@ mod report_path;
 mod sample;
 mod write;
 
-pub use pipeline::{find, FindError, FindOptions};
+pub use pipeline::{find, find_run, FindError, FindOptions, Run};
 pub use report::{Group, Report, ReportError, ReportFile, Summary, REPORT_VERSION};
 pub use write::{write_csv, write_json, write_text, TextStyle};

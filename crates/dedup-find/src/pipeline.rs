@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dedup_core::{Observer, Problem, Progress, Stage};
+use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
 use dedup_scan::{walk, Selection, Tree};
 
 use crate::candidates::{size_classes, Class, SizeClasses};
@@ -15,20 +16,25 @@ use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
 use crate::sample::split_by_samples;
 
 /// What to find.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct FindOptions {
     /// Which files take part.
     pub selection: Selection,
     /// Count hard-linked paths as duplicates of each other (jdupes `-H`).
     pub hardlinks: bool,
-    /// Threads that walk and read at once.
-    pub io_threads: usize,
+    /// How many directories are listed and files read at once, per device.
+    pub concurrency: Concurrency,
 }
 
-impl Default for FindOptions {
-    fn default() -> Self {
-        FindOptions { selection: Selection::default(), hardlinks: false, io_threads: 8 }
-    }
+/// A finished scan: the report, and how the I/O scheduler chose concurrency (for `-v`).
+#[derive(Debug)]
+pub struct Run {
+    /// The groups found.
+    pub report: Report,
+    /// Concurrency chosen per device while walking.
+    pub walk_io: Vec<DeviceChoice>,
+    /// Concurrency chosen per device while reading content.
+    pub read_io: Vec<DeviceChoice>,
 }
 
 /// A failure that prevents any report.
@@ -61,20 +67,34 @@ pub fn find(
     observer: &dyn Observer,
     progress: &Progress,
 ) -> Result<Report, FindError> {
+    find_run(roots, options, observer, progress).map(|run| run.report)
+}
+
+/// [`find`], also telling how the I/O scheduler chose concurrency.
+pub fn find_run(
+    roots: &[PathBuf],
+    options: &FindOptions,
+    observer: &dyn Observer,
+    progress: &Progress,
+) -> Result<Run, FindError> {
+    // Listing directories and reading content load a device differently: measure each apart.
+    let walk_io = IoScheduler::new(options.concurrency);
+    let read_io = IoScheduler::new(options.concurrency);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.io_threads.max(1))
+        .num_threads(read_io.threads())
         .thread_name(|i| format!("dedup-io-{i}"))
         .build()?;
     let counting = Counting { inner: observer, errors: AtomicU64::new(0) };
     let (tree, groups, files_scanned) = pool.install(|| {
         progress.start_stage(Stage::Walking, 0);
-        let mut tree = walk(roots, &options.selection, &counting, progress);
+        let mut tree = walk(roots, &options.selection, &walk_io, &counting, progress);
         progress.start_stage(Stage::Grouping, tree.files.len() as u64);
         let SizeClasses { classes, repeated_entries } = size_classes(&mut tree, options.hardlinks);
         let ctx = Reading {
             tree: &tree,
             observer: &counting,
             progress,
+            io: &read_io,
             follow_links: options.selection.follow_links,
         };
         let classes = split_by_samples(classes, &ctx, options.hardlinks);
@@ -82,14 +102,19 @@ pub fn find(
         let files_scanned = tree.files.len() as u64 - repeated_entries;
         (tree, groups, files_scanned)
     });
+    let groups = groups?;
     progress.start_stage(Stage::Done, 0);
     let summary =
         Summary { files_scanned, errors: counting.errors.into_inner(), ..Summary::default() };
-    Ok(build_report(&tree, groups, options.hardlinks, summary))
+    Ok(Run {
+        report: build_report(&tree, groups, options.hardlinks, summary),
+        walk_io: walk_io.choices(),
+        read_io: read_io.choices(),
+    })
 }
 
-fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, mut summary: Summary) -> Report {
-    summary = Summary { groups: classes.len() as u64, ..summary };
+fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, summary: Summary) -> Report {
+    let mut summary = Summary { groups: classes.len() as u64, ..summary };
     let mut groups = Vec::with_capacity(classes.len());
     for class in classes {
         let copies = if hardlinks { class.path_count() } else { class.inodes.len() } as u64;
@@ -97,13 +122,15 @@ fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, mut summary: 
         summary.redundant_bytes += (copies - 1) * class.size;
         let mut files = Vec::with_capacity(class.path_count());
         for inode in &class.inodes {
-            for &i in &inode.paths {
-                let entry = &tree.files[i as usize];
+            let meta = inode.meta(tree);
+            for i in inode.paths() {
+                let entry = &tree.files[i];
                 let file = ReportFile {
                     path: tree.arena.path(entry.node),
-                    dev: inode.meta.id.dev,
-                    ino: inode.meta.id.ino,
-                    mtime_ns: inode.meta.mtime_ns,
+                    dev: meta.id.dev,
+                    ino: meta.id.ino,
+                    mtime_ns: meta.mtime_ns,
+                    ctime_ns: Some(meta.ctime_ns),
                 };
                 files.push((entry.root, file));
             }

@@ -7,6 +7,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use dedup_core::{Observer, Problem, ProblemKind, Progress};
+use dedup_scan::io::IoScheduler;
 use dedup_scan::{meta_of, open_recorded, OpenRecordedError, Tree};
 
 use crate::candidates::Inode;
@@ -16,25 +17,26 @@ pub(crate) struct Reading<'a> {
     pub tree: &'a Tree,
     pub observer: &'a dyn Observer,
     pub progress: &'a Progress,
+    pub io: &'a IoScheduler,
     pub follow_links: bool,
 }
 
 impl Reading<'_> {
     /// The path the inode is read through (its first path).
     pub fn path(&self, inode: &Inode) -> PathBuf {
-        self.tree.arena.path(self.tree.files[inode.paths[0] as usize].node)
+        self.tree.arena.path(self.tree.files[inode.first()].node)
     }
 
     /// Whether opening the inode's first path may follow a symlink at its last component: when
     /// links are followed, and always for a path argument itself (the walk followed it too).
     fn follows(&self, inode: &Inode) -> bool {
-        let node = self.tree.files[inode.paths[0] as usize].node;
+        let node = self.tree.files[inode.first()].node;
         self.follow_links || self.tree.arena.parent(node).is_none()
     }
 
     /// Open the inode, checking that it is still the file the walk saw.
     pub fn open(&self, inode: &Inode) -> Option<File> {
-        match open_recorded(&self.path(inode), &inode.meta, self.follows(inode)) {
+        match open_recorded(&self.path(inode), inode.meta(self.tree), self.follows(inode)) {
             Ok(file) => Some(file),
             Err(OpenRecordedError::Io(e)) => self.failed(inode, e),
             Err(OpenRecordedError::Replaced) => {
@@ -46,7 +48,10 @@ impl Reading<'_> {
 
     /// Fill `buf` from `offset`. A file that ends early has shrunk since the walk.
     pub fn read_at(&self, inode: &Inode, file: &File, buf: &mut [u8], offset: u64) -> Option<()> {
-        match file.read_exact_at(buf, offset) {
+        let permit = self.io.acquire(inode.meta(self.tree).id.dev);
+        let read = file.read_exact_at(buf, offset);
+        permit.done(buf.len() as u64);
+        match read {
             Ok(()) => {
                 self.progress.read(buf.len() as u64);
                 Some(())
@@ -59,7 +64,7 @@ impl Reading<'_> {
     /// or what was read may be a mix of two versions.
     pub fn unchanged_after_read(&self, inode: &Inode, file: &File) -> bool {
         match meta_of(file) {
-            Ok(now) if inode.meta.same_content_stamp(&now) => true,
+            Ok(now) if inode.meta(self.tree).same_content_stamp(&now) => true,
             Ok(_) => {
                 self.observer.problem(Problem::left_out(self.path(inode), ProblemKind::Changed));
                 false

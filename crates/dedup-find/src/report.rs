@@ -61,6 +61,10 @@ pub struct ReportFile {
     pub ino: u64,
     /// Modification time at scan time, in nanoseconds since the epoch.
     pub mtime_ns: i64,
+    /// Status-change time at scan time, in nanoseconds since the epoch. Absent in reports of
+    /// dedup 0.1.0 before actions existed; the actions then take it from a fresh `stat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctime_ns: Option<i64>,
 }
 
 /// Totals of a scan.
@@ -110,8 +114,14 @@ mod tests {
             groups: vec![Group {
                 size: 3,
                 files: vec![
-                    ReportFile { path: "r/a".into(), dev: 1, ino: 2, mtime_ns: 3 },
-                    ReportFile { path: "r/b".into(), dev: 1, ino: 4, mtime_ns: 5 },
+                    ReportFile {
+                        path: "r/a".into(),
+                        dev: 1,
+                        ino: 2,
+                        mtime_ns: 3,
+                        ctime_ns: Some(7),
+                    },
+                    ReportFile { path: "r/b".into(), dev: 1, ino: 4, mtime_ns: 5, ctime_ns: None },
                 ],
             }],
             summary: Summary {
@@ -132,6 +142,14 @@ mod tests {
     }
 
     #[test]
+    fn reports_without_ctime_still_load() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["groups"][0]["files"][0].as_object_mut().unwrap().remove("ctime_ns");
+        let r = Report::from_json(v.to_string().as_bytes()).unwrap();
+        assert_eq!(r.groups[0].files[0].ctime_ns, None);
+    }
+
+    #[test]
     fn other_versions_are_refused() {
         let mut v = serde_json::to_value(sample()).unwrap();
         v["version"] = 2.into();
@@ -147,7 +165,8 @@ mod tests {
 
     #[test]
     fn sorting_is_by_size_then_path() {
-        let f = |p: &str| ReportFile { path: p.into(), dev: 0, ino: 0, mtime_ns: 0 };
+        let f =
+            |p: &str| ReportFile { path: p.into(), dev: 0, ino: 0, mtime_ns: 0, ctime_ns: None };
         let mut r = sample();
         r.groups = vec![
             Group { size: 1, files: vec![f("z"), f("y")] },

@@ -48,7 +48,8 @@ fn split_class(class: Class, ctx: &Reading, hardlinks: bool) -> Vec<Class> {
             key.map(|k| (k, inode))
         })
         .collect();
-    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.meta.id.cmp(&b.1.meta.id)));
+    // Entries are sorted by (dev, ino), so `first` orders members as the walk's sort did.
+    keyed.sort_unstable_by_key(|(key, inode)| (*key, inode.first()));
     let mut out = Vec::new();
     let mut rest = keyed.into_iter().peekable();
     while let Some((key, first)) = rest.next() {

@@ -70,6 +70,7 @@ mod tests {
             dev: 1,
             ino: 2,
             mtime_ns: 3,
+            ctime_ns: None,
         };
         Report {
             version: REPORT_VERSION,

@@ -2,6 +2,7 @@
 //! records, selecting files, and opening and reading them safely. The finder, and later the store
 //! and sync, build on it.
 
+pub mod io;
 mod open;
 mod paths;
 mod select;

@@ -17,6 +17,7 @@ use dedup_core::{FileId, FileMeta, Observer, Problem, ProblemKind, Progress};
 use rustix::fs::{fstat, statat, AtFlags, Dir, FileType};
 use rustix::io::Errno;
 
+use crate::io::IoScheduler;
 use crate::open::{meta_from_stat, open_dir};
 use crate::paths::{NodeId, PathArena};
 use crate::select::Selection;
@@ -72,15 +73,18 @@ impl Tree {
     }
 }
 
-/// Walk every root with the selection, on the current rayon pool.
+/// Walk every root with the selection, on the current rayon pool; `io` decides how many
+/// directories are listed at once on each device.
 pub fn walk(
     roots: &[PathBuf],
     selection: &Selection,
+    io: &IoScheduler,
     observer: &dyn Observer,
     progress: &Progress,
 ) -> Tree {
     let shared = Shared {
         selection,
+        io,
         observer,
         progress,
         arena: Mutex::new(PathArena::default()),
@@ -118,6 +122,7 @@ pub fn walk(
 
 struct Shared<'a> {
     selection: &'a Selection,
+    io: &'a IoScheduler,
     observer: &'a dyn Observer,
     progress: &'a Progress,
     arena: Mutex<PathArena>,
@@ -151,6 +156,8 @@ struct DirTask {
     relative: Vec<u8>,
     depth: u32,
     follow: bool,
+    /// Device of the directory holding this one: where listing it most likely reads.
+    dev: u64,
     root_dev: Option<u64>,
     ancestors: Option<Arc<Ancestors>>,
 }
@@ -207,6 +214,7 @@ fn start_root(
             relative: Vec::new(),
             depth: 0,
             follow: true,
+            dev: meta.id.dev,
             root_dev: shared.selection.one_file_system.then_some(meta.id.dev),
             ancestors: None,
         }),
@@ -220,6 +228,10 @@ fn start_root(
     }
     Some(node)
 }
+
+/// What listing and statting one entry is worth in the scheduler's throughput measure (an inode
+/// and its share of a directory block).
+const ENTRY_COST: u64 = 512;
 
 /// What one directory entry turned out to be.
 enum Found {
@@ -236,6 +248,7 @@ fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>)
     let report = |path: &Path, e: io::Error| {
         shared.observer.problem(Problem::error(path, ProblemKind::Io(e)));
     };
+    let permit = shared.io.acquire(task.dev);
     let fd = match open_dir(&task.path, task.follow) {
         Ok(fd) => fd,
         Err(e) => return report(&task.path, e),
@@ -302,6 +315,7 @@ fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>)
         }
     }
     drop(dir);
+    permit.done(names.len() as u64 * ENTRY_COST);
     if names.is_empty() {
         return;
     }
@@ -333,6 +347,7 @@ fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>)
             relative,
             depth: child_depth,
             follow,
+            dev: id.dev,
             root_dev: task.root_dev,
             ancestors: Some(ancestors.clone()),
         };

@@ -1,0 +1,256 @@
+//! The I/O scheduler: how many reads may be in flight on each device at once. Adaptive by
+//! default: each device starts low and its concurrency doubles while measured throughput rises
+//! clearly ([`Tuner`]), so one binary does the right thing on NVMe, cloud disks, loop devices
+//! and spinning disks. `--io-threads N` fixes the level instead.
+
+mod gate;
+mod tuner;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub use gate::Gate;
+pub use tuner::{Sample, Tuner};
+
+/// How concurrency is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Concurrency {
+    /// Exactly this many operations in flight, on every device.
+    Fixed(usize),
+    /// Measured per device, from `start` up to `max`.
+    Adaptive {
+        /// First level tried.
+        start: usize,
+        /// Highest level tried (and the number of worker threads).
+        max: usize,
+    },
+}
+
+impl Default for Concurrency {
+    fn default() -> Self {
+        Concurrency::Adaptive { start: 2, max: 32 }
+    }
+}
+
+/// A measuring window lasts at least this long and this many operations, so one slow file does
+/// not decide.
+const WINDOW: Duration = Duration::from_millis(150);
+const WINDOW_OPS: u64 = 16;
+
+/// Fixed cost of one request, in bytes of transfer it is worth: a device that serves many small
+/// requests well is as good as one that streams large ones.
+const REQUEST_COST: u64 = 64 * 1024;
+
+/// What the scheduler chose for one device, for `-v`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceChoice {
+    /// Device number (`st_dev`).
+    pub dev: u64,
+    /// Concurrency in use at the end.
+    pub level: usize,
+    /// True when chosen by measurement (false: fixed, or too little work to measure).
+    pub measured: bool,
+    /// Every measured window: level and throughput in bytes per second (request cost included).
+    pub history: Vec<Sample>,
+}
+
+/// Hands out permission to do I/O, per device.
+#[derive(Debug)]
+pub struct IoScheduler {
+    policy: Concurrency,
+    devices: Mutex<HashMap<u64, Arc<Device>>>,
+}
+
+#[derive(Debug)]
+struct Device {
+    gate: Gate,
+    meter: Mutex<Meter>,
+}
+
+#[derive(Debug)]
+struct Meter {
+    tuner: Option<Tuner>,
+    started: Instant,
+    units: u64,
+    ops: u64,
+    /// Most operations seen in flight this window: a window that never filled the gate measured
+    /// the lack of work, not the device.
+    peak_in_flight: usize,
+    in_flight: usize,
+}
+
+/// Permission for one operation on one device; give it back with [`Permit::done`].
+#[derive(Debug)]
+pub struct Permit {
+    device: Arc<Device>,
+    finished: bool,
+}
+
+impl IoScheduler {
+    /// A scheduler with the given policy.
+    pub fn new(policy: Concurrency) -> IoScheduler {
+        IoScheduler { policy, devices: Mutex::new(HashMap::new()) }
+    }
+
+    /// Worker threads needed to reach the highest level the policy may choose.
+    pub fn threads(&self) -> usize {
+        match self.policy {
+            Concurrency::Fixed(n) => n.max(1),
+            Concurrency::Adaptive { max, .. } => max.max(1),
+        }
+    }
+
+    /// Wait until an operation on `dev` may start.
+    pub fn acquire(&self, dev: u64) -> Permit {
+        let device = self.device(dev);
+        device.gate.enter();
+        {
+            let mut m = device.meter.lock().unwrap();
+            m.in_flight += 1;
+            m.peak_in_flight = m.peak_in_flight.max(m.in_flight);
+        }
+        Permit { device, finished: false }
+    }
+
+    /// What was chosen for each device seen, by device number.
+    pub fn choices(&self) -> Vec<DeviceChoice> {
+        let devices = self.devices.lock().unwrap();
+        let mut out: Vec<DeviceChoice> = devices
+            .iter()
+            .map(|(&dev, d)| {
+                let m = d.meter.lock().unwrap();
+                DeviceChoice {
+                    dev,
+                    level: d.gate.limit(),
+                    measured: m.tuner.as_ref().is_some_and(|t| t.settled()),
+                    history: m.tuner.as_ref().map(|t| t.history().to_vec()).unwrap_or_default(),
+                }
+            })
+            .collect();
+        out.sort_by_key(|c| c.dev);
+        out
+    }
+
+    fn device(&self, dev: u64) -> Arc<Device> {
+        let mut devices = self.devices.lock().unwrap();
+        devices
+            .entry(dev)
+            .or_insert_with(|| {
+                let (level, tuner) = match self.policy {
+                    Concurrency::Fixed(n) => (n, None),
+                    Concurrency::Adaptive { start, max } => {
+                        let t = Tuner::new(start, max);
+                        (t.level(), Some(t))
+                    }
+                };
+                Arc::new(Device {
+                    gate: Gate::new(level),
+                    meter: Mutex::new(Meter {
+                        tuner,
+                        started: Instant::now(),
+                        units: 0,
+                        ops: 0,
+                        peak_in_flight: 0,
+                        in_flight: 0,
+                    }),
+                })
+            })
+            .clone()
+    }
+}
+
+impl Permit {
+    /// The operation is over and moved `bytes`.
+    pub fn done(mut self, bytes: u64) {
+        self.finish(bytes);
+    }
+
+    fn finish(&mut self, bytes: u64) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let new_level = {
+            let mut m = self.device.meter.lock().unwrap();
+            m.in_flight -= 1;
+            m.units += bytes + REQUEST_COST;
+            m.ops += 1;
+            m.close_window()
+        };
+        self.device.gate.leave();
+        if let Some(level) = new_level {
+            self.device.gate.set_limit(level);
+        }
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.finish(0);
+    }
+}
+
+impl Meter {
+    /// At the end of a full window, feed the tuner; returns a new level if it changed.
+    fn close_window(&mut self) -> Option<usize> {
+        let tuner = self.tuner.as_mut()?;
+        let elapsed = self.started.elapsed();
+        if elapsed < WINDOW || self.ops < WINDOW_OPS {
+            return None;
+        }
+        let level = tuner.level();
+        let saturated = self.peak_in_flight >= level;
+        let rate = self.units as f64 / elapsed.as_secs_f64();
+        self.started = Instant::now();
+        self.units = 0;
+        self.ops = 0;
+        self.peak_in_flight = self.in_flight;
+        if !saturated {
+            return None;
+        }
+        let next = tuner.record(rate);
+        (next != level).then_some(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_policy_never_measures() {
+        let s = IoScheduler::new(Concurrency::Fixed(3));
+        assert_eq!(s.threads(), 3);
+        for _ in 0..100 {
+            s.acquire(7).done(4096);
+        }
+        let c = s.choices();
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].dev, c[0].level, c[0].measured), (7, 3, false));
+        assert!(c[0].history.is_empty());
+    }
+
+    #[test]
+    fn devices_are_tracked_apart() {
+        let s = IoScheduler::new(Concurrency::default());
+        s.acquire(1).done(1);
+        drop(s.acquire(2));
+        let devs: Vec<u64> = s.choices().iter().map(|c| c.dev).collect();
+        assert_eq!(devs, [1, 2]);
+    }
+
+    #[test]
+    fn an_unsaturated_window_is_not_taken_as_the_device_limit() {
+        // One operation at a time while the gate allows two: the window measured the caller,
+        // so the tuner must not settle on it.
+        let s = IoScheduler::new(Concurrency::Adaptive { start: 2, max: 8 });
+        let until = Instant::now() + WINDOW * 3;
+        while Instant::now() < until {
+            s.acquire(1).done(1 << 20);
+        }
+        let c = &s.choices()[0];
+        assert!(c.history.is_empty(), "{c:?}");
+        assert!(!c.measured);
+    }
+}
