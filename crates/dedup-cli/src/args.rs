@@ -10,9 +10,12 @@ use crate::size::parse_size;
 /// byte for byte, fast on any tree and any disk.
 #[derive(Debug, Parser)]
 #[command(name = "dedup", version, about, long_about = None, max_term_width = 100)]
-#[command(after_help = "Run `dedup find --help` for the options of the finder.\n\n\
+#[command(
+    after_help = "Run `dedup find --help` for the options of the finder, `dedup link --help` \
+for those of the actions.\n\n\
 Exit status: 0 = complete; 1 = finished, but some paths could not be read or changed during \
-the run, so the result may be incomplete; 2 = usage or fatal error.")]
+the run, so the result may be incomplete; 2 = usage or fatal error."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -25,6 +28,125 @@ pub enum Command {
     /// List groups of identical files under the given paths.
     #[command(after_help = FIND_AFTER_HELP)]
     Find(FindArgs),
+    /// Replace duplicates with hard links to the kept file (one inode, one set of metadata).
+    #[command(after_help = ACT_AFTER_HELP)]
+    Link(ActArgs),
+    /// Make duplicates share the kept file's extents (btrfs, XFS): each keeps its own metadata.
+    #[command(after_help = ACT_AFTER_HELP)]
+    Reflink(ActArgs),
+    /// Replace duplicates with symbolic links to the kept file's absolute path.
+    #[command(after_help = ACT_AFTER_HELP)]
+    Symlink(ActArgs),
+    /// Delete duplicates, keeping one file of each group.
+    #[command(after_help = ACT_AFTER_HELP)]
+    Remove(ActArgs),
+    /// Move duplicates under DIR, keeping their path below it.
+    #[command(after_help = ACT_AFTER_HELP)]
+    Move(MoveArgs),
+}
+
+const ACT_AFTER_HELP: &str = "\
+Each group of identical files keeps one file (chosen by --keep, --prefer and --reference) and \
+acts on the others. Just before each change the file is checked again: same device, inode, size, \
+mtime and ctime as when scanned, not a symlink, and still equal to the kept file byte for byte; \
+otherwise it is skipped with the reason. Replacements are made under a temporary name in the same \
+directory and renamed over the duplicate, so every path always names a complete file. Files under \
+a --reference directory are never changed.
+
+Output: one line per change on stdout (the same lines with --dry-run, which changes nothing); \
+skipped files and a summary on stderr.
+
+Exit status: 0 = every planned change was made (or nothing to do); 1 = finished, but some files \
+were skipped (changed since the scan, permission denied, other file system...) or could not be \
+scanned: each is named on stderr; 2 = usage or fatal error (bad report, missing reference...): \
+nothing was changed.
+
+Examples:
+  dedup link ~/Photos                            hard-link duplicate photos
+  dedup remove --reference ~/Archive ~/Downloads   delete from Downloads what Archive has
+  dedup find --format json -o r.json ~ && dedup remove --dry-run --from r.json";
+
+/// How to choose the file to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeepArg {
+    /// Oldest modification time.
+    Oldest,
+    /// Newest modification time.
+    Newest,
+    /// Fewest directory levels below its PATH.
+    Shallowest,
+    /// Most directory levels below its PATH.
+    Deepest,
+    /// Under the earliest PATH argument.
+    FirstRoot,
+    /// Matching the earliest --prefer GLOB.
+    PathPriority,
+}
+
+/// Options of the actions.
+#[derive(Debug, Args)]
+pub struct ActArgs {
+    /// Files and directories to scan, recursively [default: . unless --from]
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Act on a saved JSON report of `dedup find --format json` instead of scanning (- for stdin).
+    #[arg(long, value_name = "REPORT", conflicts_with = "paths", help_heading = "Plan")]
+    pub from: Option<PathBuf>,
+
+    /// Rules choosing the file to keep, in priority order (comma-separated or repeated); ties
+    /// go to the first path in report order (PATH order, then name).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "RULE", help_heading = "Plan")]
+    pub keep: Vec<KeepArg>,
+
+    /// Prefer keeping files whose path matches GLOB (repeatable; earlier globs win).
+    #[arg(long, value_name = "GLOB", help_heading = "Plan")]
+    pub prefer: Vec<String>,
+
+    /// Never change files under DIR, and keep one of them whenever a group has one (repeatable;
+    /// DIR is scanned too). Groups that lie wholly in reference directories are left alone.
+    #[arg(long, value_name = "DIR", help_heading = "Plan")]
+    pub reference: Vec<PathBuf>,
+
+    /// Only act on duplicates under another PATH than the kept file.
+    #[arg(long, help_heading = "Plan")]
+    pub isolate: bool,
+
+    /// Check everything and print what would be done, but change nothing.
+    #[arg(short = 'n', long, help_heading = "Output")]
+    pub dry_run: bool,
+
+    /// Print the plan as a shell script that re-checks each file before changing it; change nothing.
+    #[arg(long, conflicts_with = "dry_run", help_heading = "Output")]
+    pub script: bool,
+
+    /// Append a JSON line to FILE for every change made and every file skipped.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub log: Option<PathBuf>,
+
+    /// No summary, no progress display, no line per change (problems are still shown).
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Also show notes and the settings chosen.
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
+
+    /// Which files take part, and how the tree is read (when scanning).
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// Options of `dedup move`.
+#[derive(Debug, Args)]
+pub struct MoveArgs {
+    /// Directory that receives the duplicates (created if missing; same file system).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub to: PathBuf,
+
+    /// Everything else, as for the other actions.
+    #[command(flatten)]
+    pub act: ActArgs,
 }
 
 const FIND_AFTER_HELP: &str = "\
@@ -85,6 +207,14 @@ pub struct FindArgs {
     #[arg(short, long, help_heading = "Output")]
     pub verbose: bool,
 
+    /// Which files take part, and how the tree is read.
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// Selection options shared by `find` and the actions.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
     /// Skip files smaller than SIZE (bytes; K, M, G, T suffixes are powers of 1024).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Selection")]
     pub min_size: Option<u64>,
@@ -117,7 +247,8 @@ pub struct FindArgs {
     #[arg(short = 'H', long, help_heading = "Selection")]
     pub hardlinks: bool,
 
-    /// Walk and read with N threads at once.
-    #[arg(long, value_name = "N", default_value_t = 8, help_heading = "Performance")]
-    pub io_threads: usize,
+    /// Read N files (and list N directories) at once on each device, instead of choosing by
+    /// measurement [default: measured per device, from 2 up to 32; -v shows the choice]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024), help_heading = "Performance")]
+    pub io_threads: Option<u16>,
 }

@@ -9,11 +9,14 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use dedup_core::Progress;
-use dedup_find::{find, write_csv, write_json, write_text, FindOptions, Report, TextStyle};
+use dedup_find::{
+    find_run, write_csv, write_json, write_text, FindOptions, Report, Run, TextStyle,
+};
+use dedup_scan::io::{Concurrency, DeviceChoice};
 use dedup_scan::Selection;
 use indicatif::{HumanBytes, HumanCount};
 
-use crate::args::{FindArgs, Format};
+use crate::args::{FindArgs, Format, SelectArgs};
 use crate::messages::{quote_path, Messages};
 use crate::progress::Display;
 
@@ -32,11 +35,8 @@ pub fn run(args: FindArgs) -> Result<bool> {
     let progress = Arc::new(Progress::default());
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
-    if args.verbose {
-        messages.line(&format!("dedup: reading with {} threads", options.io_threads));
-    }
     let started = Instant::now();
-    let report = find(&roots, &options, &messages, &progress)?;
+    let Run { report, walk_io, read_io } = find_run(&roots, &options, &messages, &progress)?;
     if let Some(display) = display {
         display.finish();
     }
@@ -48,6 +48,11 @@ pub fn run(args: FindArgs) -> Result<bool> {
             .map(|(stage, took)| format!("{} {:.3} s", stage.name(), took.as_secs_f64()))
             .collect();
         messages.line(&format!("dedup: stages: {}", stages.join(", ")));
+        for (what, choices) in [("listing", &walk_io), ("reading", &read_io)] {
+            for choice in choices {
+                messages.line(&format!("dedup: {what}: {}", describe_choice(choice)));
+            }
+        }
     }
     write_report(&report, &args, &mut out)?;
     drop(out);
@@ -58,6 +63,14 @@ pub fn run(args: FindArgs) -> Result<bool> {
 }
 
 fn options(args: &FindArgs) -> Result<FindOptions> {
+    if args.print0 && args.format != Format::Text {
+        anyhow::bail!("--print0 applies to the text format only");
+    }
+    find_options(&args.select)
+}
+
+/// Scan settings from the selection options (shared with the actions).
+pub fn find_options(args: &SelectArgs) -> Result<FindOptions> {
     let mut selection = Selection::default().with_excludes(&args.exclude)?;
     selection.min_size = args.min_size.unwrap_or(0);
     selection.max_size = args.max_size.unwrap_or(u64::MAX);
@@ -68,10 +81,11 @@ fn options(args: &FindArgs) -> Result<FindOptions> {
     if selection.min_size > selection.max_size {
         anyhow::bail!("--min-size is larger than --max-size: no file could match");
     }
-    if args.print0 && args.format != Format::Text {
-        anyhow::bail!("--print0 applies to the text format only");
-    }
-    Ok(FindOptions { selection, hardlinks: args.hardlinks, io_threads: args.io_threads.max(1) })
+    let concurrency = match args.io_threads {
+        Some(n) => Concurrency::Fixed(usize::from(n)),
+        None => Concurrency::default(),
+    };
+    Ok(FindOptions { selection, hardlinks: args.hardlinks, concurrency })
 }
 
 fn write_report(report: &Report, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
@@ -104,6 +118,33 @@ fn summary_line(report: &Report, seconds: f64) -> String {
 
 fn count(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", HumanCount(n), if n == 1 { one } else { many })
+}
+
+/// One line on what the scheduler chose for a device and the measurements behind it: the mean
+/// throughput measured at each level tried.
+fn describe_choice(choice: &DeviceChoice) -> String {
+    let dev = format!("device {}:{}", rustix::fs::major(choice.dev), rustix::fs::minor(choice.dev));
+    let mut levels: Vec<(usize, f64, u32)> = Vec::new();
+    for s in &choice.history {
+        match levels.iter_mut().find(|(l, _, _)| *l == s.level) {
+            Some((_, sum, n)) => {
+                *sum += s.rate;
+                *n += 1;
+            }
+            None => levels.push((s.level, s.rate, 1)),
+        }
+    }
+    levels.sort_by_key(|(l, _, _)| *l);
+    let trail: Vec<String> = levels
+        .iter()
+        .map(|(l, sum, n)| format!("{l}: {}/s", HumanBytes((sum / f64::from(*n)) as u64)))
+        .collect();
+    let why = match (choice.measured, trail.is_empty()) {
+        (_, true) => String::from("too little work to measure, or fixed by --io-threads"),
+        (true, false) => format!("chosen by measurement ({})", trail.join(", ")),
+        (false, false) => format!("still climbing when the stage ended ({})", trail.join(", ")),
+    };
+    format!("{dev}: {} at once, {why}", choice.level)
 }
 
 /// True when the error is standard output closing early (`dedup find | head`): not a failure.

@@ -1,6 +1,7 @@
 //! The `dedup` binary: turns arguments into settings, runs the library, renders the result and
 //! chooses the exit status. The only place that prints.
 
+mod act;
 mod args;
 mod find;
 mod messages;
@@ -24,6 +25,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Find(args) => find::run(args),
+        Command::Link(args) => act::run(act::Kind::Link, args, None),
+        Command::Reflink(args) => act::run(act::Kind::Reflink, args, None),
+        Command::Symlink(args) => act::run(act::Kind::Symlink, args, None),
+        Command::Remove(args) => act::run(act::Kind::Remove, args, None),
+        Command::Move(args) => act::run(act::Kind::Move, args.act, Some(args.to)),
     };
     match result {
         Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),

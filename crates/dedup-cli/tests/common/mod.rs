@@ -514,3 +514,6 @@ pub fn reference(dir: &Path, printed: &str, hardlinks: bool, include_empty: bool
         nonempty_paths,
     }
 }
+
+/// Helpers for the tests of the actions (link, reflink, symlink, remove, move).
+pub mod act;

@@ -1,0 +1,31 @@
+//! Acting on duplicates without losing data. Every action is a [`Plan`] built from a report
+//! (which file of each group is kept, what happens to the others); each step is validated again
+//! just before it runs (same device, inode, size, mtime and ctime as in the report, content still
+//! equal to the kept file byte for byte, no symlink or directory swapped in) and replacements are
+//! atomic (a new name in the same directory, then `rename` over the duplicate). A dry run goes
+//! through the same validation and prints what the real run would do.
+
+mod action;
+mod compare;
+mod dirent;
+mod execute;
+mod keep;
+mod log;
+mod ops;
+mod place;
+mod plan;
+mod platform;
+mod script;
+mod skip;
+mod stray;
+mod validate;
+
+pub use action::Action;
+pub use execute::{execute, Done, ExecOptions, ExecSummary, StepEvents};
+pub use keep::{KeepPolicy, KeepRule};
+pub use log::LogRecord;
+pub use place::Places;
+pub use plan::{build_plan, Plan, PlanError, PlanFile, PlanOptions, Skipped, Step};
+pub use script::{write_script, ScriptError};
+pub use skip::SkipReason;
+pub use stray::is_temp_name;

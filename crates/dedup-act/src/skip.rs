@@ -1,0 +1,85 @@
+//! Why a file was not acted on. Each reason is one line a user can act on.
+
+use std::fmt;
+use std::io;
+
+/// A step that was not carried out, and why. Nothing was changed for it.
+#[derive(Debug)]
+pub enum SkipReason {
+    /// The path no longer exists.
+    Vanished,
+    /// Another file (another inode) now stands at the path.
+    Replaced,
+    /// Something other than a regular file now stands at the path (symlink, directory…).
+    NotRegular(&'static str),
+    /// Same inode, but its size, mtime or ctime differ from the scan.
+    Changed,
+    /// The content is no longer equal to the kept file's.
+    ContentDiffers,
+    /// The kept file itself cannot be used (it changed, vanished or was replaced).
+    Kept(Box<SkipReason>),
+    /// A hard link (or a move without copying) cannot cross file systems.
+    OtherFileSystem,
+    /// The file system cannot share extents between these files.
+    ReflinkUnsupported(String),
+    /// The destination of a move already exists.
+    DestinationExists,
+    /// The operating system refused (permission, read-only file system, I/O error…).
+    Io(io::Error),
+}
+
+impl SkipReason {
+    /// The reason for an error met while looking at or changing a path.
+    pub(crate) fn from_io(err: io::Error) -> SkipReason {
+        if err.kind() == io::ErrorKind::NotFound {
+            SkipReason::Vanished
+        } else {
+            SkipReason::Io(err)
+        }
+    }
+
+    /// Short machine-readable name, for the log.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SkipReason::Vanished => "vanished",
+            SkipReason::Replaced => "replaced",
+            SkipReason::NotRegular(_) => "not-regular",
+            SkipReason::Changed => "changed",
+            SkipReason::ContentDiffers => "content-differs",
+            SkipReason::Kept(_) => "kept-unusable",
+            SkipReason::OtherFileSystem => "other-file-system",
+            SkipReason::ReflinkUnsupported(_) => "reflink-unsupported",
+            SkipReason::DestinationExists => "destination-exists",
+            SkipReason::Io(_) => "io-error",
+        }
+    }
+}
+
+impl From<rustix::io::Errno> for SkipReason {
+    fn from(e: rustix::io::Errno) -> Self {
+        SkipReason::from_io(e.into())
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::Vanished => f.write_str("no longer exists"),
+            SkipReason::Replaced => f.write_str("was replaced by another file since the scan"),
+            SkipReason::NotRegular(what) => write!(f, "is now {what}, not the file scanned"),
+            SkipReason::Changed => f.write_str("was modified since the scan"),
+            SkipReason::ContentDiffers => f.write_str("content no longer equals the kept file"),
+            SkipReason::Kept(inner) => write!(f, "the file to keep {inner}"),
+            SkipReason::OtherFileSystem => {
+                f.write_str("is on another file system than the kept file (no copy is made)")
+            }
+            SkipReason::ReflinkUnsupported(why) => write!(
+                f,
+                "cannot share extents ({why}); the file system must support reflinks \
+                 (btrfs, XFS with reflink=1); nothing was copied"
+            ),
+            SkipReason::DestinationExists => f.write_str("destination already exists"),
+            SkipReason::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
