@@ -36,7 +36,8 @@ pub fn run(args: FindArgs) -> Result<bool> {
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let started = Instant::now();
-    let Run { report, walk_io, read_io } = find_run(&roots, &options, &messages, &progress)?;
+    let Run { report, walk_io, read_io, funnel } =
+        find_run(&roots, &options, &messages, &progress)?;
     if let Some(display) = display {
         display.finish();
     }
@@ -48,6 +49,13 @@ pub fn run(args: FindArgs) -> Result<bool> {
             .map(|(stage, took)| format!("{} {:.3} s", stage.name(), took.as_secs_f64()))
             .collect();
         messages.line(&format!("dedup: stages: {}", stages.join(", ")));
+        messages.line(&format!(
+            "dedup: files: {} selected, {} share a size, {} left after samples, {} in groups",
+            HumanCount(funnel.files),
+            HumanCount(funnel.same_size),
+            HumanCount(funnel.after_samples),
+            HumanCount(funnel.grouped),
+        ));
         for (what, choices) in [("listing", &walk_io), ("reading", &read_io)] {
             for choice in choices {
                 messages.line(&format!("dedup: {what}: {}", describe_choice(choice)));
@@ -85,7 +93,12 @@ pub fn find_options(args: &SelectArgs) -> Result<FindOptions> {
         Some(n) => Concurrency::Fixed(usize::from(n)),
         None => Concurrency::default(),
     };
-    Ok(FindOptions { selection, hardlinks: args.hardlinks, concurrency })
+    Ok(FindOptions {
+        selection,
+        hardlinks: args.hardlinks,
+        concurrency,
+        tuning: crate::tuning::from_env()?,
+    })
 }
 
 fn write_report(report: &Report, args: &FindArgs, out: &mut dyn Write) -> Result<()> {

@@ -7,6 +7,7 @@ mod find;
 mod messages;
 mod progress;
 mod size;
+mod tuning;
 
 use std::process::ExitCode;
 

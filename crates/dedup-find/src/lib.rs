@@ -12,6 +12,7 @@ mod report_path;
 mod sample;
 mod write;
 
-pub use pipeline::{find, find_run, FindError, FindOptions, Run};
+pub use pipeline::{find, find_run, FindError, FindOptions, Funnel, Run};
 pub use report::{Group, Report, ReportError, ReportFile, Summary, REPORT_VERSION};
+pub use sample::Tuning;
 pub use write::{write_csv, write_json, write_text, TextStyle};

@@ -13,7 +13,7 @@ use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
 use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
-use crate::sample::split_by_samples;
+use crate::sample::{split_by_samples, Tuning};
 
 /// What to find.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +24,21 @@ pub struct FindOptions {
     pub hardlinks: bool,
     /// How many directories are listed and files read at once, per device.
     pub concurrency: Concurrency,
+    /// Sample-stage sizes (defaults chosen by measurement).
+    pub tuning: Tuning,
+}
+
+/// How many files each stage let through: the funnel that explains where a run spent its reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Funnel {
+    /// Regular-file paths walked and selected.
+    pub files: u64,
+    /// Distinct files (inodes) sharing their size with another.
+    pub same_size: u64,
+    /// Of those, files still possibly equal after the samples.
+    pub after_samples: u64,
+    /// Files in the final groups.
+    pub grouped: u64,
 }
 
 /// A finished scan: the report, and how the I/O scheduler chose concurrency (for `-v`).
@@ -35,6 +50,8 @@ pub struct Run {
     pub walk_io: Vec<DeviceChoice>,
     /// Concurrency chosen per device while reading content.
     pub read_io: Vec<DeviceChoice>,
+    /// Files through each stage.
+    pub funnel: Funnel,
 }
 
 /// A failure that prevents any report.
@@ -85,7 +102,7 @@ pub fn find_run(
         .thread_name(|i| format!("dedup-io-{i}"))
         .build()?;
     let counting = Counting { inner: observer, errors: AtomicU64::new(0) };
-    let (tree, groups, files_scanned) = pool.install(|| {
+    let (tree, groups, funnel) = pool.install(|| {
         progress.start_stage(Stage::Walking, 0);
         let mut tree = walk(roots, &options.selection, &walk_io, &counting, progress);
         progress.start_stage(Stage::Grouping, tree.files.len() as u64);
@@ -97,11 +114,17 @@ pub fn find_run(
             io: &read_io,
             follow_links: options.selection.follow_links,
         };
-        let classes = split_by_samples(classes, &ctx, options.hardlinks);
+        let inodes = |classes: &[Class]| classes.iter().map(|c| c.inodes.len() as u64).sum();
+        let same_size = inodes(&classes);
+        let classes = split_by_samples(classes, &ctx, options.hardlinks, options.tuning);
+        let after_samples = inodes(&classes);
         let groups = compare_classes(classes, &ctx, options.hardlinks);
         let files_scanned = tree.files.len() as u64 - repeated_entries;
-        (tree, groups, files_scanned)
+        let grouped = groups.as_deref().map(inodes).unwrap_or(0);
+        let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
+        (tree, groups, funnel)
     });
+    let files_scanned = funnel.files;
     let groups = groups?;
     progress.start_stage(Stage::Done, 0);
     let summary =
@@ -110,6 +133,7 @@ pub fn find_run(
         report: build_report(&tree, groups, options.hardlinks, summary),
         walk_io: walk_io.choices(),
         read_io: read_io.choices(),
+        funnel,
     })
 }
 

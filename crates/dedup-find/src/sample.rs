@@ -10,22 +10,44 @@ use xxhash_rust::xxh3::xxh3_128;
 use crate::candidates::{Class, Inode};
 use crate::reading::Reading;
 
-/// Files up to this size go straight to the exact stage and are read whole in one request.
-pub(crate) const WHOLE_READ_MAX: u64 = 64 * 1024;
+/// Sizes of the sample stage, chosen by measurement (docs/BENCHMARKS.md); settable for
+/// benchmarks only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// Files up to this size skip sampling and are read whole, in one request.
+    pub whole_read_max: u64,
+    /// Bytes read at each end of a sampled file.
+    pub sample_len: u64,
+}
 
-/// Bytes read at each end of a sampled file.
-const SAMPLE_LEN: usize = 4096;
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning { whole_read_max: 64 * 1024, sample_len: 4096 }
+    }
+}
+
+impl Tuning {
+    /// A sample must fit twice into the smallest sampled file.
+    fn sample_len(&self) -> u64 {
+        self.sample_len.clamp(1, (self.whole_read_max / 2).max(1))
+    }
+}
 
 /// Split every class by the samples of its members; classes of small files pass unchanged.
-pub(crate) fn split_by_samples(classes: Vec<Class>, ctx: &Reading, hardlinks: bool) -> Vec<Class> {
+pub(crate) fn split_by_samples(
+    classes: Vec<Class>,
+    ctx: &Reading,
+    hardlinks: bool,
+    tuning: Tuning,
+) -> Vec<Class> {
     let to_sample: u64 =
-        classes.iter().filter(|c| needs_sampling(c)).map(|c| c.inodes.len() as u64).sum();
+        classes.iter().filter(|c| needs_sampling(c, tuning)).map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Sampling, to_sample);
     classes
         .into_par_iter()
         .flat_map_iter(|class| {
-            if needs_sampling(&class) {
-                split_class(class, ctx, hardlinks)
+            if needs_sampling(&class, tuning) {
+                split_class(class, ctx, hardlinks, tuning.sample_len())
             } else {
                 vec![class]
             }
@@ -33,17 +55,17 @@ pub(crate) fn split_by_samples(classes: Vec<Class>, ctx: &Reading, hardlinks: bo
         .collect()
 }
 
-fn needs_sampling(class: &Class) -> bool {
-    class.size > WHOLE_READ_MAX && class.inodes.len() >= 2
+fn needs_sampling(class: &Class, tuning: Tuning) -> bool {
+    class.size > tuning.whole_read_max.max(2) && class.inodes.len() >= 2
 }
 
-fn split_class(class: Class, ctx: &Reading, hardlinks: bool) -> Vec<Class> {
+fn split_class(class: Class, ctx: &Reading, hardlinks: bool, sample_len: u64) -> Vec<Class> {
     let size = class.size;
     let mut keyed: Vec<(u128, Inode)> = class
         .inodes
         .into_par_iter()
         .filter_map(|inode| {
-            let key = sample_key(&inode, size, ctx);
+            let key = sample_key(&inode, size, sample_len, ctx);
             ctx.progress.done(1);
             key.map(|k| (k, inode))
         })
@@ -65,11 +87,11 @@ fn split_class(class: Class, ctx: &Reading, hardlinks: bool) -> Vec<Class> {
     out
 }
 
-fn sample_key(inode: &Inode, size: u64, ctx: &Reading) -> Option<u128> {
+fn sample_key(inode: &Inode, size: u64, sample_len: u64, ctx: &Reading) -> Option<u128> {
     let file = ctx.open(inode)?;
-    let mut buf = [0u8; 2 * SAMPLE_LEN];
-    let (head, tail) = buf.split_at_mut(SAMPLE_LEN);
+    let mut buf = vec![0u8; 2 * sample_len as usize];
+    let (head, tail) = buf.split_at_mut(sample_len as usize);
     ctx.read_at(inode, &file, head, 0)?;
-    ctx.read_at(inode, &file, tail, size - SAMPLE_LEN as u64)?;
+    ctx.read_at(inode, &file, tail, size - sample_len)?;
     Some(xxh3_128(&buf))
 }

@@ -1,0 +1,31 @@
+//! Sample-stage sizes from the environment, for benchmarks that measure which defaults are best
+//! (bench/, docs/BENCHMARKS.md). Users never need them: the defaults are the measured choice.
+//!
+//! `DEDUP_WHOLE_READ_MAX=SIZE`: files up to SIZE are read whole instead of sampled.
+//! `DEDUP_SAMPLE_LEN=SIZE`: bytes read at each end of a sampled file.
+
+use anyhow::{Context, Result};
+use dedup_find::Tuning;
+
+use crate::size::parse_size;
+
+/// The tuning in force: defaults, overridden by the environment variables above.
+pub fn from_env() -> Result<Tuning> {
+    let mut tuning = Tuning::default();
+    if let Some(v) = read("DEDUP_WHOLE_READ_MAX")? {
+        tuning.whole_read_max = v;
+    }
+    if let Some(v) = read("DEDUP_SAMPLE_LEN")? {
+        tuning.sample_len = v;
+    }
+    Ok(tuning)
+}
+
+fn read(name: &str) -> Result<Option<u64>> {
+    match std::env::var(name) {
+        Ok(text) => {
+            parse_size(&text).map(Some).map_err(anyhow::Error::msg).context(name.to_owned())
+        }
+        Err(_) => Ok(None),
+    }
+}
