@@ -124,8 +124,11 @@ impl Comparer<'_> {
         let offset = pending.offset;
         let len = pending.chunk.min(self.size - offset);
         let rep_limit = (REP_BUDGET / len).max(1) as usize;
-        let mut reps: Vec<Rep> = Vec::new();
-        let mut reps_by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
+        // Sized up front: classes of small files can hold many thousands of members, and growing
+        // the index from empty rehashed it again and again (3 % of a 1M-file run).
+        let expected_reps = pending.members.len().min(rep_limit);
+        let mut reps: Vec<Rep> = Vec::with_capacity(expected_reps);
+        let mut reps_by_hash: HashMap<u64, Vec<usize>> = HashMap::with_capacity(expected_reps);
         let mut set_aside: HashMap<u64, Vec<Member>> = HashMap::new();
         for mut member in pending.members {
             if !self.read_chunk(&mut member, offset, len, keep_open, scratch) {
