@@ -10,6 +10,7 @@ use dedup_core::{FileId, FileMeta};
 
 use crate::action::Action;
 use crate::compare::same_content;
+use crate::dir_plan::{remove_empty_tree, DirRemoval};
 use crate::ops;
 use crate::plan::{Plan, Step};
 use crate::skip::SkipReason;
@@ -38,6 +39,10 @@ pub trait StepEvents {
     fn cleaned(&self, path: &Path, result: &Result<(), SkipReason>);
     /// A step ended.
     fn step(&self, step: &Step, result: &Result<Done, SkipReason>);
+    /// A directory emptied by `--dirs` was removed (or would be, or could not be).
+    fn dir_removed(&self, removal: &DirRemoval, result: &Result<(), SkipReason>) {
+        let _ = (removal, result);
+    }
 }
 
 /// Totals of a run.
@@ -51,6 +56,8 @@ pub struct ExecSummary {
     pub shared_bytes: u64,
     /// Steps skipped at execution.
     pub skipped: u64,
+    /// Directories removed (`--dirs`).
+    pub dirs_removed: u64,
 }
 
 /// Run `plan`.
@@ -85,6 +92,15 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
             Err(_) => summary.skipped += 1,
         }
         events.step(step, &result);
+    }
+    for removal in &plan.dir_removals {
+        // A dry run changed nothing, so the directory cannot be checked for emptiness yet.
+        let result = if options.dry_run { Ok(()) } else { remove_empty_tree(&removal.dir) };
+        match &result {
+            Ok(()) => summary.dirs_removed += 1,
+            Err(_) => summary.skipped += 1,
+        }
+        events.dir_removed(removal, &result);
     }
     summary
 }
@@ -217,12 +233,19 @@ mod tests {
             roots: vec![],
             groups: vec![Group { size, files }],
             summary: Summary::default(),
+            dirs: None,
+            unique: None,
+            dir_summary: None,
         }
     }
 
     fn plan_for(action: Action, paths: &[PathBuf]) -> Plan {
-        let options =
-            PlanOptions { action, keep: KeepPolicy::new(&[], &[]).unwrap(), isolate: false };
+        let options = PlanOptions {
+            action,
+            keep: KeepPolicy::new(&[], &[]).unwrap(),
+            isolate: false,
+            dirs: false,
+        };
         build_plan(&report(paths), &Places::new(&[], &[]).unwrap(), &options).unwrap()
     }
 

@@ -7,6 +7,7 @@
 
 mod action;
 mod compare;
+mod dir_plan;
 mod dirent;
 mod execute;
 mod keep;
@@ -21,6 +22,7 @@ mod stray;
 mod validate;
 
 pub use action::Action;
+pub use dir_plan::DirRemoval;
 pub use execute::{execute, Done, ExecOptions, ExecSummary, StepEvents};
 pub use keep::{KeepPolicy, KeepRule};
 pub use log::LogRecord;

@@ -98,6 +98,33 @@ impl LogRecord {
         }
     }
 
+    /// The record of a directory removed by `--dirs` (or left because it was not empty).
+    pub fn dir_removed(
+        action: &'static str,
+        dir: &Path,
+        kept: &Path,
+        result: &Result<(), SkipReason>,
+        dry_run: bool,
+    ) -> LogRecord {
+        let reason = result.as_ref().err();
+        LogRecord {
+            time_ns: now_ns(),
+            action,
+            result: match (reason, dry_run) {
+                (Some(_), _) => "skipped",
+                (None, true) => "would",
+                (None, false) => "done",
+            },
+            path: JsonPath::new(dir),
+            kept: Some(JsonPath::new(kept)),
+            dest: None,
+            reason: reason.map(SkipReason::code),
+            message: reason.map(ToString::to_string),
+            freed_bytes: 0,
+            shared_bytes: 0,
+        }
+    }
+
     /// The record of a stray temporary name's clean-up.
     pub fn cleaned(path: &Path, result: &Result<(), SkipReason>) -> LogRecord {
         LogRecord {

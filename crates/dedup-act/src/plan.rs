@@ -9,6 +9,7 @@ use dedup_core::{FileId, FileMeta};
 use dedup_find::{Report, ReportFile};
 
 use crate::action::Action;
+use crate::dir_plan::{plan_dirs, DirRemoval};
 use crate::dirent::{regular, Entry};
 use crate::keep::{Candidate, KeepPolicy};
 use crate::place::Places;
@@ -24,6 +25,8 @@ pub struct PlanOptions {
     pub keep: KeepPolicy,
     /// Only act on duplicates found under another root than the kept file.
     pub isolate: bool,
+    /// Also act on the report's duplicated directories (`crate::dir_plan`).
+    pub dirs: bool,
 }
 
 /// A file as the plan knows it: its path and the metadata it must still have when acted on.
@@ -77,6 +80,8 @@ pub struct Plan {
     /// Groups left alone by design (all files in reference directories, or with `--isolate`
     /// all under one root).
     pub groups_left_alone: u64,
+    /// Directories to remove after the steps, once their files are gone (`--dirs`).
+    pub dir_removals: Vec<DirRemoval>,
 }
 
 /// A plan that cannot be made at all.
@@ -104,6 +109,7 @@ pub fn build_plan(
         skipped: Vec::new(),
         strays: Vec::new(),
         groups_left_alone: 0,
+        dir_removals: Vec::new(),
     };
     let mut dirs = BTreeSet::new();
     for (index, group) in report.groups.iter().enumerate() {
@@ -115,7 +121,7 @@ pub fn build_plan(
             if file.path.file_name().is_some_and(is_temp_name) {
                 continue;
             }
-            match current(file, group.size) {
+            match current(file, Some(group.size)) {
                 Ok(meta) => files.push(PlanFile {
                     path: file.path.clone(),
                     meta,
@@ -126,6 +132,9 @@ pub fn build_plan(
             }
         }
         plan_group(index, files, places, options, &mut plan);
+    }
+    if options.dirs {
+        dirs.extend(plan_dirs(report, places, options, &mut plan));
     }
     plan.strays = find_strays(dirs.iter().map(|d| {
         if d.as_os_str().is_empty() {
@@ -217,7 +226,7 @@ fn plan_group(
 
 /// Where `move` puts `path`: under `to`, at the path as written (without a leading `/` or `./`),
 /// or at its absolute path when it climbs with `..`. Distinct paths get distinct destinations.
-fn destination(to: &Path, path: &Path, places: &Places) -> Option<PathBuf> {
+pub(crate) fn destination(to: &Path, path: &Path, places: &Places) -> Option<PathBuf> {
     let climbs = path.components().any(|c| c == Component::ParentDir);
     let path = if climbs { places.resolve(path)? } else { path.to_path_buf() };
     let mut dest = to.to_path_buf();
@@ -229,14 +238,15 @@ fn destination(to: &Path, path: &Path, places: &Places) -> Option<PathBuf> {
     Some(dest)
 }
 
-/// The file at `file.path` now, which must be the one the report describes.
-fn current(file: &ReportFile, size: u64) -> Result<FileMeta, SkipReason> {
+/// The file at `file.path` now, which must be the one the report describes (of `size` bytes,
+/// when the report gives the size).
+pub(crate) fn current(file: &ReportFile, size: Option<u64>) -> Result<FileMeta, SkipReason> {
     let meta = regular(&Entry::open(&file.path)?.lstat()?)?;
     if meta.id != (FileId { dev: file.dev, ino: file.ino }) {
         return Err(SkipReason::Replaced);
     }
     let ctime_ok = file.ctime_ns.is_none_or(|c| c == meta.ctime_ns);
-    if meta.size != size || meta.mtime_ns != file.mtime_ns || !ctime_ok {
+    if size.is_some_and(|s| s != meta.size) || meta.mtime_ns != file.mtime_ns || !ctime_ok {
         return Err(SkipReason::Changed);
     }
     Ok(meta)

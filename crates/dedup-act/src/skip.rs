@@ -24,6 +24,8 @@ pub enum SkipReason {
     ReflinkUnsupported(String),
     /// The destination of a move already exists.
     DestinationExists,
+    /// A directory still holds entries (files skipped or kept, or never scanned), so it stays.
+    NotEmpty,
     /// The operating system refused (permission, read-only file system, I/O error…).
     Io(io::Error),
 }
@@ -50,6 +52,7 @@ impl SkipReason {
             SkipReason::OtherFileSystem => "other-file-system",
             SkipReason::ReflinkUnsupported(_) => "reflink-unsupported",
             SkipReason::DestinationExists => "destination-exists",
+            SkipReason::NotEmpty => "not-empty",
             SkipReason::Io(_) => "io-error",
         }
     }
@@ -79,6 +82,10 @@ impl fmt::Display for SkipReason {
                  (btrfs, XFS with reflink=1); nothing was copied"
             ),
             SkipReason::DestinationExists => f.write_str("destination already exists"),
+            SkipReason::NotEmpty => f.write_str(
+                "directory not removed: it still holds entries that were not removed (skipped, \
+                 or not part of the scan: symlinks, empty or excluded files)",
+            ),
             SkipReason::Io(e) => write!(f, "{e}"),
         }
     }

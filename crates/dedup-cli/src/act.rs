@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use dedup_act::{
-    build_plan, execute, write_script, Action, Done, ExecOptions, ExecSummary, KeepPolicy,
-    KeepRule, LogRecord, Places, Plan, PlanOptions, SkipReason, Step, StepEvents,
+    build_plan, execute, write_script, Action, DirRemoval, Done, ExecOptions, ExecSummary,
+    KeepPolicy, KeepRule, LogRecord, Places, Plan, PlanOptions, SkipReason, Step, StepEvents,
 };
 use dedup_core::Progress;
 use dedup_find::{find, Report};
@@ -53,7 +53,16 @@ pub fn run(kind: Kind, args: ActArgs, to: Option<PathBuf>) -> Result<bool> {
     let messages = Messages { verbose: args.verbose, bar: None };
     let (report, scan_complete) = load_report(&args)?;
     let places = Places::new(&report.roots, &args.reference).context("bad --reference")?;
-    let options = PlanOptions { action: action.clone(), keep, isolate: args.isolate };
+    let options =
+        PlanOptions { action: action.clone(), keep, isolate: args.isolate, dirs: args.dirs };
+    let dir_count = report.dirs.as_ref().map_or(0, Vec::len);
+    if !args.dirs && dir_count > 0 {
+        messages.line(&format!(
+            "dedup: note: the report lists {} duplicated directories; their files are acted on \
+             only with --dirs",
+            HumanCount(dir_count as u64)
+        ));
+    }
     let plan = build_plan(&report, &places, &options)?;
 
     if args.script {
@@ -140,6 +149,11 @@ fn load_report(args: &ActArgs) -> Result<(Report, bool)> {
             Report::from_json(io::BufReader::new(file))
                 .with_context(|| format!("cannot use the report {}", quote_path(from)))?
         };
+        if args.dirs && report.dirs.is_none() {
+            anyhow::bail!(
+                "--dirs: the report has no \"dirs\" section; write it with `dedup find --dirs`"
+            );
+        }
         let complete = report.summary.errors == 0;
         return Ok((report, complete));
     }
@@ -150,7 +164,8 @@ fn load_report(args: &ActArgs) -> Result<(Report, bool)> {
             roots.push(r.clone());
         }
     }
-    let options = find_options(&args.select)?;
+    let mut options = find_options(&args.select)?;
+    options.analysis.dirs = args.dirs;
     let progress = Arc::new(Progress::default());
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
@@ -220,6 +235,22 @@ impl StepEvents for Events<'_> {
         }
         self.log(&LogRecord::step(self.verb, step, result, self.dry_run));
     }
+
+    fn dir_removed(&self, removal: &DirRemoval, result: &Result<(), SkipReason>) {
+        match result {
+            Ok(()) => self.print(&format!(
+                "rmdir {} (kept: {})",
+                quote_path(&removal.dir),
+                quote_path(&removal.kept)
+            )),
+            Err(reason) => self
+                .messages
+                .line(&format!("dedup: skipped: {}: {reason}", quote_path(&removal.dir))),
+        }
+        let record =
+            LogRecord::dir_removed(self.verb, &removal.dir, &removal.kept, result, self.dry_run);
+        self.log(&record);
+    }
 }
 
 fn write_record(log: &mut File, record: &LogRecord) -> Result<()> {
@@ -263,6 +294,12 @@ fn summary_line(plan: &Plan, s: &ExecSummary, dry_run: bool) -> String {
         ));
     } else if !matches!(plan.action, Action::Move { .. }) {
         line.push_str(&format!(", {} {would}freed", HumanBytes(s.freed_bytes)));
+    }
+    if s.dirs_removed > 0 {
+        line.push_str(&format!(
+            ", {} {would}removed",
+            count(s.dirs_removed, "directory", "directories")
+        ));
     }
     let skipped = s.skipped + plan.skipped.len() as u64;
     if skipped > 0 {

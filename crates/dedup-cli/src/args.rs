@@ -112,6 +112,12 @@ pub struct ActArgs {
     #[arg(long, help_heading = "Plan")]
     pub isolate: bool,
 
+    /// Also act on whole duplicated directories (as `dedup find --dirs` reports them): each of
+    /// their files is checked and acted on against its copy in the kept directory; `remove`
+    /// and `move` then remove the directories they emptied.
+    #[arg(long, conflicts_with = "script", help_heading = "Plan")]
+    pub dirs: bool,
+
     /// Check everything and print what would be done, but change nothing.
     #[arg(short = 'n', long, help_heading = "Output")]
     pub dry_run: bool,
@@ -206,6 +212,31 @@ pub struct FindArgs {
     /// Also show what was skipped by design (symlink loops) and the settings chosen.
     #[arg(short, long, help_heading = "Output")]
     pub verbose: bool,
+
+    /// Report directories whose whole contents are duplicated as one entry (outermost only),
+    /// and directories all of whose files exist under another one; their files are then not
+    /// listed again among the groups. Empty directories are never duplicates.
+    #[arg(long, help_heading = "Questions")]
+    pub dirs: bool,
+
+    /// List the files that have no duplicate, instead of the groups (same as --rf-under 2).
+    #[arg(long, conflicts_with_all = ["rf_over", "rf_under"], help_heading = "Questions")]
+    pub unique: bool,
+
+    /// List only files with more than N copies (hard links count once unless -H).
+    #[arg(long, value_name = "N", help_heading = "Questions")]
+    pub rf_over: Option<u64>,
+
+    /// List only files with fewer than N copies, files without any duplicate included (e.g.
+    /// --rf-under 3: files with no backup or only one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Questions")]
+    pub rf_under: Option<u64>,
+
+    /// Print, per top-level directory under each PATH, the duplicated bytes in it and which
+    /// other directories hold the copies, most reclaimable first (instead of the groups; the
+    /// JSON report carries both).
+    #[arg(long, help_heading = "Questions")]
+    pub summary: bool,
 
     /// Which files take part, and how the tree is read.
     #[command(flatten)]

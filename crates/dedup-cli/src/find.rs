@@ -10,7 +10,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use dedup_core::Progress;
 use dedup_find::{
-    find_run, write_csv, write_json, write_text, FindOptions, Report, Run, TextStyle,
+    find_run, write_csv, write_dir_summary, write_json, write_text, Analysis, FindOptions,
+    Replication, Report, Run, TextStyle,
 };
 use dedup_scan::io::{Concurrency, DeviceChoice};
 use dedup_scan::Selection;
@@ -74,7 +75,17 @@ fn options(args: &FindArgs) -> Result<FindOptions> {
     if args.print0 && args.format != Format::Text {
         anyhow::bail!("--print0 applies to the text format only");
     }
-    find_options(&args.select)
+    if args.summary && (args.format == Format::Csv || args.print0) {
+        anyhow::bail!("--summary is printed as text or JSON only");
+    }
+    let mut options = find_options(&args.select)?;
+    let replication = if args.unique {
+        Replication { over: None, under: Some(2) }
+    } else {
+        Replication { over: args.rf_over, under: args.rf_under }
+    };
+    options.analysis = Analysis { dirs: args.dirs, replication, dir_summary: args.summary };
+    Ok(options)
 }
 
 /// Scan settings from the selection options (shared with the actions).
@@ -98,11 +109,13 @@ pub fn find_options(args: &SelectArgs) -> Result<FindOptions> {
         hardlinks: args.hardlinks,
         concurrency,
         tuning: crate::tuning::from_env()?,
+        analysis: Analysis::default(),
     })
 }
 
 fn write_report(report: &Report, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     let written = match args.format {
+        Format::Text if args.summary => write_dir_summary(report, out),
         Format::Text if args.print0 => write_text(report, TextStyle::Nul, out),
         Format::Text => write_text(report, TextStyle::Lines, out),
         Format::Json => write_json(report, out),
@@ -120,8 +133,15 @@ fn summary_line(report: &Report, seconds: f64) -> String {
         0 => String::from("no errors"),
         n => format!("{}: the report may be incomplete", count(n, "error", "errors")),
     };
+    let dirs = match &report.dirs {
+        Some(dirs) => format!(
+            ", {}",
+            count(dirs.len() as u64, "duplicated directory", "duplicated directories")
+        ),
+        None => String::new(),
+    };
     format!(
-        "dedup: {} scanned in {seconds:.2} s: {} of duplicates, {} ({} redundant); {errors}",
+        "dedup: {} scanned in {seconds:.2} s: {} of duplicates, {} ({} redundant){dirs}; {errors}",
         count(s.files_scanned, "file", "files"),
         count(s.groups, "group", "groups"),
         count(s.redundant_files, "redundant file", "redundant files"),

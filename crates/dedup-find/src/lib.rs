@@ -3,16 +3,31 @@
 //! are one file), then head/tail samples, then a full byte-for-byte comparison that reads every
 //! remaining candidate once. Also the report model, its writers and its reader.
 
+mod analysis;
 mod candidates;
+mod contained;
+mod content;
+mod dir_summary;
+mod dirs;
 mod exact;
+mod listing;
+mod nodes;
 mod pipeline;
 mod reading;
+mod replication;
 mod report;
 mod report_path;
 mod sample;
+#[cfg(test)]
+mod testtree;
 mod write;
 
+pub use analysis::Analysis;
 pub use pipeline::{find, find_run, FindError, FindOptions, Funnel, Run};
-pub use report::{Group, Report, ReportError, ReportFile, Summary, REPORT_VERSION};
+pub use replication::Replication;
+pub use report::{
+    DirCopy, DirGroup, DirKind, DirSummary, Group, Report, ReportError, ReportFile, SharedWith,
+    Summary, REPORT_VERSION,
+};
 pub use sample::Tuning;
-pub use write::{write_csv, write_json, write_text, TextStyle};
+pub use write::{write_csv, write_dir_summary, write_json, write_text, TextStyle};

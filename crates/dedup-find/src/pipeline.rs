@@ -9,6 +9,7 @@ use dedup_core::{Observer, Problem, Progress, Stage};
 use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
 use dedup_scan::{walk, Selection, Tree};
 
+use crate::analysis::{analyse, Analysis, Recorder};
 use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
@@ -26,6 +27,8 @@ pub struct FindOptions {
     pub concurrency: Concurrency,
     /// Sample-stage sizes (defaults chosen by measurement).
     pub tuning: Tuning,
+    /// Duplicated directories, files by copies, per-directory summary (`crate::analysis`).
+    pub analysis: Analysis,
 }
 
 /// How many files each stage let through: the funnel that explains where a run spent its reads.
@@ -101,7 +104,8 @@ pub fn find_run(
         .num_threads(read_io.threads())
         .thread_name(|i| format!("dedup-io-{i}"))
         .build()?;
-    let counting = Counting { inner: observer, errors: AtomicU64::new(0) };
+    let recorder = Recorder::new(observer, &options.analysis);
+    let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
     let (tree, groups, funnel) = pool.install(|| {
         progress.start_stage(Stage::Walking, 0);
         let mut tree = walk(roots, &options.selection, &walk_io, &counting, progress);
@@ -129,12 +133,12 @@ pub fn find_run(
     progress.start_stage(Stage::Done, 0);
     let summary =
         Summary { files_scanned, errors: counting.errors.into_inner(), ..Summary::default() };
-    Ok(Run {
-        report: build_report(&tree, groups, options.hardlinks, summary),
-        walk_io: walk_io.choices(),
-        read_io: read_io.choices(),
-        funnel,
-    })
+    let (hardlinks, depth) = (options.hardlinks, options.selection.max_depth);
+    let findings =
+        analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
+    let mut report = build_report(&tree, groups, options.hardlinks, summary);
+    findings.apply(&mut report);
+    Ok(Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel })
 }
 
 fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, summary: Summary) -> Report {
@@ -172,6 +176,9 @@ fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, summary: Summ
         roots: tree.roots.iter().map(|r| r.path.clone()).collect(),
         groups,
         summary,
+        dirs: None,
+        unique: None,
+        dir_summary: None,
     };
     report.sort_groups();
     report

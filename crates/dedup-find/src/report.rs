@@ -38,6 +38,84 @@ pub struct Report {
     pub groups: Vec<Group>,
     /// Totals.
     pub summary: Summary,
+    /// Duplicated directories (`--dirs`); absent unless asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirs: Option<Vec<DirGroup>>,
+    /// Files with fewer copies than asked (`--unique`, `--rf-under`), each inode as a group of
+    /// its paths; absent unless asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique: Option<Vec<Group>>,
+    /// Where the duplicated bytes are, per top-level directory (`--summary`); absent unless
+    /// asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir_summary: Option<Vec<DirSummary>>,
+}
+
+/// How the directories of a [`DirGroup`] relate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirKind {
+    /// Same names, same structure, same file contents.
+    Identical,
+    /// Every file of the first directory also exists (same bytes) under the second, arranged
+    /// differently.
+    Contained,
+}
+
+/// Directories whose files are duplicated as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirGroup {
+    /// How they relate.
+    pub kind: DirKind,
+    /// Files in the first directory (regular-file paths, all levels).
+    pub file_count: u64,
+    /// Bytes of those files.
+    pub size: u64,
+    /// The directories. For `Identical`, every one; for `Contained`, the contained directory
+    /// first, then the one holding the copies. In every entry `files[i]` has the same content.
+    pub dirs: Vec<DirCopy>,
+}
+
+/// One directory of a [`DirGroup`] and its files, in an order aligned across the group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirCopy {
+    /// The directory's path.
+    #[serde(with = "crate::report_path")]
+    pub path: PathBuf,
+    /// Its files (for `Identical`: in path order below the directory; for the second entry of
+    /// `Contained`: the copy of each file of the first entry).
+    pub files: Vec<ReportFile>,
+}
+
+/// Duplicated bytes in one top-level directory (a directory directly below a root argument, or
+/// the root itself for the files lying directly in it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirSummary {
+    /// The directory.
+    #[serde(with = "crate::report_path")]
+    pub path: PathBuf,
+    /// Files (inodes) in it that have an identical copy anywhere.
+    pub duplicated_files: u64,
+    /// Their bytes.
+    pub duplicated_bytes: u64,
+    /// Bytes freed by keeping one copy of each duplicated file, the others being outside this
+    /// directory when any are: each group's files here, all of them when the group has a file
+    /// elsewhere, all but one otherwise.
+    pub reclaimable_bytes: u64,
+    /// Of those, bytes duplicated within this directory only.
+    pub internal_bytes: u64,
+    /// Other top-level directories holding copies of files here, most bytes first.
+    pub shared_with: Vec<SharedWith>,
+}
+
+/// Bytes of one directory's files that also exist in another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedWith {
+    /// The other top-level directory.
+    #[serde(with = "crate::report_path")]
+    pub path: PathBuf,
+    /// Bytes of files here with a copy there.
+    pub bytes: u64,
 }
 
 /// Files with identical content.
@@ -96,10 +174,14 @@ impl Report {
 
     /// Put groups in the documented order: by size descending, then by their first path.
     pub(crate) fn sort_groups(&mut self) {
-        let first_path =
-            |g: &Group| g.files.first().map(|f| f.path.as_os_str().as_bytes().to_vec());
-        self.groups.sort_by_cached_key(|g| (std::cmp::Reverse(g.size), first_path(g)));
+        sort_groups(&mut self.groups);
     }
+}
+
+/// Sort groups in the documented order: by size descending, then by their first path.
+pub(crate) fn sort_groups(groups: &mut [Group]) {
+    let first_path = |g: &Group| g.files.first().map(|f| f.path.as_os_str().as_bytes().to_vec());
+    groups.sort_by_cached_key(|g| (std::cmp::Reverse(g.size), first_path(g)));
 }
 
 #[cfg(test)]
@@ -131,6 +213,9 @@ mod tests {
                 redundant_bytes: 3,
                 errors: 0,
             },
+            dirs: None,
+            unique: None,
+            dir_summary: None,
         }
     }
 

@@ -1,0 +1,234 @@
+//! `--dirs`: acting on the report's duplicated directories. Each directory acted on becomes one
+//! ordinary step per file, paired with the file at the same place in the kept directory (the
+//! report aligns them), so every file goes through the usual re-checks (same inode, size, mtime,
+//! ctime; bytes equal to the kept file) just before it is changed. `remove` and `move` then
+//! remove the directory, which only ever works on directories left empty: `rmdir` never deletes
+//! content, so a file that was skipped, or an entry the scan never saw, keeps the directory.
+//!
+//! Which directory is kept: of identical directories, one in a reference directory when there is
+//! one, else by the `--keep` rules (a directory's time is its oldest file's mtime); of a
+//! contained directory and the one holding its copies, always the latter.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use dedup_find::{DirCopy, DirKind, Report};
+
+use crate::action::Action;
+use crate::keep::Candidate;
+use crate::place::Places;
+use crate::plan::{current, destination, Plan, PlanFile, PlanOptions, Skipped, Step};
+use crate::skip::SkipReason;
+
+/// A directory to remove once its files are gone (`remove`, `move`).
+#[derive(Debug, Clone)]
+pub struct DirRemoval {
+    /// Index of its entry: after the report's groups, in the order of the `dirs` section.
+    pub group: usize,
+    /// The directory.
+    pub dir: PathBuf,
+    /// The directory kept in its place.
+    pub kept: PathBuf,
+}
+
+/// Add the steps for the report's `dirs` section to `plan`; returns the directories whose
+/// files are acted on (for the clean-up of temporary names).
+pub(crate) fn plan_dirs(
+    report: &Report,
+    places: &Places,
+    options: &PlanOptions,
+    plan: &mut Plan,
+) -> BTreeSet<PathBuf> {
+    let mut touched = BTreeSet::new();
+    let base = report.groups.len();
+    for (i, group) in report.dirs.iter().flatten().enumerate() {
+        let index = base + i;
+        let reference: Vec<bool> =
+            group.dirs.iter().map(|d| places.is_reference(&d.path)).collect();
+        let (kept, targets): (usize, Vec<usize>) = match group.kind {
+            DirKind::Contained if group.dirs.len() == 2 => (1, vec![0]),
+            DirKind::Contained => continue,
+            DirKind::Identical => {
+                let Some(kept) = choose(&group.dirs, &reference, places, options) else {
+                    plan.groups_left_alone += 1;
+                    continue;
+                };
+                (kept, (0..group.dirs.len()).filter(|&j| j != kept).collect())
+            }
+        };
+        let kept_root = places.root_of(&group.dirs[kept].path);
+        let targets: Vec<usize> = targets
+            .into_iter()
+            .filter(|&t| !reference[t])
+            .filter(|&t| !(options.isolate && places.root_of(&group.dirs[t].path) == kept_root))
+            .collect();
+        if targets.is_empty() {
+            plan.groups_left_alone += 1;
+            continue;
+        }
+        for t in targets {
+            let (k, d) = (&group.dirs[kept], &group.dirs[t]);
+            plan_copy(index, k, d, places, options, plan, &mut touched);
+        }
+    }
+    touched
+}
+
+/// The directory to keep among identical ones, or `None` when all are references.
+fn choose(
+    dirs: &[DirCopy],
+    reference: &[bool],
+    places: &Places,
+    options: &PlanOptions,
+) -> Option<usize> {
+    if reference.iter().all(|&r| r) {
+        return None;
+    }
+    let any_reference = reference.iter().any(|&r| r);
+    let eligible: Vec<usize> =
+        (0..dirs.len()).filter(|&j| reference[j] || !any_reference).collect();
+    let candidates: Vec<Candidate<'_>> = eligible
+        .iter()
+        .map(|&j| Candidate {
+            path: &dirs[j].path,
+            mtime_ns: dirs[j].files.iter().map(|f| f.mtime_ns).min().unwrap_or(0),
+            root: places.root_of(&dirs[j].path),
+            depth: places.depth(&dirs[j].path),
+        })
+        .collect();
+    options.keep.choose(&candidates).map(|i| eligible[i])
+}
+
+/// One step per file of `target` against the file at the same index of `kept`.
+fn plan_copy(
+    index: usize,
+    kept: &DirCopy,
+    target: &DirCopy,
+    places: &Places,
+    options: &PlanOptions,
+    plan: &mut Plan,
+    touched: &mut BTreeSet<PathBuf>,
+) {
+    let empties = matches!(options.action, Action::Remove | Action::Move { .. });
+    if kept.files.len() != target.files.len() {
+        let reason = SkipReason::ContentDiffers;
+        plan.skipped.push(Skipped { path: target.path.clone(), reason });
+        return;
+    }
+    for (k, t) in kept.files.iter().zip(&target.files) {
+        if let Some(parent) = t.path.parent() {
+            touched.insert(parent.to_path_buf());
+        }
+        let plan_file = |f: &dedup_find::ReportFile, meta| PlanFile {
+            path: f.path.clone(),
+            meta,
+            root: places.root_of(&f.path),
+            reference: places.is_reference(&f.path),
+        };
+        let kept_meta = match current(k, None) {
+            Ok(meta) => meta,
+            Err(reason) => {
+                let reason = SkipReason::Kept(Box::new(reason));
+                plan.skipped.push(Skipped { path: t.path.clone(), reason });
+                continue;
+            }
+        };
+        let target_meta = match current(t, Some(kept_meta.size)) {
+            Ok(meta) => meta,
+            Err(reason) => {
+                plan.skipped.push(Skipped { path: t.path.clone(), reason });
+                continue;
+            }
+        };
+        // Another name of the kept file: already one copy. Only emptying the directory needs it.
+        if target_meta.id == kept_meta.id && !empties {
+            continue;
+        }
+        let needs_same_fs = matches!(options.action, Action::Link | Action::Reflink);
+        if needs_same_fs && target_meta.id.dev != kept_meta.id.dev {
+            plan.skipped
+                .push(Skipped { path: t.path.clone(), reason: SkipReason::OtherFileSystem });
+            continue;
+        }
+        let dest = match &options.action {
+            Action::Move { to } => match destination(to, &t.path, places) {
+                Some(dest) => Some(dest),
+                None => {
+                    plan.skipped
+                        .push(Skipped { path: t.path.clone(), reason: SkipReason::Vanished });
+                    continue;
+                }
+            },
+            _ => None,
+        };
+        let link_text = match &options.action {
+            Action::Symlink => match places.resolve(&k.path) {
+                Some(text) => Some(text),
+                None => {
+                    plan.skipped
+                        .push(Skipped { path: k.path.clone(), reason: SkipReason::Vanished });
+                    continue;
+                }
+            },
+            _ => None,
+        };
+        plan.steps.push(Step {
+            group: index,
+            kept: plan_file(k, kept_meta),
+            target: plan_file(t, target_meta),
+            dest,
+            link_text,
+        });
+    }
+    if empties {
+        plan.dir_removals.push(DirRemoval {
+            group: index,
+            dir: target.path.clone(),
+            kept: kept.path.clone(),
+        });
+    }
+}
+
+/// Remove `dir` and the directories below it, which must all be empty by now (directories are
+/// entered only when they are real directories, never through a symlink).
+pub(crate) fn remove_empty_tree(dir: &Path) -> Result<(), SkipReason> {
+    let meta = std::fs::symlink_metadata(dir).map_err(SkipReason::from_io)?;
+    if !meta.is_dir() {
+        return Err(SkipReason::NotRegular("not a directory"));
+    }
+    for entry in std::fs::read_dir(dir).map_err(SkipReason::from_io)? {
+        let entry = entry.map_err(SkipReason::from_io)?;
+        if entry.file_type().map_err(SkipReason::from_io)?.is_dir() {
+            remove_empty_tree(&entry.path())?;
+        } else {
+            return Err(SkipReason::NotEmpty);
+        }
+    }
+    std::fs::remove_dir(dir).map_err(|e| match e.raw_os_error() {
+        Some(code) if code == rustix::io::Errno::NOTEMPTY.raw_os_error() => SkipReason::NotEmpty,
+        _ => SkipReason::from_io(e),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn only_empty_trees_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().join("t");
+        fs::create_dir_all(top.join("a/b")).unwrap();
+        fs::create_dir_all(top.join("c")).unwrap();
+        fs::write(top.join("c/file"), b"x").unwrap();
+        assert!(matches!(remove_empty_tree(&top), Err(SkipReason::NotEmpty)));
+        assert!(top.join("c/file").exists());
+        fs::remove_file(top.join("c/file")).unwrap();
+        std::os::unix::fs::symlink("/", top.join("link")).unwrap();
+        assert!(matches!(remove_empty_tree(&top), Err(SkipReason::NotEmpty)));
+        fs::remove_file(top.join("link")).unwrap();
+        remove_empty_tree(&top).unwrap();
+        assert!(!top.exists());
+    }
+}
