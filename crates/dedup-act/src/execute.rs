@@ -231,7 +231,7 @@ mod tests {
             version: REPORT_VERSION,
             tool: "test".into(),
             roots: vec![],
-            groups: vec![Group { size, files }],
+            groups: vec![Group { size, files, cached: false }],
             summary: Summary::default(),
             dirs: None,
             unique: None,

@@ -43,6 +43,32 @@ pub enum Command {
     /// Move duplicates under DIR, keeping their path below it.
     #[command(after_help = ACT_AFTER_HELP)]
     Move(MoveArgs),
+    /// Inspect or maintain the persistent content cache (see `dedup find --cache`).
+    Cache(CacheArgs),
+}
+
+/// `dedup cache`.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// What to do with the cache.
+    #[command(subcommand)]
+    pub action: CacheAction,
+
+    /// The cache directory [default: from dedup.toml, else $XDG_CACHE_HOME/dedup or
+    /// ~/.cache/dedup]
+    #[arg(long, value_name = "DIR", global = true)]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// What `dedup cache` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Subcommand)]
+pub enum CacheAction {
+    /// Entries, size on disk, and the hit rate of the last run that used the cache.
+    Stats,
+    /// Drop entries of files no longer at their recorded path unchanged (deleted, modified, moved).
+    Prune,
+    /// Remove every entry.
+    Clear,
 }
 
 const ACT_AFTER_HELP: &str = "\
@@ -282,4 +308,24 @@ pub struct SelectArgs {
     /// measurement [default: measured per device, from 2 up to 32; -v shows the choice]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024), help_heading = "Performance")]
     pub io_threads: Option<u16>,
+
+    /// Use the persistent content cache: files unchanged since a previous run (same device,
+    /// inode, size, mtime and ctime) are grouped by their cached BLAKE3 digests without being
+    /// read again, and what this run reads is stored. On by default when dedup.toml says so.
+    #[arg(long, conflicts_with = "no_cache", help_heading = "Cache")]
+    pub cache: bool,
+
+    /// Do not use the cache, whatever dedup.toml says.
+    #[arg(long, help_heading = "Cache")]
+    pub no_cache: bool,
+
+    /// Keep the cache in DIR (implies --cache) [default: from dedup.toml, else
+    /// $XDG_CACHE_HOME/dedup or ~/.cache/dedup]
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache", help_heading = "Cache")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Read and compare byte for byte even files whose cached digests match (the cache is
+    /// still refreshed).
+    #[arg(long, help_heading = "Cache")]
+    pub verify: bool,
 }

@@ -10,8 +10,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use dedup_core::Progress;
 use dedup_find::{
-    find_run, write_csv, write_dir_summary, write_json, write_text, Analysis, FindOptions,
-    Replication, Report, Run, TextStyle,
+    find_run, write_csv, write_dir_summary, write_json, write_text, Analysis, CacheUse,
+    FindOptions, Replication, Report, Run, TextStyle,
 };
 use dedup_scan::io::{Concurrency, DeviceChoice};
 use dedup_scan::Selection;
@@ -37,7 +37,7 @@ pub fn run(args: FindArgs) -> Result<bool> {
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let started = Instant::now();
-    let Run { report, walk_io, read_io, funnel } =
+    let Run { report, walk_io, read_io, funnel, cache } =
         find_run(&roots, &options, &messages, &progress)?;
     if let Some(display) = display {
         display.finish();
@@ -57,6 +57,9 @@ pub fn run(args: FindArgs) -> Result<bool> {
             HumanCount(funnel.after_samples),
             HumanCount(funnel.grouped),
         ));
+        if let Some(cache) = &cache {
+            messages.line(&cache_line(cache));
+        }
         for (what, choices) in [("listing", &walk_io), ("reading", &read_io)] {
             for choice in choices {
                 messages.line(&format!("dedup: {what}: {}", describe_choice(choice)));
@@ -67,6 +70,12 @@ pub fn run(args: FindArgs) -> Result<bool> {
     drop(out);
     if !args.quiet {
         eprintln!("{}", summary_line(&report, started.elapsed().as_secs_f64()));
+        if let Some(cache) = cache.filter(|c| c.cached_groups > 0) {
+            eprintln!(
+                "dedup: {} rest on cached digests (--verify compares them byte for byte)",
+                count(cache.cached_groups, "group", "groups")
+            );
+        }
     }
     Ok(report.summary.errors == 0)
 }
@@ -110,7 +119,20 @@ pub fn find_options(args: &SelectArgs) -> Result<FindOptions> {
         concurrency,
         tuning: crate::tuning::from_env()?,
         analysis: Analysis::default(),
+        cache: crate::config::cache_options(args)?,
     })
+}
+
+/// For `-v`: what the cache did.
+pub fn cache_line(cache: &CacheUse) -> String {
+    format!(
+        "dedup: cache: {} of {} candidate files had a valid entry; {} rest on cached digests; \
+         {} after the run",
+        HumanCount(cache.hits),
+        HumanCount(cache.lookups),
+        count(cache.cached_groups, "group", "groups"),
+        count(cache.entries, "entry", "entries"),
+    )
 }
 
 fn write_report(report: &Report, args: &FindArgs, out: &mut dyn Write) -> Result<()> {

@@ -3,6 +3,8 @@
 
 mod act;
 mod args;
+mod cache_cmd;
+mod config;
 mod find;
 mod messages;
 mod progress;
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Symlink(args) => act::run(act::Kind::Symlink, args, None),
         Command::Remove(args) => act::run(act::Kind::Remove, args, None),
         Command::Move(args) => act::run(act::Kind::Move, args.act, Some(args.to)),
+        Command::Cache(args) => cache_cmd::run(args),
     };
     match result {
         Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),

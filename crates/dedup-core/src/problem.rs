@@ -29,6 +29,9 @@ pub enum ProblemKind {
     Loop,
     /// A root argument that is neither a regular file nor a directory.
     NotFileOrDir,
+    /// Something about the persistent content cache (busy, damaged, unwritable); the path is
+    /// the cache's. The run goes on, without the cache if need be.
+    Cache(String),
 }
 
 impl fmt::Display for ProblemKind {
@@ -39,6 +42,7 @@ impl fmt::Display for ProblemKind {
             ProblemKind::Replaced => f.write_str("file was replaced during the scan; left out"),
             ProblemKind::Loop => f.write_str("directory loop; not entered again"),
             ProblemKind::NotFileOrDir => f.write_str("not a regular file or directory; skipped"),
+            ProblemKind::Cache(what) => f.write_str(what),
         }
     }
 }

@@ -42,6 +42,8 @@ impl Inode {
 pub(crate) struct Class {
     pub size: u64,
     pub inodes: Vec<Inode>,
+    /// True when some members were grouped by their cached digests rather than compared.
+    pub cached: bool,
 }
 
 impl Class {
@@ -77,7 +79,7 @@ pub(crate) fn size_classes(tree: &mut Tree, hardlinks: bool) -> SizeClasses {
         // A repeated entry has its twin's inode, hence its size: it can only hide in a class of
         // two or more paths, which is where it is dropped.
         if end - start >= 2 {
-            let class = Class { size, inodes: collapse_inodes(tree, start, end) };
+            let class = Class { size, inodes: collapse_inodes(tree, start, end), cached: false };
             sized_paths += end - start;
             kept_paths += class.path_count();
             if class.is_group(hardlinks) {

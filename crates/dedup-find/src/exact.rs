@@ -8,6 +8,9 @@
 //! with a representative of its own, so exactness never rests on a hash. (That re-read happens
 //! only when one class holds more distinct chunks at one offset than the budget allows.) Large
 //! classes do not keep their files open between chunks, so the open-file limit holds too.
+//!
+//! With the content cache on, each member's chunks also feed a BLAKE3 hasher as they are
+//! compared, so every file read whole comes out with its digest for the cache at no extra I/O.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -18,6 +21,7 @@ use rayon::prelude::*;
 use rustix::fs::{fadvise, Advice};
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
 use crate::reading::Reading;
 
@@ -33,34 +37,58 @@ const LARGE_CLASSES_AT_ONCE: usize = 8;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
 
-/// Compare the classes in full; returns the groups of identical files.
+/// Compare the classes in full; returns the groups of identical files, and (when `hash`) the
+/// BLAKE3 digest of every file read whole.
 pub(crate) fn compare_classes(
     classes: Vec<Class>,
     ctx: &Reading,
     hardlinks: bool,
-) -> Result<Vec<Class>, rayon::ThreadPoolBuildError> {
+    hash: bool,
+) -> Result<(Vec<Class>, Vec<Learned>), rayon::ThreadPoolBuildError> {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Comparing, total);
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
-    let compare = |classes: Vec<Class>| -> Vec<Class> {
+    let compare = |classes: Vec<Class>| -> (Vec<Class>, Vec<Learned>) {
         classes
             .into_par_iter()
-            .flat_map_iter(|class| Comparer { ctx, hardlinks, size: class.size }.run(class))
-            .collect()
+            .map(|class| Comparer { ctx, hardlinks, hash, size: class.size }.run(class))
+            .reduce(Default::default, |mut a, b| {
+                a.0.extend(b.0);
+                a.1.extend(b.1);
+                a
+            })
     };
-    let mut groups = compare(small);
+    let (mut groups, mut learned) = compare(small);
     let large_pool = rayon::ThreadPoolBuilder::new()
         .num_threads(LARGE_CLASSES_AT_ONCE.min(rayon::current_num_threads()))
         .thread_name(|i| format!("dedup-large-{i}"))
         .build()?;
-    groups.extend(large_pool.install(|| compare(large)));
-    Ok(groups)
+    let (large_groups, large_learned) = large_pool.install(|| compare(large));
+    groups.extend(large_groups);
+    learned.extend(large_learned);
+    Ok((groups, learned))
 }
 
 struct Member {
     inode: Inode,
     file: Option<File>,
+    /// The digest of the bytes compared so far (with the cache on).
+    hasher: Option<Box<blake3::Hasher>>,
+}
+
+impl Member {
+    /// Count a chunk into the digest: called once per offset, when the chunk is compared.
+    fn hash(&mut self, chunk: &[u8]) {
+        if let Some(hasher) = &mut self.hasher {
+            hasher.update(chunk);
+        }
+    }
+
+    /// The digest of a member read to its end.
+    fn learned(&self) -> Option<Learned> {
+        self.hasher.as_ref().map(|h| (self.inode, *h.finalize().as_bytes()))
+    }
 }
 
 /// Members known equal over `[0, offset)`.
@@ -78,36 +106,46 @@ struct Rep {
 struct Comparer<'a> {
     ctx: &'a Reading<'a>,
     hardlinks: bool,
+    hash: bool,
     size: u64,
 }
 
 impl Comparer<'_> {
-    fn run(&self, class: Class) -> Vec<Class> {
+    fn run(&self, class: Class) -> (Vec<Class>, Vec<Learned>) {
         let keep_open = class.inodes.len() <= KEEP_OPEN_MAX && self.size > FIRST_CHUNK;
-        let members = class.inodes.into_iter().map(|inode| Member { inode, file: None }).collect();
-        let mut work = vec![Pending { members, offset: 0, chunk: FIRST_CHUNK }];
+        let hasher = || self.hash.then(|| Box::new(blake3::Hasher::new()));
+        let members =
+            class.inodes.into_iter().map(|inode| Member { inode, file: None, hasher: hasher() });
+        let mut work = vec![Pending { members: members.collect(), offset: 0, chunk: FIRST_CHUNK }];
         let mut groups = Vec::new();
+        let mut learned = Vec::new();
         let mut scratch = Vec::new();
         while let Some(pending) = work.pop() {
+            if pending.offset >= self.size {
+                learned.extend(pending.members.iter().filter_map(Member::learned));
+            }
             if pending.members.len() < 2 {
                 self.finish_alone(pending.members, &mut groups);
             } else if pending.offset >= self.size {
                 self.ctx.progress.done(pending.members.len() as u64);
                 let inodes = pending.members.into_iter().map(|m| m.inode).collect();
-                groups.push(Class { size: self.size, inodes });
+                groups.push(Class { size: self.size, inodes, cached: false });
             } else {
                 self.step(pending, keep_open, &mut scratch, &mut work);
             }
         }
-        groups
+        (groups, learned)
     }
 
     /// A member left without partners is unique, unless it is one file with several names and
     /// hard links count as duplicates.
     fn finish_alone(&self, members: Vec<Member>, groups: &mut Vec<Class>) {
         self.ctx.progress.done(members.len() as u64);
-        let class =
-            Class { size: self.size, inodes: members.into_iter().map(|m| m.inode).collect() };
+        let class = Class {
+            size: self.size,
+            inodes: members.into_iter().map(|m| m.inode).collect(),
+            cached: false,
+        };
         if !class.inodes.is_empty() && class.is_group(self.hardlinks) {
             groups.push(class);
         }
@@ -138,8 +176,10 @@ impl Comparer<'_> {
             let hash = xxh3_64(scratch);
             let same_hash = reps_by_hash.entry(hash).or_default();
             if let Some(&r) = same_hash.iter().find(|&&r| reps[r].bytes == *scratch) {
+                member.hash(scratch);
                 reps[r].members.push(member);
             } else if reps.len() < rep_limit {
+                member.hash(scratch);
                 same_hash.push(reps.len());
                 reps.push(Rep { bytes: std::mem::take(scratch), members: vec![member] });
             } else {

@@ -4,6 +4,7 @@
 //! remaining candidate once. Also the report model, its writers and its reader.
 
 mod analysis;
+mod cached;
 mod candidates;
 mod contained;
 mod content;
@@ -23,6 +24,7 @@ mod testtree;
 mod write;
 
 pub use analysis::Analysis;
+pub use cached::{CacheOptions, CacheUse};
 pub use pipeline::{find, find_run, FindError, FindOptions, Funnel, Run};
 pub use replication::Replication;
 pub use report::{

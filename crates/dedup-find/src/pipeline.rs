@@ -10,6 +10,7 @@ use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
 use dedup_scan::{walk, Selection, Tree};
 
 use crate::analysis::{analyse, Analysis, Recorder};
+use crate::cached::{CacheOptions, CacheRun, CacheUse};
 use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
@@ -29,6 +30,8 @@ pub struct FindOptions {
     pub tuning: Tuning,
     /// Duplicated directories, files by copies, per-directory summary (`crate::analysis`).
     pub analysis: Analysis,
+    /// The persistent content cache to use and refresh, if any.
+    pub cache: Option<CacheOptions>,
 }
 
 /// How many files each stage let through: the funnel that explains where a run spent its reads.
@@ -55,6 +58,8 @@ pub struct Run {
     pub read_io: Vec<DeviceChoice>,
     /// Files through each stage.
     pub funnel: Funnel,
+    /// What the content cache did, when one was used.
+    pub cache: Option<CacheUse>,
 }
 
 /// A failure that prevents any report.
@@ -106,7 +111,8 @@ pub fn find_run(
         .build()?;
     let recorder = Recorder::new(observer, &options.analysis);
     let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
-    let (tree, groups, funnel) = pool.install(|| {
+    let mut cache = options.cache.as_ref().and_then(|c| CacheRun::open(c, &counting));
+    let (tree, groups, funnel, learned) = pool.install(|| {
         progress.start_stage(Stage::Walking, 0);
         let mut tree = walk(roots, &options.selection, &walk_io, &counting, progress);
         progress.start_stage(Stage::Grouping, tree.files.len() as u64);
@@ -120,16 +126,35 @@ pub fn find_run(
         };
         let inodes = |classes: &[Class]| classes.iter().map(|c| c.inodes.len() as u64).sum();
         let same_size = inodes(&classes);
+        let (classes, cached_groups) = match &mut cache {
+            Some(cache) => cache.shortcut(classes, &tree, options.hardlinks),
+            None => (classes, Vec::new()),
+        };
         let classes = split_by_samples(classes, &ctx, options.hardlinks, options.tuning);
         let after_samples = inodes(&classes);
-        let groups = compare_classes(classes, &ctx, options.hardlinks);
+        let hash = cache.is_some();
+        let compared = compare_classes(classes, &ctx, options.hardlinks, hash);
+        let (groups, learned) = match compared {
+            Ok((mut groups, learned)) => {
+                if let Some(cache) = &mut cache {
+                    cache.expand(&mut groups, |inode| inode.meta(&tree).size);
+                }
+                groups.extend(cached_groups);
+                (Ok(groups), learned)
+            }
+            Err(e) => (Err(e), Vec::new()),
+        };
         let files_scanned = tree.files.len() as u64 - repeated_entries;
         let grouped = groups.as_deref().map(inodes).unwrap_or(0);
         let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
-        (tree, groups, funnel)
+        (tree, groups, funnel, learned)
     });
     let files_scanned = funnel.files;
     let groups = groups?;
+    let cache = cache.map(|cache| CacheUse {
+        cached_groups: groups.iter().filter(|g| g.cached).count() as u64,
+        ..cache.save(&tree, learned, &counting)
+    });
     progress.start_stage(Stage::Done, 0);
     let summary =
         Summary { files_scanned, errors: counting.errors.into_inner(), ..Summary::default() };
@@ -138,7 +163,7 @@ pub fn find_run(
         analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
     let mut report = build_report(&tree, groups, options.hardlinks, summary);
     findings.apply(&mut report);
-    Ok(Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel })
+    Ok(Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel, cache })
 }
 
 fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, summary: Summary) -> Report {
@@ -168,7 +193,7 @@ fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, summary: Summ
             (a.0, a.1.path.as_os_str().as_bytes()).cmp(&(b.0, b.1.path.as_os_str().as_bytes()))
         });
         let files = files.into_iter().map(|(_, f)| f).collect();
-        groups.push(Group { size: class.size, files });
+        groups.push(Group { size: class.size, files, cached: class.cached });
     }
     let mut report = Report {
         version: REPORT_VERSION,

@@ -96,7 +96,7 @@ pub(crate) fn unique_files(tree: &Tree, contents: &Contents, troubled: &Troubled
             (a.0, a.1.path.as_os_str().as_bytes()).cmp(&(b.0, b.1.path.as_os_str().as_bytes()))
         });
         let size = tree.files[run[0]].meta.size;
-        groups.push(Group { size, files: files.into_iter().map(|f| f.1).collect() });
+        groups.push(Group { size, files: files.into_iter().map(|f| f.1).collect(), cached: false });
     }
     sort_groups(&mut groups);
     groups

@@ -125,6 +125,10 @@ pub struct Group {
     pub size: u64,
     /// Every path of every file in the group (hard links give one file several paths).
     pub files: Vec<ReportFile>,
+    /// True when some of its files were grouped by digests from the persistent cache instead
+    /// of being read and compared in this run (absent from JSON when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 /// One path of a file in a group.
@@ -205,6 +209,7 @@ mod tests {
                     },
                     ReportFile { path: "r/b".into(), dev: 1, ino: 4, mtime_ns: 5, ctime_ns: None },
                 ],
+                cached: false,
             }],
             summary: Summary {
                 files_scanned: 2,
@@ -254,9 +259,9 @@ mod tests {
             |p: &str| ReportFile { path: p.into(), dev: 0, ino: 0, mtime_ns: 0, ctime_ns: None };
         let mut r = sample();
         r.groups = vec![
-            Group { size: 1, files: vec![f("z"), f("y")] },
-            Group { size: 5, files: vec![f("b"), f("a")] },
-            Group { size: 1, files: vec![f("c"), f("d")] },
+            Group { size: 1, files: vec![f("z"), f("y")], cached: false },
+            Group { size: 5, files: vec![f("b"), f("a")], cached: false },
+            Group { size: 1, files: vec![f("c"), f("d")], cached: false },
         ];
         r.sort_groups();
         let order: Vec<_> = r.groups.iter().map(|g| (g.size, g.files[0].path.clone())).collect();

@@ -79,7 +79,7 @@ fn split_class(class: Class, ctx: &Reading, hardlinks: bool, sample_len: u64) ->
         while let Some((_, inode)) = rest.next_if(|(k, _)| *k == key) {
             inodes.push(inode);
         }
-        let class = Class { size, inodes };
+        let class = Class { size, inodes, cached: false };
         if class.is_group(hardlinks) {
             out.push(class);
         }

@@ -176,8 +176,8 @@ mod tests {
             tool: "t".into(),
             roots: vec![],
             groups: vec![
-                Group { size: 9, files: vec![f(b"a"), f(b"b,\"c\"")] },
-                Group { size: 1, files: vec![f(b"x\xff"), f(b"y\nz")] },
+                Group { size: 9, files: vec![f(b"a"), f(b"b,\"c\"")], cached: false },
+                Group { size: 1, files: vec![f(b"x\xff"), f(b"y\nz")], cached: false },
             ],
             summary: Summary::default(),
             dirs: None,
@@ -237,7 +237,7 @@ mod tests {
             },
         ]);
         r.groups.truncate(1);
-        r.unique = Some(vec![Group { size: 2, files: vec![f("u")] }]);
+        r.unique = Some(vec![Group { size: 2, files: vec![f("u")], cached: false }]);
         r
     }
 

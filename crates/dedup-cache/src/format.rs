@@ -1,0 +1,212 @@
+//! The on-disk form of the cache: one file, written whole and renamed into place.
+//!
+//! ```text
+//! header   64 bytes  magic "DEDUPCC\0", version u32, record size u32, record count u64,
+//!                    names length u64, last run: lookups u64, hits u64, unix seconds u64, 0 u64
+//! records  count × 88 bytes, sorted by (dev, ino), no two alike:
+//!                    dev u64, ino u64, size u64, mtime_ns i64, ctime_ns i64,
+//!                    name offset u64, name length u32, flags u32, BLAKE3 digest [u8; 32]
+//! names    the path each file was last seen at (raw bytes; a hint for `prune`, never a key)
+//! checksum XXH3-128 of everything above, 16 bytes
+//! ```
+//!
+//! Integers are little-endian. Anything that does not add up (magic, version, record size,
+//! lengths, checksum, order of the keys, name ranges) makes the whole file [`Damaged`].
+
+use dedup_core::{FileId, FileMeta};
+use xxhash_rust::xxh3::xxh3_128;
+
+/// Identifies a dedup cache file.
+pub const MAGIC: [u8; 8] = *b"DEDUPCC\0";
+/// Format version; a file of another version is set aside and rebuilt.
+pub const VERSION: u32 = 1;
+const HEADER: usize = 64;
+const RECORD: usize = 88;
+const CHECKSUM: usize = 16;
+/// Flag: the record holds the digest of the whole content.
+const FULL_DIGEST: u32 = 1;
+
+/// A BLAKE3 digest of a file's whole content.
+pub type Digest = [u8; 32];
+
+/// One cached file: the metadata that must still hold, and what was learned about its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Identity, size and timestamps when the content was read.
+    pub meta: FileMeta,
+    /// BLAKE3 of the whole content.
+    pub digest: Digest,
+    /// Offset and length of the file's last known path in the names block.
+    pub name: (u64, u32),
+}
+
+/// Counters of the run that wrote the file (for `dedup cache stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LastRun {
+    /// Candidate files looked up in the cache.
+    pub lookups: u64,
+    /// Of those, files with a valid entry.
+    pub hits: u64,
+    /// When the run saved the cache, seconds since the Unix epoch (0: never).
+    pub unix_secs: u64,
+}
+
+/// Why a cache file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Damaged(pub String);
+
+/// The decoded contents of a cache file.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Contents {
+    /// Records sorted by (dev, ino).
+    pub records: Vec<Record>,
+    /// The names block.
+    pub names: Vec<u8>,
+    /// Counters of the run that wrote it.
+    pub last: LastRun,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Encode `contents` (records must be sorted by key, without repeats).
+pub fn encode(contents: &Contents) -> Vec<u8> {
+    let len = HEADER + contents.records.len() * RECORD + contents.names.len() + CHECKSUM;
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(RECORD as u32).to_le_bytes());
+    let last = contents.last;
+    for v in [
+        contents.records.len() as u64,
+        contents.names.len() as u64,
+        last.lookups,
+        last.hits,
+        last.unix_secs,
+        0,
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for r in &contents.records {
+        let m = &r.meta;
+        for v in [m.id.dev, m.id.ino, m.size, m.mtime_ns as u64, m.ctime_ns as u64, r.name.0] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&r.name.1.to_le_bytes());
+        out.extend_from_slice(&FULL_DIGEST.to_le_bytes());
+        out.extend_from_slice(&r.digest);
+    }
+    out.extend_from_slice(&contents.names);
+    let sum = xxh3_128(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// Decode a whole cache file, checking everything that can be checked.
+pub fn decode(bytes: &[u8]) -> Result<Contents, Damaged> {
+    let bad = |why: &str| Err(Damaged(why.to_owned()));
+    if bytes.len() < HEADER + CHECKSUM {
+        return bad("truncated (shorter than its header)");
+    }
+    if bytes[..8] != MAGIC {
+        return bad("not a dedup cache file (bad magic)");
+    }
+    let version = u32_at(bytes, 8);
+    if version != VERSION {
+        return Err(Damaged(format!("format version {version}, expected {VERSION}")));
+    }
+    if u32_at(bytes, 12) as usize != RECORD {
+        return bad("unexpected record size");
+    }
+    let (count, names_len) = (u64_at(bytes, 16), u64_at(bytes, 24));
+    let expected =
+        (count as u128) * RECORD as u128 + names_len as u128 + (HEADER + CHECKSUM) as u128;
+    if expected != bytes.len() as u128 {
+        return bad("length does not match its header (truncated or extended)");
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - CHECKSUM);
+    if xxh3_128(body).to_le_bytes() != sum {
+        return bad("checksum mismatch");
+    }
+    let last = LastRun {
+        lookups: u64_at(bytes, 32),
+        hits: u64_at(bytes, 40),
+        unix_secs: u64_at(bytes, 48),
+    };
+    let names_at = HEADER + count as usize * RECORD;
+    let names = body[names_at..].to_vec();
+    let mut records = Vec::with_capacity(count as usize);
+    for raw in body[HEADER..names_at].chunks_exact(RECORD) {
+        let meta = FileMeta {
+            id: FileId { dev: u64_at(raw, 0), ino: u64_at(raw, 8) },
+            size: u64_at(raw, 16),
+            mtime_ns: u64_at(raw, 24) as i64,
+            ctime_ns: u64_at(raw, 32) as i64,
+        };
+        let name = (u64_at(raw, 40), u32_at(raw, 48));
+        if name.0.checked_add(u64::from(name.1)).is_none_or(|end| end > names.len() as u64) {
+            return bad("a record names bytes outside the names block");
+        }
+        if u32_at(raw, 52) != FULL_DIGEST {
+            return bad("unknown record flags");
+        }
+        if records.last().is_some_and(|prev: &Record| prev.meta.id >= meta.id) {
+            return bad("records out of order");
+        }
+        records.push(Record { meta, digest: raw[56..88].try_into().expect("32 bytes"), name });
+    }
+    Ok(Contents { records, names, last })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Contents {
+        let rec = |ino, name| Record {
+            meta: FileMeta { id: FileId { dev: 7, ino }, size: 10, mtime_ns: -5, ctime_ns: 9 },
+            digest: [ino as u8; 32],
+            name,
+        };
+        Contents {
+            records: vec![rec(1, (0, 3)), rec(2, (3, 2))],
+            names: b"a\nbc\xff".to_vec(),
+            last: LastRun { lookups: 4, hits: 3, unix_secs: 99 },
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let c = sample();
+        assert_eq!(decode(&encode(&c)).unwrap(), c);
+        let empty = Contents::default();
+        assert_eq!(decode(&encode(&empty)).unwrap(), empty);
+    }
+
+    #[test]
+    fn every_single_byte_flip_and_every_truncation_is_detected() {
+        let bytes = encode(&sample());
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert!(decode(&b).is_err(), "flip at {i}");
+            assert!(decode(&bytes[..i]).is_err(), "truncated to {i}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode(&longer).is_err());
+    }
+
+    #[test]
+    fn other_version_is_refused() {
+        let mut b = encode(&sample());
+        b[8] = 2;
+        assert!(decode(&b).unwrap_err().0.contains("version 2"));
+    }
+}

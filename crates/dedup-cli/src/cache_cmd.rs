@@ -1,0 +1,74 @@
+//! `dedup cache stats|prune|clear`: inspect and maintain the persistent content cache.
+
+use anyhow::{bail, Context, Result};
+use dedup_cache::{Cache, Opened};
+use indicatif::{HumanBytes, HumanCount};
+
+use crate::args::{CacheAction, CacheArgs};
+use crate::config;
+use crate::messages::quote_path;
+
+/// Run `dedup cache`; `Ok(true)` on success.
+pub fn run(args: CacheArgs) -> Result<bool> {
+    let config = config::load()?;
+    let dir = config::cache_dir(args.cache_dir.as_deref(), &config)?;
+    let shown = quote_path(&dir);
+    if args.action == CacheAction::Stats {
+        let stats = dedup_cache::stats(&dir)
+            .with_context(|| format!("cannot read the cache in {shown} (the next run with --cache will set it aside and rebuild it)"))?;
+        println!("cache: {shown}");
+        println!("entries: {}", HumanCount(stats.entries));
+        println!(
+            "size on disk: {} ({} bytes)",
+            HumanBytes(stats.bytes_on_disk),
+            stats.bytes_on_disk
+        );
+        if stats.entries > 0 {
+            println!("bytes per entry: {:.1}", stats.bytes_on_disk as f64 / stats.entries as f64);
+        }
+        let last = stats.last;
+        match last.lookups {
+            0 => println!("last run: no candidate files looked up"),
+            n => println!(
+                "last run: {} of {} candidate files had a valid entry ({:.1} % hit rate)",
+                HumanCount(last.hits),
+                HumanCount(n),
+                100.0 * last.hits as f64 / n as f64
+            ),
+        }
+        return Ok(true);
+    }
+    if args.action == CacheAction::Clear && !dir.exists() {
+        return Ok(true);
+    }
+    let mut cache =
+        match Cache::open(&dir).with_context(|| format!("cannot open the cache in {shown}"))? {
+            Opened::Ready { cache, damaged } => {
+                if let Some(aside) = damaged {
+                    eprintln!(
+                        "dedup: warning: {}: cache file unusable ({}); moved aside",
+                        quote_path(&aside.moved_to),
+                        aside.reason
+                    );
+                }
+                cache
+            }
+            Opened::Busy => {
+                bail!("the cache in {shown} is in use by another dedup process; try again later")
+            }
+        };
+    match args.action {
+        CacheAction::Prune => {
+            let before = cache.len();
+            let dropped =
+                cache.prune().with_context(|| format!("cannot write the cache in {shown}"))?;
+            println!("pruned {} of {} entries", HumanCount(dropped), HumanCount(before as u64));
+        }
+        CacheAction::Clear => {
+            cache.clear().with_context(|| format!("cannot clear the cache in {shown}"))?;
+            println!("cleared {shown}");
+        }
+        CacheAction::Stats => unreachable!("handled above"),
+    }
+    Ok(true)
+}
