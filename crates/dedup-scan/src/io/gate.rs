@@ -1,61 +1,80 @@
 //! A counting semaphore whose limit can change while threads wait on it: the scheduler lowers
 //! or raises the number of reads that may be in flight on one device.
 
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex};
 
-/// At most `limit` holders at once.
+/// At most `limit` holders at once. Entering and leaving are one atomic operation each while
+/// there is room; only threads that must wait touch the mutex, so a gate on a busy warm scan
+/// (a million small reads) costs no lock traffic.
 #[derive(Debug)]
 pub struct Gate {
-    state: Mutex<GateState>,
+    active: AtomicUsize,
+    limit: AtomicUsize,
+    /// Threads parked in `enter`; `leave` only wakes when there is one.
+    sleeping: AtomicUsize,
+    lock: Mutex<()>,
     freed: Condvar,
-}
-
-#[derive(Debug)]
-struct GateState {
-    active: usize,
-    limit: usize,
 }
 
 impl Gate {
     /// A gate letting `limit` holders in.
     pub fn new(limit: usize) -> Gate {
         Gate {
-            state: Mutex::new(GateState { active: 0, limit: limit.max(1) }),
+            active: AtomicUsize::new(0),
+            limit: AtomicUsize::new(limit.max(1)),
+            sleeping: AtomicUsize::new(0),
+            lock: Mutex::new(()),
             freed: Condvar::new(),
         }
     }
 
+    fn try_enter(&self) -> bool {
+        let mut active = self.active.load(SeqCst);
+        while active < self.limit.load(SeqCst) {
+            match self.active.compare_exchange_weak(active, active + 1, SeqCst, SeqCst) {
+                Ok(_) => return true,
+                Err(now) => active = now,
+            }
+        }
+        false
+    }
+
     /// Wait for room, then take a place.
     pub fn enter(&self) {
-        let mut s = self.state.lock().unwrap();
-        while s.active >= s.limit {
-            s = self.freed.wait(s).unwrap();
+        while !self.try_enter() {
+            let guard = self.lock.lock().unwrap();
+            // Announce the wait before the last look, so a `leave` after that look sees us.
+            self.sleeping.fetch_add(1, SeqCst);
+            if self.active.load(SeqCst) >= self.limit.load(SeqCst) {
+                drop(self.freed.wait(guard).unwrap());
+            }
+            self.sleeping.fetch_sub(1, SeqCst);
         }
-        s.active += 1;
     }
 
     /// Give a place back.
     pub fn leave(&self) {
-        let mut s = self.state.lock().unwrap();
-        s.active -= 1;
-        drop(s);
-        self.freed.notify_one();
+        self.active.fetch_sub(1, SeqCst);
+        if self.sleeping.load(SeqCst) > 0 {
+            // Taking the lock orders this wake-up after the sleeper's wait began.
+            let _guard = self.lock.lock().unwrap();
+            self.freed.notify_one();
+        }
     }
 
     /// Change the limit; waiters are woken when it grows.
     pub fn set_limit(&self, limit: usize) {
-        let mut s = self.state.lock().unwrap();
-        let grew = limit > s.limit;
-        s.limit = limit.max(1);
-        drop(s);
-        if grew {
+        let old = self.limit.swap(limit.max(1), SeqCst);
+        if limit > old && self.sleeping.load(SeqCst) > 0 {
+            let _guard = self.lock.lock().unwrap();
             self.freed.notify_all();
         }
     }
 
     /// Current limit.
     pub fn limit(&self) -> usize {
-        self.state.lock().unwrap().limit
+        self.limit.load(SeqCst)
     }
 }
 

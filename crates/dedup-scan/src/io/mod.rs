@@ -7,6 +7,7 @@ mod gate;
 mod tuner;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -65,19 +66,21 @@ pub struct IoScheduler {
 #[derive(Debug)]
 struct Device {
     gate: Gate,
-    meter: Mutex<Meter>,
+    /// Counters of the current window, bumped without locks on every operation.
+    in_flight: AtomicUsize,
+    /// Most operations seen in flight this window: a window that never filled the gate measured
+    /// the lack of work, not the device.
+    peak_in_flight: AtomicUsize,
+    units: AtomicU64,
+    ops: AtomicU64,
+    /// Taken once per window, by whichever operation ends it.
+    window: Mutex<Window>,
 }
 
 #[derive(Debug)]
-struct Meter {
+struct Window {
     tuner: Option<Tuner>,
     started: Instant,
-    units: u64,
-    ops: u64,
-    /// Most operations seen in flight this window: a window that never filled the gate measured
-    /// the lack of work, not the device.
-    peak_in_flight: usize,
-    in_flight: usize,
 }
 
 /// Permission for one operation on one device; give it back with [`Permit::done`].
@@ -105,11 +108,8 @@ impl IoScheduler {
     pub fn acquire(&self, dev: u64) -> Permit {
         let device = self.device(dev);
         device.gate.enter();
-        {
-            let mut m = device.meter.lock().unwrap();
-            m.in_flight += 1;
-            m.peak_in_flight = m.peak_in_flight.max(m.in_flight);
-        }
+        let now = device.in_flight.fetch_add(1, Relaxed) + 1;
+        device.peak_in_flight.fetch_max(now, Relaxed);
         Permit { device, finished: false }
     }
 
@@ -119,12 +119,12 @@ impl IoScheduler {
         let mut out: Vec<DeviceChoice> = devices
             .iter()
             .map(|(&dev, d)| {
-                let m = d.meter.lock().unwrap();
+                let w = d.window.lock().unwrap();
                 DeviceChoice {
                     dev,
                     level: d.gate.limit(),
-                    measured: m.tuner.as_ref().is_some_and(|t| t.settled()),
-                    history: m.tuner.as_ref().map(|t| t.history().to_vec()).unwrap_or_default(),
+                    measured: w.tuner.as_ref().is_some_and(|t| t.settled()),
+                    history: w.tuner.as_ref().map(|t| t.history().to_vec()).unwrap_or_default(),
                 }
             })
             .collect();
@@ -146,14 +146,11 @@ impl IoScheduler {
                 };
                 Arc::new(Device {
                     gate: Gate::new(level),
-                    meter: Mutex::new(Meter {
-                        tuner,
-                        started: Instant::now(),
-                        units: 0,
-                        ops: 0,
-                        peak_in_flight: 0,
-                        in_flight: 0,
-                    }),
+                    in_flight: AtomicUsize::new(0),
+                    peak_in_flight: AtomicUsize::new(0),
+                    units: AtomicU64::new(0),
+                    ops: AtomicU64::new(0),
+                    window: Mutex::new(Window { tuner, started: Instant::now() }),
                 })
             })
             .clone()
@@ -171,16 +168,15 @@ impl Permit {
             return;
         }
         self.finished = true;
-        let new_level = {
-            let mut m = self.device.meter.lock().unwrap();
-            m.in_flight -= 1;
-            m.units += bytes + REQUEST_COST;
-            m.ops += 1;
-            m.close_window()
-        };
-        self.device.gate.leave();
-        if let Some(level) = new_level {
-            self.device.gate.set_limit(level);
+        let device = &*self.device;
+        device.in_flight.fetch_sub(1, Relaxed);
+        device.units.fetch_add(bytes + REQUEST_COST, Relaxed);
+        let ops = device.ops.fetch_add(1, Relaxed) + 1;
+        device.gate.leave();
+        if ops >= WINDOW_OPS {
+            if let Some(level) = device.close_window() {
+                device.gate.set_limit(level);
+            }
         }
     }
 }
@@ -191,25 +187,26 @@ impl Drop for Permit {
     }
 }
 
-impl Meter {
-    /// At the end of a full window, feed the tuner; returns a new level if it changed.
-    fn close_window(&mut self) -> Option<usize> {
-        let tuner = self.tuner.as_mut()?;
-        let elapsed = self.started.elapsed();
-        if elapsed < WINDOW || self.ops < WINDOW_OPS {
+impl Device {
+    /// At the end of a full window, feed the tuner; returns a new level if it changed. Whoever
+    /// finds the window lock taken simply goes on: another operation is closing this window.
+    fn close_window(&self) -> Option<usize> {
+        let mut window = self.window.try_lock().ok()?;
+        let Window { tuner, started } = &mut *window;
+        let tuner = tuner.as_mut()?;
+        let elapsed = started.elapsed();
+        if elapsed < WINDOW || self.ops.load(Relaxed) < WINDOW_OPS {
             return None;
         }
+        *started = Instant::now();
+        self.ops.store(0, Relaxed);
+        let units = self.units.swap(0, Relaxed);
+        let peak = self.peak_in_flight.swap(self.in_flight.load(Relaxed), Relaxed);
         let level = tuner.level();
-        let saturated = self.peak_in_flight >= level;
-        let rate = self.units as f64 / elapsed.as_secs_f64();
-        self.started = Instant::now();
-        self.units = 0;
-        self.ops = 0;
-        self.peak_in_flight = self.in_flight;
-        if !saturated {
+        if peak < level {
             return None;
         }
-        let next = tuner.record(rate);
+        let next = tuner.record(units as f64 / elapsed.as_secs_f64());
         (next != level).then_some(next)
     }
 }
