@@ -116,11 +116,6 @@ impl PathArena {
         self.write_path(node, &mut bytes);
         PathBuf::from(OsStr::from_bytes(&bytes))
     }
-
-    /// Bytes held, for memory accounting.
-    pub fn heap_bytes(&self) -> usize {
-        self.parents.capacity() * 4 + self.name_ends.capacity() * 8 + self.names.capacity()
-    }
 }
 
 #[cfg(test)]
