@@ -3,9 +3,10 @@
 //! ```text
 //! header   64 bytes  magic "DEDUPCC\0", version u32, record size u32, record count u64,
 //!                    names length u64, last run: lookups u64, hits u64, unix seconds u64, 0 u64
-//! records  count × 88 bytes, sorted by (dev, ino), no two alike:
+//! records  count × 96 bytes, sorted by (dev, ino), no two alike:
 //!                    dev u64, ino u64, size u64, mtime_ns i64, ctime_ns i64,
-//!                    name offset u64, name length u32, flags u32, BLAKE3 digest [u8; 32]
+//!                    name offset u64, name length u32, flags u32, fingerprint u64,
+//!                    BLAKE3 digest [u8; 32] (flag 1 set; all zero otherwise)
 //! names    the path each file was last seen at (raw bytes; a hint for `prune`, never a key)
 //! checksum XXH3-128 of everything above, 16 bytes
 //! ```
@@ -19,9 +20,9 @@ use xxhash_rust::xxh3::xxh3_128;
 /// Identifies a dedup cache file.
 pub const MAGIC: [u8; 8] = *b"DEDUPCC\0";
 /// Format version; a file of another version is set aside and rebuilt.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 const HEADER: usize = 64;
-const RECORD: usize = 88;
+const RECORD: usize = 96;
 const CHECKSUM: usize = 16;
 /// Flag: the record holds the digest of the whole content.
 const FULL_DIGEST: u32 = 1;
@@ -29,13 +30,28 @@ const FULL_DIGEST: u32 = 1;
 /// A BLAKE3 digest of a file's whole content.
 pub type Digest = [u8; 32];
 
+/// What a run learned about one file's content.
+///
+/// The fingerprint (XXH3-64 of the first chunk the exact stage read, up to 1 MiB) is free: it is
+/// computed anyway to find a chunk's match. It can only prove two files *different*. The BLAKE3
+/// digest of the whole content can prove them equal; it is kept for files that were read to
+/// their end, and a scan computes it only for content that had a copy (a file without one needs
+/// just its fingerprint to stay apart from the others on the next scan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Entry {
+    /// XXH3-64 of the first chunk.
+    pub fingerprint: u64,
+    /// BLAKE3 of the whole content, when known.
+    pub digest: Option<Digest>,
+}
+
 /// One cached file: the metadata that must still hold, and what was learned about its content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     /// Identity, size and timestamps when the content was read.
     pub meta: FileMeta,
-    /// BLAKE3 of the whole content.
-    pub digest: Digest,
+    /// What is known of the content.
+    pub entry: Entry,
     /// Offset and length of the file's last known path in the names block.
     pub name: (u64, u32),
 }
@@ -99,8 +115,10 @@ pub fn encode(contents: &Contents) -> Vec<u8> {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out.extend_from_slice(&r.name.1.to_le_bytes());
-        out.extend_from_slice(&FULL_DIGEST.to_le_bytes());
-        out.extend_from_slice(&r.digest);
+        let flags = if r.entry.digest.is_some() { FULL_DIGEST } else { 0 };
+        out.extend_from_slice(&flags.to_le_bytes());
+        out.extend_from_slice(&r.entry.fingerprint.to_le_bytes());
+        out.extend_from_slice(&r.entry.digest.unwrap_or_default());
     }
     out.extend_from_slice(&contents.names);
     let sum = xxh3_128(&out);
@@ -153,13 +171,17 @@ pub fn decode(bytes: &[u8]) -> Result<Contents, Damaged> {
         if name.0.checked_add(u64::from(name.1)).is_none_or(|end| end > names.len() as u64) {
             return bad("a record names bytes outside the names block");
         }
-        if u32_at(raw, 52) != FULL_DIGEST {
-            return bad("unknown record flags");
-        }
+        let digest: Digest = raw[64..96].try_into().expect("32 bytes");
+        let digest = match u32_at(raw, 52) {
+            FULL_DIGEST => Some(digest),
+            0 if digest == [0; 32] => None,
+            _ => return bad("unknown record flags"),
+        };
         if records.last().is_some_and(|prev: &Record| prev.meta.id >= meta.id) {
             return bad("records out of order");
         }
-        records.push(Record { meta, digest: raw[56..88].try_into().expect("32 bytes"), name });
+        let entry = Entry { fingerprint: u64_at(raw, 56), digest };
+        records.push(Record { meta, entry, name });
     }
     Ok(Contents { records, names, last })
 }
@@ -171,11 +193,11 @@ mod tests {
     fn sample() -> Contents {
         let rec = |ino, name| Record {
             meta: FileMeta { id: FileId { dev: 7, ino }, size: 10, mtime_ns: -5, ctime_ns: 9 },
-            digest: [ino as u8; 32],
+            entry: Entry { fingerprint: ino * 3, digest: (ino != 2).then_some([ino as u8; 32]) },
             name,
         };
         Contents {
-            records: vec![rec(1, (0, 3)), rec(2, (3, 2))],
+            records: vec![rec(1, (0, 3)), rec(2, (3, 2)), rec(5, (5, 0))],
             names: b"a\nbc\xff".to_vec(),
             last: LastRun { lookups: 4, hits: 3, unix_secs: 99 },
         }
@@ -206,7 +228,7 @@ mod tests {
     #[test]
     fn other_version_is_refused() {
         let mut b = encode(&sample());
-        b[8] = 2;
-        assert!(decode(&b).unwrap_err().0.contains("version 2"));
+        b[8] = 1;
+        assert!(decode(&b).unwrap_err().0.contains("version 1"));
     }
 }

@@ -1,9 +1,12 @@
-//! The persistent content cache: per file (device, inode), the BLAKE3 digest of its whole
+//! The persistent content cache: per file (device, inode), what a scan learned of its content
+//! (an [`Entry`]: a fingerprint, and the BLAKE3 digest of its whole content when it had a copy),
 //! content, valid only while its size, mtime and ctime are unchanged to the nanosecond.
 //!
 //! One file per cache directory (`files.v1`, see [`format`]), loaded whole when a run starts and
-//! written whole, once, when it ends: a new file beside the old one, then renamed over it, so a
-//! crash or `kill -9` at any point leaves either the old cache or the new one. A file that does
+//! written whole, once, when a run that learned something ends: a new file beside the old one,
+//! then renamed over it, so a crash or `kill -9` at any point leaves either the old cache or the
+//! new one. A run that learned nothing new (an unchanged rescan) leaves it alone and records its
+//! counters for `dedup cache stats` in the small `last-run` file beside it. A file that does
 //! not decode (bad magic, version, length or checksum) is renamed to `files.bad-<unix time>` and
 //! the cache starts empty: damage costs a rescan, never a wrong answer.
 //!
@@ -25,11 +28,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use dedup_core::{nanos, FileId, FileMeta};
 use rustix::fs::{flock, FlockOperation};
 
-pub use format::{Contents, Damaged, Digest, LastRun, Record};
+pub use format::{Contents, Damaged, Digest, Entry, LastRun, Record};
 
 /// Name of the cache file in its directory.
 pub const FILE_NAME: &str = "files.v1";
 const LOCK_NAME: &str = "lock";
+/// Counters of the last run, when it had nothing else to write: `lookups hits unix_secs`.
+const LAST_RUN_NAME: &str = "last-run";
 
 /// A failure to use the cache directory at all.
 #[derive(Debug, thiserror::Error)]
@@ -85,14 +90,26 @@ pub struct Stats {
 /// What one run learned, to be merged into the cache when it ends.
 #[derive(Debug, Default)]
 pub struct Update {
-    /// Files read whole: their metadata at the walk, digest and path.
-    pub learned: Vec<(FileMeta, Digest, Vec<u8>)>,
+    /// Files read: their metadata at the walk, entry and path (a range of `names`).
+    learned: Vec<(FileMeta, Entry, (usize, usize))>,
+    /// The paths of the learned files, end to end (one buffer, not an allocation per file).
+    names: Vec<u8>,
     /// Files whose entry no longer matched their metadata.
     pub stale: Vec<FileId>,
     /// Candidates looked up, and how many had a valid entry.
     pub lookups: u64,
     /// Valid entries found.
     pub hits: u64,
+}
+
+impl Update {
+    /// Record what was learned of a file read: its metadata at the walk, its entry, and its
+    /// path, which `write_name` appends to the buffer it is given.
+    pub fn learn(&mut self, meta: FileMeta, entry: Entry, write_name: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.names.len();
+        write_name(&mut self.names);
+        self.learned.push((meta, entry, (start, self.names.len())));
+    }
 }
 
 /// An open, locked cache.
@@ -148,7 +165,7 @@ impl Cache {
     pub fn lookup(&self, meta: &FileMeta) -> Lookup {
         match self.contents.records.binary_search_by(|r| r.meta.id.cmp(&meta.id)) {
             Ok(i) if self.contents.records[i].meta == *meta => {
-                Lookup::Valid(self.contents.records[i].digest)
+                Lookup::Valid(self.contents.records[i].entry)
             }
             Ok(_) => Lookup::Stale,
             Err(_) => Lookup::Missing,
@@ -168,38 +185,67 @@ impl Cache {
     /// Merge what a run learned (new entries replace old ones of the same file; stale entries
     /// go) and write the cache.
     pub fn save(&mut self, update: Update) -> Result<(), CacheError> {
-        let Update { mut learned, mut stale, lookups, hits } = update;
+        let Update { mut learned, names, mut stale, lookups, hits } = update;
+        let name_of = |range: (usize, usize)| &names[range.0..range.1];
+        let last = LastRun { lookups, hits, unix_secs: unix_secs() };
+        if stale.is_empty() && learned.iter().all(|&(m, d, name)| self.holds(&m, &d, name_of(name)))
+        {
+            self.contents.last = last;
+            return self.write_last_run();
+        }
         learned.sort_by_key(|a| a.0.id);
         learned.dedup_by(|a, b| a.0.id == b.0.id);
         stale.sort_unstable();
         let old = std::mem::take(&mut self.contents);
-        let mut merged = Contents {
-            last: LastRun { lookups, hits, unix_secs: unix_secs() },
-            ..Contents::default()
-        };
-        let push = |meta: FileMeta, digest: Digest, name: &[u8], out: &mut Contents| {
+        let mut merged = Contents { last, ..Contents::default() };
+        let push = |meta: FileMeta, entry: Entry, name: &[u8], out: &mut Contents| {
             let at = out.names.len() as u64;
             let name = &name[..name.len().min(u32::MAX as usize)];
             out.names.extend_from_slice(name);
-            out.records.push(Record { meta, digest, name: (at, name.len() as u32) });
+            out.records.push(Record { meta, entry, name: (at, name.len() as u32) });
         };
         let mut new = learned.into_iter().peekable();
         for r in &old.records {
-            while let Some((meta, digest, name)) = new.next_if(|n| n.0.id < r.meta.id) {
-                push(meta, digest, &name, &mut merged);
+            while let Some((meta, entry, name)) = new.next_if(|n| n.0.id < r.meta.id) {
+                push(meta, entry, name_of(name), &mut merged);
             }
-            if new.peek().is_some_and(|n| n.0.id == r.meta.id)
-                || stale.binary_search(&r.meta.id).is_ok()
-            {
-                continue;
+            if let Some((meta, mut entry, name)) = new.next_if(|n| n.0.id == r.meta.id) {
+                // Read again without reaching a digest (it had no copy this time): the one known
+                // for the same, unchanged content still holds.
+                if meta == r.meta && entry.fingerprint == r.entry.fingerprint {
+                    entry.digest = entry.digest.or(r.entry.digest);
+                }
+                push(meta, entry, name_of(name), &mut merged);
+            } else if stale.binary_search(&r.meta.id).is_err() {
+                push(r.meta, r.entry, old.name(r), &mut merged);
             }
-            push(r.meta, r.digest, old.name(r), &mut merged);
         }
-        for (meta, digest, name) in new {
-            push(meta, digest, &name, &mut merged);
+        for (meta, entry, name) in new {
+            push(meta, entry, name_of(name), &mut merged);
         }
         self.contents = merged;
-        self.write()
+        self.write()?;
+        // The counters are in the file just written; an older side file would only mislead.
+        let _ = fs::remove_file(self.dir.join(LAST_RUN_NAME));
+        Ok(())
+    }
+
+    /// True when the cache already holds exactly this entry.
+    fn holds(&self, meta: &FileMeta, entry: &Entry, name: &[u8]) -> bool {
+        let records = &self.contents.records;
+        records.binary_search_by(|r| r.meta.id.cmp(&meta.id)).is_ok_and(|i| {
+            let r = &records[i];
+            let known = r.entry == *entry
+                || (entry.digest.is_none() && r.entry.fingerprint == entry.fingerprint);
+            r.meta == *meta && known && self.contents.name(r) == name
+        })
+    }
+
+    /// Record the last run's counters without rewriting the entries.
+    fn write_last_run(&self) -> Result<(), CacheError> {
+        let path = self.dir.join(LAST_RUN_NAME);
+        let LastRun { lookups, hits, unix_secs } = self.contents.last;
+        fs::write(&path, format!("{lookups} {hits} {unix_secs}\n")).map_err(io_err(&path))
     }
 
     /// Drop entries whose file is no longer at its recorded path with the recorded identity,
@@ -240,6 +286,7 @@ impl Cache {
                 let _ = fs::remove_file(entry.path());
             }
         }
+        let _ = fs::remove_file(self.dir.join(LAST_RUN_NAME));
         let path = self.dir.join(FILE_NAME);
         match fs::remove_file(&path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_err(&path)(e)),
@@ -270,8 +317,8 @@ impl Contents {
 /// What [`Cache::lookup`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup {
-    /// A valid entry: the digest of the file's content.
-    Valid(Digest),
+    /// A valid entry: what is known of the file's content.
+    Valid(Entry),
     /// An entry for the inode whose size or times no longer match.
     Stale,
     /// No entry.
@@ -288,11 +335,21 @@ pub fn stats(dir: &Path) -> Result<Stats, Damaged> {
         Err(e) => return Err(Damaged(e.to_string())),
     };
     let contents = format::decode(&bytes)?;
+    let side = last_run_file(dir).filter(|side| side.unix_secs >= contents.last.unix_secs);
     Ok(Stats {
         entries: contents.records.len() as u64,
         bytes_on_disk: bytes.len() as u64,
-        last: contents.last,
+        last: side.unwrap_or(contents.last),
     })
+}
+
+/// The counters in the `last-run` side file, if it is there and whole.
+fn last_run_file(dir: &Path) -> Option<LastRun> {
+    let text = fs::read_to_string(dir.join(LAST_RUN_NAME)).ok()?;
+    let line = text.strip_suffix('\n')?;
+    let mut fields = line.split(' ').map(|f| f.parse::<u64>().ok());
+    let (lookups, hits, unix_secs) = (fields.next()??, fields.next()??, fields.next()??);
+    fields.next().is_none().then_some(LastRun { lookups, hits, unix_secs })
 }
 
 fn unix_secs() -> u64 {
@@ -307,6 +364,20 @@ mod tests {
         FileMeta { id: FileId { dev: 1, ino }, size, mtime_ns: 5, ctime_ns: 6 }
     }
 
+    /// An entry with a full digest made of `n`.
+    fn full(n: u8) -> Entry {
+        Entry { fingerprint: u64::from(n), digest: Some([n; 32]) }
+    }
+
+    /// An update that learned these files.
+    fn learned(files: &[(FileMeta, Entry, &[u8])]) -> Update {
+        let mut update = Update::default();
+        for &(meta, entry, name) in files {
+            update.learn(meta, entry, |out| out.extend_from_slice(name));
+        }
+        update
+    }
+
     fn open(dir: &Path) -> Cache {
         match Cache::open(dir).unwrap() {
             Opened::Ready { cache, damaged: None } => cache,
@@ -318,29 +389,61 @@ mod tests {
     fn entries_survive_a_reopen_and_are_valid_only_while_unchanged() {
         let dir = tempfile::tempdir().unwrap();
         let mut cache = open(dir.path());
-        let learned =
-            vec![(meta(3, 10), [3; 32], b"c".to_vec()), (meta(1, 10), [1; 32], b"a".to_vec())];
-        cache.save(Update { learned, lookups: 2, ..Update::default() }).unwrap();
+        let update = learned(&[(meta(3, 10), full(3), b"c"), (meta(1, 10), full(1), b"a")]);
+        cache.save(Update { lookups: 2, ..update }).unwrap();
         drop(cache);
         let mut cache = open(dir.path());
-        assert_eq!(cache.lookup(&meta(1, 10)), Lookup::Valid([1; 32]));
+        assert_eq!(cache.lookup(&meta(1, 10)), Lookup::Valid(full(1)));
         assert_eq!(cache.lookup(&meta(1, 11)), Lookup::Stale);
         let touched = FileMeta { ctime_ns: 7, ..meta(1, 10) };
         assert_eq!(cache.lookup(&touched), Lookup::Stale);
         assert_eq!(cache.lookup(&meta(2, 10)), Lookup::Missing);
         // A new entry replaces the old one; a stale one goes; others stay.
-        let update = Update {
-            learned: vec![(meta(3, 12), [9; 32], b"c2".to_vec())],
-            stale: vec![meta(1, 0).id],
-            ..Update::default()
-        };
+        let update =
+            Update { stale: vec![meta(1, 0).id], ..learned(&[(meta(3, 12), full(9), b"c2")]) };
         cache.save(update).unwrap();
         assert_eq!(cache.len(), 1);
-        assert_eq!(cache.lookup(&meta(3, 12)), Lookup::Valid([9; 32]));
+        assert_eq!(cache.lookup(&meta(3, 12)), Lookup::Valid(full(9)));
         let s = stats(dir.path()).unwrap();
         assert_eq!(s.entries, 1);
         cache.clear().unwrap();
         assert_eq!(stats(dir.path()).unwrap(), Stats::default());
+    }
+
+    #[test]
+    fn a_run_that_learned_nothing_new_leaves_the_entries_file_alone_but_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = open(dir.path());
+        let a: &[(FileMeta, Entry, &[u8])] = &[(meta(1, 10), full(1), b"a")];
+        cache.save(learned(a)).unwrap();
+        let file = dir.path().join(FILE_NAME);
+        let written = fs::metadata(&file).unwrap().ino();
+        cache.save(Update { lookups: 5, hits: 4, ..learned(a) }).unwrap();
+        assert_eq!(fs::metadata(&file).unwrap().ino(), written, "the entries were rewritten");
+        let s = stats(dir.path()).unwrap();
+        assert_eq!((s.entries, s.last.lookups, s.last.hits), (1, 5, 4));
+        // A run that does learn something writes the counters into the file again.
+        let b = learned(&[(meta(2, 10), full(2), b"b")]);
+        cache.save(Update { lookups: 7, hits: 1, ..b }).unwrap();
+        assert_ne!(fs::metadata(&file).unwrap().ino(), written);
+        let s = stats(dir.path()).unwrap();
+        assert_eq!((s.entries, s.last.lookups, s.last.hits), (2, 7, 1));
+        assert!(!dir.path().join(LAST_RUN_NAME).exists());
+    }
+
+    #[test]
+    fn a_file_read_again_without_a_digest_keeps_the_one_known_for_its_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = open(dir.path());
+        cache.save(learned(&[(meta(1, 10), full(1), b"a")])).unwrap();
+        let bare = Entry { digest: None, ..full(1) };
+        cache.save(learned(&[(meta(1, 10), bare, b"a2")])).unwrap();
+        assert_eq!(cache.lookup(&meta(1, 10)), Lookup::Valid(full(1)));
+        // Changed content: what was known of the old content goes.
+        let changed = FileMeta { mtime_ns: 99, ..meta(1, 10) };
+        let other = Entry { fingerprint: 42, digest: None };
+        cache.save(learned(&[(changed, other, b"a")])).unwrap();
+        assert_eq!(cache.lookup(&changed), Lookup::Valid(other));
     }
 
     #[test]
@@ -382,12 +485,13 @@ mod tests {
         fs::write(&a, b"1").unwrap();
         fs::write(&b, b"2").unwrap();
         let name = |p: &Path| p.as_os_str().as_bytes().to_vec();
-        let learned = vec![(stat(&a), [1; 32], name(&a)), (stat(&b), [2; 32], name(&b))];
+        let (name_a, name_b) = (name(&a), name(&b));
+        let update = learned(&[(stat(&a), full(1), &name_a), (stat(&b), full(2), &name_b)]);
         let cache_dir = dir.path().join("cache");
         let mut cache = open(&cache_dir);
-        cache.save(Update { learned, ..Update::default() }).unwrap();
+        cache.save(update).unwrap();
         fs::remove_file(&b).unwrap();
         assert_eq!(cache.prune().unwrap(), 1);
-        assert_eq!(cache.lookup(&stat(&a)), Lookup::Valid([1; 32]));
+        assert_eq!(cache.lookup(&stat(&a)), Lookup::Valid(full(1)));
     }
 }

@@ -64,6 +64,17 @@ fn hits(out: &Out) -> (u64, u64) {
     (words[2].replace(',', "").parse().unwrap(), words[4].replace(',', "").parse().unwrap())
 }
 
+/// Files the `-v` funnel says were left to compare in full: what a scan had to read.
+fn left_to_read(out: &Out) -> u64 {
+    let line = out
+        .stderr_lines()
+        .into_iter()
+        .find(|l| l.starts_with("dedup: files: "))
+        .unwrap_or_else(|| panic!("no funnel line\n{}", out.dump()));
+    let before = line.split(" left after samples").next().unwrap();
+    before.rsplit(' ').next().unwrap().replace(',', "").parse().unwrap()
+}
+
 fn base_tree(d: &Path) {
     let big = pattern(3 << 20, 1);
     write(d, "t/big1", &big);
@@ -95,10 +106,14 @@ fn an_unchanged_rescan_groups_from_the_cache_and_verify_compares_again() {
     let first = check(d);
     assert_eq!(cached_groups(&first), 0);
     assert_eq!(hits(&first).0, 0);
+    assert!(left_to_read(&first) > 0);
     let second = check(d);
     assert_eq!(cached_groups(&second), 3, "{}", second.dump());
     let (hit, looked) = hits(&second);
     assert_eq!(hit, looked);
+    // Files without a copy (mid-other, s3) are told apart from their size class by their
+    // fingerprints: nothing is read.
+    assert_eq!(left_to_read(&second), 0, "{}", second.dump());
     assert!(String::from_utf8_lossy(&second.stderr).contains("3 groups rest on cached digests"));
     let verified = cached(d, &["--verify"]);
     verified.assert_code(0);
@@ -108,6 +123,30 @@ fn an_unchanged_rescan_groups_from_the_cache_and_verify_compares_again() {
     let text = dedup(d, &["find", "--cache-dir", "cache", "t"]);
     let plain = dedup(d, &["find", "t"]);
     assert_eq!(text.stdout, plain.stdout);
+}
+
+#[test]
+fn files_a_fingerprint_cannot_tell_apart_are_read_again() {
+    let d = tmp();
+    let d = d.path();
+    // Equal over their first chunks (1 and 2 MiB), apart in the third, never in a sample.
+    let big = pattern(8 << 20, 3);
+    write(d, "t/x1", &big);
+    write(d, "t/x2", &big);
+    write(d, "t/y", &flip(&big, 5 << 20));
+    write(d, "t/z", &flip(&big, 6 << 20));
+    settle();
+    check(d);
+    let again = check(d);
+    // y and z share the fingerprint of x1 and x2 without a digest, so are read, and x1 is read
+    // for x2 too (whose digest is equal): the group is still marked as resting on the cache.
+    assert_eq!(cached_groups(&again), 1, "{}", again.dump());
+    assert_eq!(left_to_read(&again), 3, "{}", again.dump());
+    // z becomes a copy of y: both changed (new ctime), read again, and now a group.
+    fs::copy(d.join("t/y"), d.join("t/z")).unwrap();
+    settle();
+    let out = check(d);
+    assert_eq!(out.json().sets().len(), 2, "{}", out.dump());
 }
 
 #[test]

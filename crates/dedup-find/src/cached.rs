@@ -1,8 +1,11 @@
-//! The persistent content cache in a scan: files whose cached digest is still valid need not be
-//! read. Within a size class, members with valid entries are gathered by digest; a class made
-//! only of such members becomes its groups at once (equal digests), and any other class is read
+//! The persistent content cache in a scan: files whose cached entry is still valid need not be
+//! read. An entry holds a fingerprint of the file's first chunk, which can tell files apart, and
+//! for content that had a copy the BLAKE3 digest of all of it, which can tell them equal. In a
+//! size class made only of such members, members apart by fingerprint are settled, and so are
+//! members that share a fingerprint but all have digests (grouped by digest); the rest is read
 //! as usual with one representative per digest standing for the members that share it, which
-//! join the representative's group afterwards. Groups formed so are marked `cached` in the
+//! join the representative's group afterwards. A class with a member not known is read the same
+//! way, whole. Groups formed so are marked `cached` in the
 //! report; `--verify` skips the shortcut (everything is compared byte for byte) but still
 //! refreshes the cache.
 //!
@@ -15,14 +18,14 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use dedup_cache::{Cache, Digest, Lookup, Opened, Update};
+use dedup_cache::{Cache, Entry, Lookup, Opened, Update};
 use dedup_core::{Observer, Problem, ProblemKind};
 use dedup_scan::Tree;
 
 use crate::candidates::{Class, Inode};
 
-/// A file read whole by the exact stage, with its BLAKE3 digest.
-pub(crate) type Learned = (Inode, Digest);
+/// A file the exact stage read, with what the cache may keep of it.
+pub(crate) type Learned = (Inode, Entry);
 
 /// Files whose ctime is this close to the start of the run (or later) are not cached.
 pub(crate) const RACY_NS: i64 = 100_000_000;
@@ -103,7 +106,7 @@ impl CacheRun {
     }
 
     /// Look every candidate up; returns the classes still to read and the groups that rest on
-    /// cached digests alone.
+    /// cached entries alone.
     pub fn shortcut(
         &mut self,
         classes: Vec<Class>,
@@ -113,15 +116,15 @@ impl CacheRun {
         let mut to_read = Vec::with_capacity(classes.len());
         let mut groups = Vec::new();
         for class in classes {
-            let mut known: Vec<(Digest, Inode)> = Vec::new();
+            let mut known: Vec<(Entry, Inode)> = Vec::new();
             let mut unknown = Vec::new();
             for &inode in &class.inodes {
                 let meta = inode.meta(tree);
                 self.update.lookups += 1;
                 match self.cache.lookup(meta) {
-                    Lookup::Valid(digest) => {
+                    Lookup::Valid(entry) => {
                         self.update.hits += 1;
-                        known.push((digest, inode));
+                        known.push((entry, inode));
                     }
                     Lookup::Stale => {
                         self.update.stale.push(meta.id);
@@ -134,27 +137,48 @@ impl CacheRun {
                 to_read.push(class);
                 continue;
             }
-            known.sort_unstable_by_key(|&(digest, inode)| (digest, inode.first()));
+            let size = class.size;
+            // With every member known, members of different fingerprints differ and those of
+            // equal digests are equal: only a fingerprint shared without digests needs a read.
+            // A member not known could equal any other, so then every known content is read
+            // once, by a representative.
             let alone = unknown.is_empty();
-            for same in known.chunk_by(|a, b| a.0 == b.0) {
-                let inodes: Vec<Inode> = same.iter().map(|&(_, inode)| inode).collect();
-                if alone {
-                    // One file with several names (-H) is a group without any digest.
-                    let cached = inodes.len() > 1;
-                    let group = Class { size: class.size, inodes, cached };
-                    if group.is_group(hardlinks) {
-                        groups.push(group);
+            known.sort_unstable_by_key(|&(e, inode)| (e.fingerprint, e.digest, inode.first()));
+            for same_start in known.chunk_by(|a, b| a.0.fingerprint == b.0.fingerprint) {
+                let settled =
+                    same_start.len() == 1 || same_start.iter().all(|e| e.0.digest.is_some());
+                if alone && settled {
+                    for same in same_start.chunk_by(|a, b| a.0.digest == b.0.digest) {
+                        let inodes: Vec<Inode> = same.iter().map(|&(_, inode)| inode).collect();
+                        // One file with several names (-H) is a group without any digest.
+                        let cached = inodes.len() > 1;
+                        let group = Class { size, inodes, cached };
+                        if group.is_group(hardlinks) {
+                            groups.push(group);
+                        }
                     }
-                } else {
-                    unknown.push(inodes[0]);
+                    continue;
+                }
+                let mut reps = Vec::new();
+                for same in
+                    same_start.chunk_by(|a, b| a.0.digest.is_some() && a.0.digest == b.0.digest)
+                {
+                    let inodes: Vec<Inode> = same.iter().map(|&(_, inode)| inode).collect();
+                    reps.push(inodes[0]);
                     if inodes.len() > 1 {
                         self.followers.insert(inodes[0].first(), (inodes[0], inodes[1..].to_vec()));
                     }
                 }
+                if alone {
+                    reps.sort_unstable_by_key(|i| i.first());
+                    to_read.push(Class { size, inodes: reps, cached: false });
+                } else {
+                    unknown.extend(reps);
+                }
             }
             if !alone {
                 unknown.sort_unstable_by_key(|i| i.first());
-                to_read.push(Class { size: class.size, inodes: unknown, cached: false });
+                to_read.push(Class { size, inodes: unknown, cached: false });
             }
         }
         (to_read, groups)
@@ -186,15 +210,13 @@ impl CacheRun {
 
     /// Merge what the run learned and write the cache; returns what the cache did.
     pub fn save(mut self, tree: &Tree, learned: Vec<Learned>, observer: &dyn Observer) -> CacheUse {
-        let mut path = Vec::new();
         for (inode, digest) in learned {
             let meta = *inode.meta(tree);
             if meta.ctime_ns > self.started_ns - RACY_NS {
                 continue;
             }
-            path.clear();
-            tree.arena.write_path(tree.files[inode.first()].node, &mut path);
-            self.update.learned.push((meta, digest, path.clone()));
+            let node = tree.files[inode.first()].node;
+            self.update.learn(meta, digest, |out| tree.arena.write_path(node, out));
         }
         let (lookups, hits) = (self.update.lookups, self.update.hits);
         if let Err(e) = self.cache.save(std::mem::take(&mut self.update)) {

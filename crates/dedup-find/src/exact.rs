@@ -9,13 +9,16 @@
 //! only when one class holds more distinct chunks at one offset than the budget allows.) Large
 //! classes do not keep their files open between chunks, so the open-file limit holds too.
 //!
-//! With the content cache on, each member's chunks also feed a BLAKE3 hasher as they are
-//! compared, so every file read whole comes out with its digest for the cache at no extra I/O.
+//! With the content cache on, the chunks also feed BLAKE3 as they are compared, so every file
+//! read whole comes out with its digest for the cache at no extra I/O. Members proven equal over
+//! a prefix share one hasher for it: each distinct chunk is hashed once, not once per copy, and
+//! a class that splits hands each part a copy of the state of the prefix they had in common.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::num::NonZeroU64;
 
+use dedup_cache::{Digest, Entry};
 use dedup_core::Stage;
 use rayon::prelude::*;
 use rustix::fs::{fadvise, Advice};
@@ -73,22 +76,6 @@ pub(crate) fn compare_classes(
 struct Member {
     inode: Inode,
     file: Option<File>,
-    /// The digest of the bytes compared so far (with the cache on).
-    hasher: Option<Box<blake3::Hasher>>,
-}
-
-impl Member {
-    /// Count a chunk into the digest: called once per offset, when the chunk is compared.
-    fn hash(&mut self, chunk: &[u8]) {
-        if let Some(hasher) = &mut self.hasher {
-            hasher.update(chunk);
-        }
-    }
-
-    /// The digest of a member read to its end.
-    fn learned(&self) -> Option<Learned> {
-        self.hasher.as_ref().map(|h| (self.inode, *h.finalize().as_bytes()))
-    }
 }
 
 /// Members known equal over `[0, offset)`.
@@ -96,10 +83,65 @@ struct Pending {
     members: Vec<Member>,
     offset: u64,
     chunk: u64,
+    /// XXH3-64 of their first chunk (once `offset` > 0): the cache's fingerprint.
+    fingerprint: u64,
+    /// BLAKE3 of their common bytes `[0, offset)`.
+    hash: Hash,
+}
+
+impl Pending {
+    /// What the cache may keep of every member, once none will be read further.
+    fn learned(&self) -> impl Iterator<Item = Learned> + '_ {
+        let read = self.offset > 0;
+        let entry = Entry { fingerprint: self.fingerprint, digest: self.hash.digest() };
+        self.members.iter().filter(move |_| read).map(move |m| (m.inode, entry))
+    }
+}
+
+/// BLAKE3 of the bytes compared so far, when the content cache wants digests.
+#[derive(Clone)]
+enum Hash {
+    /// No digest wanted (no cache, or a lone member that will not be read to its end).
+    Off,
+    /// Nothing hashed yet (offset 0).
+    Empty,
+    /// The state after a prefix.
+    Prefix(Box<blake3::Hasher>),
+    /// The whole content.
+    Whole(Digest),
+}
+
+impl Hash {
+    /// The state after `bytes` more; `to_end` when they are the last. A file read in one chunk
+    /// (most are) is hashed in one call, without a hasher to allocate and copy.
+    fn extended(&self, bytes: &[u8], to_end: bool) -> Hash {
+        let mut hasher = match self {
+            Hash::Off | Hash::Whole(_) => return Hash::Off,
+            Hash::Empty if to_end => return Hash::Whole(*blake3::hash(bytes).as_bytes()),
+            Hash::Empty => Box::new(blake3::Hasher::new()),
+            Hash::Prefix(hasher) => hasher.clone(),
+        };
+        hasher.update(bytes);
+        if to_end {
+            Hash::Whole(*hasher.finalize().as_bytes())
+        } else {
+            Hash::Prefix(hasher)
+        }
+    }
+
+    fn digest(&self) -> Option<Digest> {
+        match self {
+            Hash::Whole(digest) => Some(*digest),
+            Hash::Empty => Some(*blake3::hash(&[]).as_bytes()),
+            Hash::Off | Hash::Prefix(_) => None,
+        }
+    }
 }
 
 struct Rep {
     bytes: Vec<u8>,
+    /// XXH3-64 of `bytes`.
+    xxh3: u64,
     members: Vec<Member>,
 }
 
@@ -113,16 +155,17 @@ struct Comparer<'a> {
 impl Comparer<'_> {
     fn run(&self, class: Class) -> (Vec<Class>, Vec<Learned>) {
         let keep_open = class.inodes.len() <= KEEP_OPEN_MAX && self.size > FIRST_CHUNK;
-        let hasher = || self.hash.then(|| Box::new(blake3::Hasher::new()));
-        let members =
-            class.inodes.into_iter().map(|inode| Member { inode, file: None, hasher: hasher() });
-        let mut work = vec![Pending { members: members.collect(), offset: 0, chunk: FIRST_CHUNK }];
+        let hash = if self.hash { Hash::Empty } else { Hash::Off };
+        let members = class.inodes.into_iter().map(|inode| Member { inode, file: None });
+        let members = members.collect();
+        let mut work =
+            vec![Pending { members, offset: 0, chunk: FIRST_CHUNK, fingerprint: 0, hash }];
         let mut groups = Vec::new();
         let mut learned = Vec::new();
         let mut scratch = Vec::new();
         while let Some(pending) = work.pop() {
-            if pending.offset >= self.size {
-                learned.extend(pending.members.iter().filter_map(Member::learned));
+            if pending.offset >= self.size || pending.members.len() < 2 {
+                learned.extend(pending.learned());
             }
             if pending.members.len() < 2 {
                 self.finish_alone(pending.members, &mut groups);
@@ -176,22 +219,34 @@ impl Comparer<'_> {
             let hash = xxh3_64(scratch);
             let same_hash = reps_by_hash.entry(hash).or_default();
             if let Some(&r) = same_hash.iter().find(|&&r| reps[r].bytes == *scratch) {
-                member.hash(scratch);
                 reps[r].members.push(member);
             } else if reps.len() < rep_limit {
-                member.hash(scratch);
                 same_hash.push(reps.len());
-                reps.push(Rep { bytes: std::mem::take(scratch), members: vec![member] });
+                let bytes = std::mem::take(scratch);
+                reps.push(Rep { bytes, xxh3: hash, members: vec![member] });
             } else {
                 set_aside.entry(hash).or_default().push(member);
             }
         }
         let next_chunk = (pending.chunk * 2).min(MAX_CHUNK);
+        let to_end = offset + len == self.size;
         for rep in reps {
-            work.push(Pending { members: rep.members, offset: offset + len, chunk: next_chunk });
+            // Content without a copy needs no digest: its fingerprint keeps it apart next time.
+            // A digest begun while it still had one is finished, though: that is one chunk.
+            let copies = rep.members.len() > 1;
+            let hash = if copies || (to_end && !matches!(pending.hash, Hash::Empty)) {
+                pending.hash.extended(&rep.bytes, to_end)
+            } else {
+                Hash::Off
+            };
+            let fingerprint = if offset == 0 { rep.xxh3 } else { pending.fingerprint };
+            let (members, offset, chunk) = (rep.members, offset + len, next_chunk);
+            work.push(Pending { members, offset, chunk, fingerprint, hash });
         }
         for members in set_aside.into_values() {
-            work.push(Pending { members, offset, chunk: pending.chunk });
+            let (chunk, fingerprint, hash) =
+                (pending.chunk, pending.fingerprint, pending.hash.clone());
+            work.push(Pending { members, offset, chunk, fingerprint, hash });
         }
     }
 
@@ -223,5 +278,85 @@ impl Comparer<'_> {
             member.file = None;
         }
         ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
+
+    use dedup_cache::{Cache, Entry, Lookup, Opened};
+    use dedup_core::{nanos, FileId, FileMeta, Progress};
+    use xxhash_rust::xxh3::xxh3_64;
+
+    use crate::{find_run, CacheOptions, FindOptions};
+
+    fn meta(path: &Path) -> FileMeta {
+        let m = fs::metadata(path).unwrap();
+        FileMeta {
+            id: FileId { dev: m.dev(), ino: m.ino() },
+            size: m.size(),
+            mtime_ns: nanos(m.mtime(), m.mtime_nsec() as u64),
+            ctime_ns: nanos(m.ctime(), m.ctime_nsec() as u64),
+        }
+    }
+
+    /// Copies share one hasher while equal; the digest each file gets must still be the BLAKE3
+    /// of its own bytes, whether its class split in the first chunk, a later one, or never.
+    /// Content without a copy gets its fingerprint only, unless its digest was begun already.
+    #[test]
+    fn every_file_read_gets_the_entry_of_its_own_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let variant = |base: &[u8], at: usize| {
+            let mut v = base.to_vec();
+            v[at] ^= 1;
+            v
+        };
+        // Chunks of 1, 2, 4 and 1 MiB.
+        let size = 8 << 20;
+        let big: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+        let small: Vec<u8> = (0..100_000).map(|i| (i * 13 % 253) as u8).collect();
+        let files = [
+            ("a1", big.clone()),
+            ("a2", big.clone()),
+            ("b1", variant(&big, 2 << 20)),
+            ("b2", variant(&big, 2 << 20)),
+            ("c", variant(&big, 10)),
+            ("d", variant(&big, 5 << 20)),
+            ("e", variant(&big, (15 << 20) / 2)),
+            ("s1", small.clone()),
+            ("s2", small.clone()),
+            ("s3", variant(&small, 50_000)),
+        ];
+        for (name, bytes) in &files {
+            fs::write(dir.path().join(name), bytes).unwrap();
+        }
+        // Files changed within the last moments are not cached (racily clean); wait them out.
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let cache_dir = dir.path().join("cache");
+        let options = FindOptions {
+            cache: Some(CacheOptions { dir: cache_dir.clone(), verify: false }),
+            ..FindOptions::default()
+        };
+        let roots = [dir.path().to_owned()];
+        let run = find_run(&roots, &options, &(), &Progress::default()).unwrap();
+        assert_eq!(run.report.groups.len(), 3);
+        let Ok(Opened::Ready { cache, .. }) = Cache::open(&cache_dir) else { panic!("no cache") };
+        for (name, bytes) in &files {
+            let fingerprint = xxh3_64(&bytes[..bytes.len().min(1 << 20)]);
+            let digest = Some(*blake3::hash(bytes).as_bytes());
+            let expected = match *name {
+                // The samples told "c" apart: never read in full.
+                "c" => Lookup::Missing,
+                // Parted from the others in its third chunk: read no further.
+                "d" => Lookup::Valid(Entry { fingerprint, digest: None }),
+                // Read in one chunk, without a copy.
+                "s3" => Lookup::Valid(Entry { fingerprint, digest: None }),
+                _ => Lookup::Valid(Entry { fingerprint, digest }),
+            };
+            assert_eq!(cache.lookup(&meta(&dir.path().join(name))), expected, "{name}");
+        }
     }
 }
