@@ -6,7 +6,10 @@
 //! records  count × 96 bytes, sorted by (dev, ino), no two alike:
 //!                    dev u64, ino u64, size u64, mtime_ns i64, ctime_ns i64,
 //!                    name offset u64, name length u32, flags u32, fingerprint u64,
-//!                    BLAKE3 digest [u8; 32] (flag 1 set; all zero otherwise)
+//!                    BLAKE3 digest [u8; 32]
+//!          flags: bit 0 the digest is set (else all zero); bit 1 the fingerprint is of the whole
+//!          content, bit 2 of samples, whose length is in bits 8..32 (neither: no fingerprint,
+//!          and the field is zero)
 //! names    the path each file was last seen at (raw bytes; a hint for `prune`, never a key)
 //! checksum XXH3-128 of everything above, 16 bytes
 //! ```
@@ -26,23 +29,51 @@ const RECORD: usize = 96;
 const CHECKSUM: usize = 16;
 /// Flag: the record holds the digest of the whole content.
 const FULL_DIGEST: u32 = 1;
+/// Flag: the fingerprint is of the whole content.
+const WHOLE_FINGERPRINT: u32 = 2;
+/// Flag: the fingerprint is of samples; their length is in the bits above `SAMPLE_LEN_SHIFT`.
+const SAMPLES_FINGERPRINT: u32 = 4;
+const SAMPLE_LEN_SHIFT: u32 = 8;
+/// Longest sample length a fingerprint can record.
+pub const MAX_SAMPLE_LEN: u32 = u32::MAX >> SAMPLE_LEN_SHIFT;
 
 /// A BLAKE3 digest of a file's whole content.
 pub type Digest = [u8; 32];
 
 /// What a run learned about one file's content.
 ///
-/// The fingerprint (XXH3-64 of the first chunk the exact stage read, up to 1 MiB) is free: it is
-/// computed anyway to find a chunk's match. It can only prove two files *different*. The BLAKE3
-/// digest of the whole content can prove them equal; it is kept for files that were read to
-/// their end, and a scan computes it only for content that had a copy (a file without one needs
-/// just its fingerprint to stay apart from the others on the next scan).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A fingerprint is a hash a scan computes anyway (of a small file's whole content, or of a
+/// large file's samples); it can only prove two files of the same size *different*, and only
+/// when both were taken the same way. The BLAKE3 digest of the whole content can prove them
+/// equal; a scan computes it only for content that had a copy, so a file without one keeps just
+/// its fingerprint, which is enough to keep it apart from the others on the next scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Entry {
-    /// XXH3-64 of the first chunk.
-    pub fingerprint: u64,
+    /// How the content was fingerprinted, if it was.
+    pub fingerprint: Option<Fingerprint>,
     /// BLAKE3 of the whole content, when known.
     pub digest: Option<Digest>,
+}
+
+/// A non-cryptographic hash of part or all of a file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Fingerprint {
+    /// What was hashed: fingerprints taken differently cannot be compared.
+    pub kind: FingerprintKind,
+    /// The hash.
+    pub value: u64,
+}
+
+/// What a [`Fingerprint`] hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FingerprintKind {
+    /// XXH3-64 of the whole content.
+    Whole,
+    /// XXH3-128 (low half) of the first and last `len` bytes.
+    Samples {
+        /// Bytes read at each end (at most [`MAX_SAMPLE_LEN`]).
+        len: u32,
+    },
 }
 
 /// One cached file: the metadata that must still hold, and what was learned about its content.
@@ -116,8 +147,18 @@ pub fn encode(contents: &Contents) -> Vec<u8> {
         }
         out.extend_from_slice(&r.name.1.to_le_bytes());
         let flags = if r.entry.digest.is_some() { FULL_DIGEST } else { 0 };
-        out.extend_from_slice(&flags.to_le_bytes());
-        out.extend_from_slice(&r.entry.fingerprint.to_le_bytes());
+        // A sample length the field cannot hold is not stored at all, never stored rounded.
+        let (kind, value) = match r.entry.fingerprint {
+            Some(Fingerprint { kind: FingerprintKind::Whole, value }) => (WHOLE_FINGERPRINT, value),
+            Some(Fingerprint { kind: FingerprintKind::Samples { len }, value })
+                if (1..=MAX_SAMPLE_LEN).contains(&len) =>
+            {
+                (SAMPLES_FINGERPRINT | len << SAMPLE_LEN_SHIFT, value)
+            }
+            _ => (0, 0),
+        };
+        out.extend_from_slice(&(flags | kind).to_le_bytes());
+        out.extend_from_slice(&value.to_le_bytes());
         out.extend_from_slice(&r.entry.digest.unwrap_or_default());
     }
     out.extend_from_slice(&contents.names);
@@ -171,19 +212,35 @@ pub fn decode(bytes: &[u8]) -> Result<Contents, Damaged> {
         if name.0.checked_add(u64::from(name.1)).is_none_or(|end| end > names.len() as u64) {
             return bad("a record names bytes outside the names block");
         }
-        let digest: Digest = raw[64..96].try_into().expect("32 bytes");
-        let digest = match u32_at(raw, 52) {
-            FULL_DIGEST => Some(digest),
-            0 if digest == [0; 32] => None,
-            _ => return bad("unknown record flags"),
+        let Some(entry) = entry_of(u32_at(raw, 52), u64_at(raw, 56), &raw[64..96]) else {
+            return bad("unknown record flags");
         };
         if records.last().is_some_and(|prev: &Record| prev.meta.id >= meta.id) {
             return bad("records out of order");
         }
-        let entry = Entry { fingerprint: u64_at(raw, 56), digest };
         records.push(Record { meta, entry, name });
     }
     Ok(Contents { records, names, last })
+}
+
+/// The entry a record's flags, fingerprint and digest fields describe, if they make sense.
+fn entry_of(flags: u32, value: u64, digest: &[u8]) -> Option<Entry> {
+    let digest: Digest = digest.try_into().ok()?;
+    let digest = match flags & FULL_DIGEST {
+        0 if digest == [0; 32] => None,
+        0 => return None,
+        _ => Some(digest),
+    };
+    let len = flags >> SAMPLE_LEN_SHIFT;
+    let kind = match flags & !FULL_DIGEST {
+        0 if value == 0 => None,
+        WHOLE_FINGERPRINT => Some(FingerprintKind::Whole),
+        f if len > 0 && f == SAMPLES_FINGERPRINT | len << SAMPLE_LEN_SHIFT => {
+            Some(FingerprintKind::Samples { len })
+        }
+        _ => return None,
+    };
+    Some(Entry { fingerprint: kind.map(|kind| Fingerprint { kind, value }), digest })
 }
 
 #[cfg(test)]
@@ -193,7 +250,16 @@ mod tests {
     fn sample() -> Contents {
         let rec = |ino, name| Record {
             meta: FileMeta { id: FileId { dev: 7, ino }, size: 10, mtime_ns: -5, ctime_ns: 9 },
-            entry: Entry { fingerprint: ino * 3, digest: (ino != 2).then_some([ino as u8; 32]) },
+            entry: Entry {
+                fingerprint: match ino {
+                    1 => Some(Fingerprint { kind: FingerprintKind::Whole, value: 3 }),
+                    2 => {
+                        Some(Fingerprint { kind: FingerprintKind::Samples { len: 4096 }, value: 6 })
+                    }
+                    _ => None,
+                },
+                digest: (ino != 2).then_some([ino as u8; 32]),
+            },
             name,
         };
         Contents {

@@ -28,7 +28,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use dedup_core::{nanos, FileId, FileMeta};
 use rustix::fs::{flock, FlockOperation};
 
-pub use format::{Contents, Damaged, Digest, Entry, LastRun, Record};
+pub use format::{
+    Contents, Damaged, Digest, Entry, Fingerprint, FingerprintKind, LastRun, Record, MAX_SAMPLE_LEN,
+};
 
 /// Name of the cache file in its directory.
 pub const FILE_NAME: &str = "files.v1";
@@ -212,8 +214,9 @@ impl Cache {
             if let Some((meta, mut entry, name)) = new.next_if(|n| n.0.id == r.meta.id) {
                 // Read again without reaching a digest (it had no copy this time): the one known
                 // for the same, unchanged content still holds.
-                if meta == r.meta && entry.fingerprint == r.entry.fingerprint {
+                if meta == r.meta {
                     entry.digest = entry.digest.or(r.entry.digest);
+                    entry.fingerprint = entry.fingerprint.or(r.entry.fingerprint);
                 }
                 push(meta, entry, name_of(name), &mut merged);
             } else if stale.binary_search(&r.meta.id).is_err() {
@@ -235,8 +238,8 @@ impl Cache {
         let records = &self.contents.records;
         records.binary_search_by(|r| r.meta.id.cmp(&meta.id)).is_ok_and(|i| {
             let r = &records[i];
-            let known = r.entry == *entry
-                || (entry.digest.is_none() && r.entry.fingerprint == entry.fingerprint);
+            let known = entry.digest.is_none_or(|d| r.entry.digest == Some(d))
+                && entry.fingerprint.is_none_or(|f| r.entry.fingerprint == Some(f));
             r.meta == *meta && known && self.contents.name(r) == name
         })
     }
@@ -366,7 +369,8 @@ mod tests {
 
     /// An entry with a full digest made of `n`.
     fn full(n: u8) -> Entry {
-        Entry { fingerprint: u64::from(n), digest: Some([n; 32]) }
+        let fingerprint = Fingerprint { kind: FingerprintKind::Whole, value: u64::from(n) };
+        Entry { fingerprint: Some(fingerprint), digest: Some([n; 32]) }
     }
 
     /// An update that learned these files.
@@ -441,7 +445,11 @@ mod tests {
         assert_eq!(cache.lookup(&meta(1, 10)), Lookup::Valid(full(1)));
         // Changed content: what was known of the old content goes.
         let changed = FileMeta { mtime_ns: 99, ..meta(1, 10) };
-        let other = Entry { fingerprint: 42, digest: None };
+        let value = 42;
+        let other = Entry {
+            fingerprint: Some(Fingerprint { value, ..full(1).fingerprint.unwrap() }),
+            digest: None,
+        };
         cache.save(learned(&[(changed, other, b"a")])).unwrap();
         assert_eq!(cache.lookup(&changed), Lookup::Valid(other));
     }

@@ -126,10 +126,11 @@ pub fn find_options(args: &SelectArgs) -> Result<FindOptions> {
 /// For `-v`: what the cache did.
 pub fn cache_line(cache: &CacheUse) -> String {
     format!(
-        "dedup: cache: {} of {} candidate files had a valid entry; {} rest on cached digests; \
-         {} after the run",
+        "dedup: cache: {} of {} candidate files had a valid entry, {} needed no read; {} rest on \
+         cached digests; {} after the run",
         HumanCount(cache.hits),
         HumanCount(cache.lookups),
+        HumanCount(cache.unread),
         count(cache.cached_groups, "group", "groups"),
         count(cache.entries, "entry", "entries"),
     )

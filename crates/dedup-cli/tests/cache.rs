@@ -64,6 +64,13 @@ fn hits(out: &Out) -> (u64, u64) {
     (words[2].replace(',', "").parse().unwrap(), words[4].replace(',', "").parse().unwrap())
 }
 
+/// Files the `-v` cache line says needed no read at all.
+fn unread(out: &Out) -> u64 {
+    let line = out.stderr_lines().into_iter().find(|l| l.starts_with("dedup: cache: ")).unwrap();
+    let before = line.split(" needed no read").next().unwrap();
+    before.rsplit(' ').next().unwrap().replace(',', "").parse().unwrap()
+}
+
 /// Files the `-v` funnel says were left to compare in full: what a scan had to read.
 fn left_to_read(out: &Out) -> u64 {
     let line = out
@@ -102,6 +109,8 @@ fn an_unchanged_rescan_groups_from_the_cache_and_verify_compares_again() {
     let d = tmp();
     let d = d.path();
     base_tree(d);
+    // Of big1's size, apart from it by its first sample.
+    write(d, "t/big-other", &flip(&pattern(3 << 20, 1), 10));
     settle();
     let first = check(d);
     assert_eq!(cached_groups(&first), 0);
@@ -111,9 +120,11 @@ fn an_unchanged_rescan_groups_from_the_cache_and_verify_compares_again() {
     assert_eq!(cached_groups(&second), 3, "{}", second.dump());
     let (hit, looked) = hits(&second);
     assert_eq!(hit, looked);
-    // Files without a copy (mid-other, s3) are told apart from their size class by their
-    // fingerprints: nothing is read.
+    // Files without a copy are told apart from their size class by what the cache keeps: their
+    // samples (big-other), their digest (mid-other, equal to mid1 in its samples) or the hash of
+    // their content (s3): nothing is read, not even a sample.
     assert_eq!(left_to_read(&second), 0, "{}", second.dump());
+    assert_eq!(unread(&second), looked, "{}", second.dump());
     assert!(String::from_utf8_lossy(&second.stderr).contains("3 groups rest on cached digests"));
     let verified = cached(d, &["--verify"]);
     verified.assert_code(0);
@@ -147,6 +158,39 @@ fn files_a_fingerprint_cannot_tell_apart_are_read_again() {
     settle();
     let out = check(d);
     assert_eq!(out.json().sets().len(), 2, "{}", out.dump());
+}
+
+/// New files of a cached size are fingerprinted first and compared only with the cached files
+/// they could equal; the others stay unread. Small files (fingerprint of the whole content) and
+/// sampled ones (fingerprint of the samples) alike.
+#[test]
+fn new_files_are_compared_only_with_cached_files_they_could_equal() {
+    for size in [1000, 100_000] {
+        let d = tmp();
+        let d = d.path();
+        for k in 1..=5 {
+            write(d, &format!("t/k{k}"), &pattern(size, k));
+        }
+        let shared = pattern(size, 10);
+        write(d, "t/g1", &shared);
+        write(d, "t/g2", &shared);
+        settle();
+        check(d);
+        fs::copy(d.join("t/k1"), d.join("t/n1")).unwrap();
+        fs::copy(d.join("t/g1"), d.join("t/n2")).unwrap();
+        write(d, "t/n3", &pattern(size, 20));
+        write(d, "t/n4", &pattern(size, 21));
+        write(d, "t/n5", &pattern(size, 21));
+        settle();
+        let out = check(d);
+        let sets = out.json().sets();
+        assert_eq!(sets.len(), 3, "{}", out.dump());
+        // k2..k5 share no fingerprint with a new file: settled without a read.
+        assert_eq!(unread(&out), 4, "size {size}: {}", out.dump());
+        // And the next scan settles everything.
+        let again = check(d);
+        assert_eq!(unread(&again), hits(&again).1, "size {size}: {}", again.dump());
+    }
 }
 
 #[test]

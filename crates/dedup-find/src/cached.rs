@@ -18,17 +18,31 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use dedup_cache::{Cache, Entry, Lookup, Opened, Update};
+use dedup_cache::{Cache, Entry, Fingerprint, FingerprintKind, Lookup, Opened, Update};
 use dedup_core::{Observer, Problem, ProblemKind};
 use dedup_scan::Tree;
+use rayon::prelude::*;
 
 use crate::candidates::{Class, Inode};
+use crate::fingerprint::{self, kind_for};
+use crate::reading::Reading;
+use crate::sample::Tuning;
 
 /// A file the exact stage read, with what the cache may keep of it.
 pub(crate) type Learned = (Inode, Entry);
 
 /// Files whose ctime is this close to the start of the run (or later) are not cached.
 pub(crate) const RACY_NS: i64 = 100_000_000;
+
+/// A size class with files the cache knows, all fingerprinted the way this run would, and new
+/// files.
+pub(crate) struct Mixed {
+    size: u64,
+    kind: FingerprintKind,
+    /// Sorted by entry.
+    known: Vec<(Entry, Inode)>,
+    unknown: Vec<Inode>,
+}
 
 /// Where the cache lives and how far to trust it.
 #[derive(Debug, Clone)]
@@ -46,6 +60,8 @@ pub struct CacheUse {
     pub lookups: u64,
     /// Of those, files with a valid entry.
     pub hits: u64,
+    /// Of those, files the cache settled: not read at all.
+    pub unread: u64,
     /// Groups that rest on cached digests.
     pub cached_groups: u64,
     /// Entries in the cache after the run.
@@ -59,6 +75,10 @@ pub(crate) struct CacheRun {
     dir: PathBuf,
     started_ns: i64,
     update: Update,
+    /// Files settled by the cache alone.
+    unread: u64,
+    /// Fingerprints taken of new files by [`resolve`](Self::resolve).
+    fingerprinted: Vec<Learned>,
     /// Per representative (its first entry index): itself and the members sharing its digest.
     followers: HashMap<usize, (Inode, Vec<Inode>)>,
 }
@@ -87,6 +107,8 @@ impl CacheRun {
                     dir: options.dir.clone(),
                     started_ns,
                     update: Update::default(),
+                    unread: 0,
+                    fingerprinted: Vec::new(),
                     followers: HashMap::new(),
                 })
             }
@@ -105,14 +127,16 @@ impl CacheRun {
         }
     }
 
-    /// Look every candidate up; returns the classes still to read and the groups that rest on
-    /// cached entries alone.
+    /// Look every candidate up; returns the classes still to read, the groups that rest on
+    /// cached entries alone, and the classes of known and new files to [`resolve`](Self::resolve).
     pub fn shortcut(
         &mut self,
         classes: Vec<Class>,
         tree: &Tree,
         hardlinks: bool,
-    ) -> (Vec<Class>, Vec<Class>) {
+        tuning: Tuning,
+    ) -> (Vec<Class>, Vec<Class>, Vec<Mixed>) {
+        let mut mixed = Vec::new();
         let mut to_read = Vec::with_capacity(classes.len());
         let mut groups = Vec::new();
         for class in classes {
@@ -138,39 +162,32 @@ impl CacheRun {
                 continue;
             }
             let size = class.size;
-            // With every member known, members of different fingerprints differ and those of
-            // equal digests are equal: only a fingerprint shared without digests needs a read.
-            // A member not known could equal any other, so then every known content is read
-            // once, by a representative.
             let alone = unknown.is_empty();
-            known.sort_unstable_by_key(|&(e, inode)| (e.fingerprint, e.digest, inode.first()));
-            for same_start in known.chunk_by(|a, b| a.0.fingerprint == b.0.fingerprint) {
+            known.sort_unstable_by_key(|&(e, inode)| (e, inode.first()));
+            // Fingerprints tell members apart only when all were taken the same way.
+            let kind = known[0].0.fingerprint.map(|f| f.kind);
+            let comparable =
+                kind.is_some() && known.iter().all(|e| e.0.fingerprint.map(|f| f.kind) == kind);
+            let all_digests = known.iter().all(|e| e.0.digest.is_some());
+            if !alone && comparable && kind == kind_for(size, tuning) {
+                let kind = kind.expect("comparable");
+                mixed.push(Mixed { size, kind, known, unknown });
+                continue;
+            }
+            let buckets: Vec<&[(Entry, Inode)]> = if comparable {
+                known.chunk_by(|a, b| a.0.fingerprint == b.0.fingerprint).collect()
+            } else {
+                vec![&known[..]]
+            };
+            for bucket in buckets {
                 let settled =
-                    same_start.len() == 1 || same_start.iter().all(|e| e.0.digest.is_some());
+                    bucket.len() == 1 || all_digests || bucket.iter().all(|e| e.0.digest.is_some());
                 if alone && settled {
-                    for same in same_start.chunk_by(|a, b| a.0.digest == b.0.digest) {
-                        let inodes: Vec<Inode> = same.iter().map(|&(_, inode)| inode).collect();
-                        // One file with several names (-H) is a group without any digest.
-                        let cached = inodes.len() > 1;
-                        let group = Class { size, inodes, cached };
-                        if group.is_group(hardlinks) {
-                            groups.push(group);
-                        }
-                    }
+                    self.settle(bucket, size, hardlinks, &mut groups);
                     continue;
                 }
-                let mut reps = Vec::new();
-                for same in
-                    same_start.chunk_by(|a, b| a.0.digest.is_some() && a.0.digest == b.0.digest)
-                {
-                    let inodes: Vec<Inode> = same.iter().map(|&(_, inode)| inode).collect();
-                    reps.push(inodes[0]);
-                    if inodes.len() > 1 {
-                        self.followers.insert(inodes[0].first(), (inodes[0], inodes[1..].to_vec()));
-                    }
-                }
+                let reps = self.representatives(bucket);
                 if alone {
-                    reps.sort_unstable_by_key(|i| i.first());
                     to_read.push(Class { size, inodes: reps, cached: false });
                 } else {
                     unknown.extend(reps);
@@ -181,7 +198,112 @@ impl CacheRun {
                 to_read.push(Class { size, inodes: unknown, cached: false });
             }
         }
+        (to_read, groups, mixed)
+    }
+
+    /// Settle classes of known and new files: the new files' fingerprints are taken first (in
+    /// parallel); a known file whose fingerprint no new file shares is apart from all of them
+    /// and settled as in a class of known files only, and a new file whose fingerprint nobody
+    /// shares is unique. Only files sharing a fingerprint with a new file are left to read.
+    /// Returns the classes to read and the groups settled.
+    pub fn resolve(
+        &mut self,
+        mixed: Vec<Mixed>,
+        ctx: &Reading,
+        hardlinks: bool,
+    ) -> (Vec<Class>, Vec<Class>) {
+        let taken: Vec<(Mixed, Vec<(Fingerprint, Inode)>)> = mixed
+            .into_par_iter()
+            .map(|m| {
+                let new = m
+                    .unknown
+                    .par_iter()
+                    .filter_map(|&inode| {
+                        Some((fingerprint::take(&inode, m.size, m.kind, ctx)?, inode))
+                    })
+                    .collect();
+                (m, new)
+            })
+            .collect();
+        let (mut to_read, mut groups) = (Vec::new(), Vec::new());
+        for (Mixed { size, known, .. }, mut new) in taken {
+            new.sort_unstable_by_key(|&(f, inode)| (f, inode.first()));
+            for &(f, inode) in &new {
+                self.fingerprinted.push((inode, Entry { fingerprint: Some(f), digest: None }));
+            }
+            let new_with = |f: Fingerprint| {
+                let from = new.partition_point(|n| n.0 < f);
+                new[from..].iter().take_while(move |n| n.0 == f).map(|n| n.1)
+            };
+            // Known files, by fingerprint (they are sorted by entry, fingerprint first).
+            for bucket in known.chunk_by(|a, b| a.0.fingerprint == b.0.fingerprint) {
+                let f = bucket[0].0.fingerprint.expect("comparable entries have fingerprints");
+                let mut inodes: Vec<Inode> = new_with(f).collect();
+                let settled = bucket.len() == 1 || bucket.iter().all(|e| e.0.digest.is_some());
+                if inodes.is_empty() && settled {
+                    self.settle(bucket, size, hardlinks, &mut groups);
+                    continue;
+                }
+                inodes.extend(self.representatives(bucket));
+                inodes.sort_unstable_by_key(|i| i.first());
+                to_read.push(Class { size, inodes, cached: false });
+            }
+            // New files whose fingerprint no known file has.
+            for same in new.chunk_by(|a, b| a.0 == b.0) {
+                let f = Some(same[0].0);
+                if known.binary_search_by(|(e, _)| e.fingerprint.cmp(&f)).is_ok() {
+                    continue;
+                }
+                let class =
+                    Class { size, inodes: same.iter().map(|n| n.1).collect(), cached: false };
+                if class.inodes.len() > 1 {
+                    to_read.push(class);
+                } else if class.is_group(hardlinks) {
+                    groups.push(class);
+                }
+            }
+        }
         (to_read, groups)
+    }
+
+    /// Members of a class whose contents the cache settles: those of equal digests form groups.
+    fn settle(
+        &mut self,
+        members: &[(Entry, Inode)],
+        size: u64,
+        hardlinks: bool,
+        groups: &mut Vec<Class>,
+    ) {
+        self.unread += members.len() as u64;
+        let mut by_digest: Vec<&(Entry, Inode)> = members.iter().collect();
+        by_digest.sort_unstable_by_key(|(e, inode)| (e.digest, inode.first()));
+        // Files without a digest stand alone.
+        for same in by_digest.chunk_by(|a, b| a.0.digest.is_some() && a.0.digest == b.0.digest) {
+            let inodes: Vec<Inode> = same.iter().map(|&&(_, inode)| inode).collect();
+            // One file with several names (-H) is a group without any digest.
+            let cached = inodes.len() > 1;
+            let group = Class { size, inodes, cached };
+            if group.is_group(hardlinks) {
+                groups.push(group);
+            }
+        }
+    }
+
+    /// One member per digest (and every member without one) to be read, the others following
+    /// their representative; sorted as the walk sorted them.
+    fn representatives(&mut self, members: &[(Entry, Inode)]) -> Vec<Inode> {
+        let mut reps = Vec::new();
+        let mut by_digest: Vec<&(Entry, Inode)> = members.iter().collect();
+        by_digest.sort_unstable_by_key(|(e, inode)| (e.digest, inode.first()));
+        for same in by_digest.chunk_by(|a, b| a.0.digest.is_some() && a.0.digest == b.0.digest) {
+            let inodes: Vec<Inode> = same.iter().map(|&&(_, inode)| inode).collect();
+            reps.push(inodes[0]);
+            if inodes.len() > 1 {
+                self.followers.insert(inodes[0].first(), (inodes[0], inodes[1..].to_vec()));
+            }
+        }
+        reps.sort_unstable_by_key(|i| i.first());
+        reps
     }
 
     /// Members sharing a representative's digest join its group; a representative that ended
@@ -209,20 +331,36 @@ impl CacheRun {
     }
 
     /// Merge what the run learned and write the cache; returns what the cache did.
-    pub fn save(mut self, tree: &Tree, learned: Vec<Learned>, observer: &dyn Observer) -> CacheUse {
-        for (inode, digest) in learned {
+    pub fn save(
+        mut self,
+        tree: &Tree,
+        mut learned: Vec<Learned>,
+        observer: &dyn Observer,
+    ) -> CacheUse {
+        // A file fingerprinted or sampled, then compared, is learned more than once: keep what
+        // each stage found.
+        learned.append(&mut self.fingerprinted);
+        learned.sort_by_key(|(inode, _)| inode.first());
+        for same in learned.chunk_by(|a, b| a.0.first() == b.0.first()) {
+            let inode = same[0].0;
+            let entry =
+                same.iter().fold(Entry { fingerprint: None, digest: None }, |acc, l| Entry {
+                    fingerprint: acc.fingerprint.or(l.1.fingerprint),
+                    digest: acc.digest.or(l.1.digest),
+                });
             let meta = *inode.meta(tree);
             if meta.ctime_ns > self.started_ns - RACY_NS {
                 continue;
             }
             let node = tree.files[inode.first()].node;
-            self.update.learn(meta, digest, |out| tree.arena.write_path(node, out));
+            self.update.learn(meta, entry, |out| tree.arena.write_path(node, out));
         }
         let (lookups, hits) = (self.update.lookups, self.update.hits);
         if let Err(e) = self.cache.save(std::mem::take(&mut self.update)) {
             let what = format!("cannot write the cache ({e}); it keeps its previous contents");
             observer.problem(Problem::warning(self.dir.clone(), ProblemKind::Cache(what)));
         }
-        CacheUse { lookups, hits, cached_groups: 0, entries: self.cache.len() as u64 }
+        let (unread, entries) = (self.unread, self.cache.len() as u64);
+        CacheUse { lookups, hits, unread, cached_groups: 0, entries }
     }
 }

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::num::NonZeroU64;
 
-use dedup_cache::{Digest, Entry};
+use dedup_cache::{Digest, Entry, Fingerprint, FingerprintKind};
 use dedup_core::Stage;
 use rayon::prelude::*;
 use rustix::fs::{fadvise, Advice};
@@ -26,10 +26,12 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
+use crate::fingerprint::kind_for;
 use crate::reading::Reading;
+use crate::sample::Tuning;
 
 /// First chunk size; chunks then double while a class stays equal, up to `MAX_CHUNK`.
-const FIRST_CHUNK: u64 = 1 << 20;
+pub(crate) const FIRST_CHUNK: u64 = 1 << 20;
 const MAX_CHUNK: u64 = 4 << 20;
 /// Bytes of representative chunks one class may hold at once.
 const REP_BUDGET: u64 = 8 << 20;
@@ -40,13 +42,14 @@ const LARGE_CLASSES_AT_ONCE: usize = 8;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
 
-/// Compare the classes in full; returns the groups of identical files, and (when `hash`) the
-/// BLAKE3 digest of every file read whole.
+/// Compare the classes in full; returns the groups of identical files, and (when `hash`) what
+/// the cache may keep of every file read: digests, and fingerprints of small files.
 pub(crate) fn compare_classes(
     classes: Vec<Class>,
     ctx: &Reading,
     hardlinks: bool,
     hash: bool,
+    tuning: Tuning,
 ) -> Result<(Vec<Class>, Vec<Learned>), rayon::ThreadPoolBuildError> {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Comparing, total);
@@ -55,7 +58,13 @@ pub(crate) fn compare_classes(
     let compare = |classes: Vec<Class>| -> (Vec<Class>, Vec<Learned>) {
         classes
             .into_par_iter()
-            .map(|class| Comparer { ctx, hardlinks, hash, size: class.size }.run(class))
+            .map(|class| {
+                let size = class.size;
+                // Read in one chunk and never sampled, a file's chunk hash is a fingerprint.
+                let whole_fingerprint =
+                    hash && kind_for(size, tuning) == Some(FingerprintKind::Whole);
+                Comparer { ctx, hardlinks, hash, size, whole_fingerprint }.run(class)
+            })
             .reduce(Default::default, |mut a, b| {
                 a.0.extend(b.0);
                 a.1.extend(b.1);
@@ -83,18 +92,22 @@ struct Pending {
     members: Vec<Member>,
     offset: u64,
     chunk: u64,
-    /// XXH3-64 of their first chunk (once `offset` > 0): the cache's fingerprint.
-    fingerprint: u64,
+    /// XXH3-64 of their first chunk (once `offset` > 0).
+    first_chunk: u64,
     /// BLAKE3 of their common bytes `[0, offset)`.
     hash: Hash,
 }
 
 impl Pending {
     /// What the cache may keep of every member, once none will be read further.
-    fn learned(&self) -> impl Iterator<Item = Learned> + '_ {
+    fn learned(&self, whole_fingerprint: bool) -> impl Iterator<Item = Learned> + '_ {
         let read = self.offset > 0;
-        let entry = Entry { fingerprint: self.fingerprint, digest: self.hash.digest() };
-        self.members.iter().filter(move |_| read).map(move |m| (m.inode, entry))
+        let fingerprint = (read && whole_fingerprint)
+            .then_some(Fingerprint { kind: FingerprintKind::Whole, value: self.first_chunk });
+        let digest = if read { self.hash.digest() } else { None };
+        let entry = Entry { fingerprint, digest };
+        let useful = fingerprint.is_some() || digest.is_some();
+        self.members.iter().filter(move |_| useful).map(move |m| (m.inode, entry))
     }
 }
 
@@ -150,6 +163,9 @@ struct Comparer<'a> {
     hardlinks: bool,
     hash: bool,
     size: u64,
+    /// Files of this class are read in one chunk and were not sampled: the hash of that chunk
+    /// is the cache's fingerprint of their content.
+    whole_fingerprint: bool,
 }
 
 impl Comparer<'_> {
@@ -159,13 +175,13 @@ impl Comparer<'_> {
         let members = class.inodes.into_iter().map(|inode| Member { inode, file: None });
         let members = members.collect();
         let mut work =
-            vec![Pending { members, offset: 0, chunk: FIRST_CHUNK, fingerprint: 0, hash }];
+            vec![Pending { members, offset: 0, chunk: FIRST_CHUNK, first_chunk: 0, hash }];
         let mut groups = Vec::new();
         let mut learned = Vec::new();
         let mut scratch = Vec::new();
         while let Some(pending) = work.pop() {
             if pending.offset >= self.size || pending.members.len() < 2 {
-                learned.extend(pending.learned());
+                learned.extend(pending.learned(self.whole_fingerprint));
             }
             if pending.members.len() < 2 {
                 self.finish_alone(pending.members, &mut groups);
@@ -231,22 +247,23 @@ impl Comparer<'_> {
         let next_chunk = (pending.chunk * 2).min(MAX_CHUNK);
         let to_end = offset + len == self.size;
         for rep in reps {
-            // Content without a copy needs no digest: its fingerprint keeps it apart next time.
-            // A digest begun while it still had one is finished, though: that is one chunk.
+            // Content without a copy read in one chunk needs no digest: its fingerprint keeps it
+            // apart next time. Otherwise a file read to its end gets one.
             let copies = rep.members.len() > 1;
-            let hash = if copies || (to_end && !matches!(pending.hash, Hash::Empty)) {
+            let fingerprinted = self.whole_fingerprint && matches!(pending.hash, Hash::Empty);
+            let hash = if copies || (to_end && !fingerprinted) {
                 pending.hash.extended(&rep.bytes, to_end)
             } else {
                 Hash::Off
             };
-            let fingerprint = if offset == 0 { rep.xxh3 } else { pending.fingerprint };
+            let first_chunk = if offset == 0 { rep.xxh3 } else { pending.first_chunk };
             let (members, offset, chunk) = (rep.members, offset + len, next_chunk);
-            work.push(Pending { members, offset, chunk, fingerprint, hash });
+            work.push(Pending { members, offset, chunk, first_chunk, hash });
         }
         for members in set_aside.into_values() {
-            let (chunk, fingerprint, hash) =
-                (pending.chunk, pending.fingerprint, pending.hash.clone());
-            work.push(Pending { members, offset, chunk, fingerprint, hash });
+            let (chunk, first_chunk) = (pending.chunk, pending.first_chunk);
+            let hash = pending.hash.clone();
+            work.push(Pending { members, offset, chunk, first_chunk, hash });
         }
     }
 
@@ -287,9 +304,9 @@ mod tests {
     use std::os::unix::fs::MetadataExt;
     use std::path::Path;
 
-    use dedup_cache::{Cache, Entry, Lookup, Opened};
+    use dedup_cache::{Cache, Entry, Fingerprint, FingerprintKind, Lookup, Opened};
     use dedup_core::{nanos, FileId, FileMeta, Progress};
-    use xxhash_rust::xxh3::xxh3_64;
+    use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
     use crate::{find_run, CacheOptions, FindOptions};
 
@@ -305,7 +322,8 @@ mod tests {
 
     /// Copies share one hasher while equal; the digest each file gets must still be the BLAKE3
     /// of its own bytes, whether its class split in the first chunk, a later one, or never.
-    /// Content without a copy gets its fingerprint only, unless its digest was begun already.
+    /// Sampled files keep their samples' fingerprint; small files the hash of their content,
+    /// and no digest when they had no copy.
     #[test]
     fn every_file_read_gets_the_entry_of_its_own_bytes() {
         let dir = tempfile::tempdir().unwrap();
@@ -317,7 +335,8 @@ mod tests {
         // Chunks of 1, 2, 4 and 1 MiB.
         let size = 8 << 20;
         let big: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
-        let small: Vec<u8> = (0..100_000).map(|i| (i * 13 % 253) as u8).collect();
+        let mid: Vec<u8> = (0..100_000).map(|i| (i * 13 % 253) as u8).collect();
+        let small: Vec<u8> = (0..1000).map(|i| (i * 5 % 241) as u8).collect();
         let files = [
             ("a1", big.clone()),
             ("a2", big.clone()),
@@ -326,9 +345,12 @@ mod tests {
             ("c", variant(&big, 10)),
             ("d", variant(&big, 5 << 20)),
             ("e", variant(&big, (15 << 20) / 2)),
+            ("m1", mid.clone()),
+            ("m2", mid.clone()),
+            ("m3", variant(&mid, 50_000)),
             ("s1", small.clone()),
             ("s2", small.clone()),
-            ("s3", variant(&small, 50_000)),
+            ("s3", variant(&small, 500)),
         ];
         for (name, bytes) in &files {
             fs::write(dir.path().join(name), bytes).unwrap();
@@ -342,20 +364,21 @@ mod tests {
         };
         let roots = [dir.path().to_owned()];
         let run = find_run(&roots, &options, &(), &Progress::default()).unwrap();
-        assert_eq!(run.report.groups.len(), 3);
+        assert_eq!(run.report.groups.len(), 4);
         let Ok(Opened::Ready { cache, .. }) = Cache::open(&cache_dir) else { panic!("no cache") };
         for (name, bytes) in &files {
-            let fingerprint = xxh3_64(&bytes[..bytes.len().min(1 << 20)]);
-            let digest = Some(*blake3::hash(bytes).as_bytes());
-            let expected = match *name {
-                // The samples told "c" apart: never read in full.
-                "c" => Lookup::Missing,
-                // Parted from the others in its third chunk: read no further.
-                "d" => Lookup::Valid(Entry { fingerprint, digest: None }),
-                // Read in one chunk, without a copy.
-                "s3" => Lookup::Valid(Entry { fingerprint, digest: None }),
-                _ => Lookup::Valid(Entry { fingerprint, digest }),
+            let fingerprint = if bytes.len() > 64 * 1024 {
+                let ends = [&bytes[..4096], &bytes[bytes.len() - 4096..]].concat();
+                let kind = FingerprintKind::Samples { len: 4096 };
+                Fingerprint { kind, value: xxh3_128(&ends) as u64 }
+            } else {
+                Fingerprint { kind: FingerprintKind::Whole, value: xxh3_64(bytes) }
             };
+            let digest = Some(*blake3::hash(bytes).as_bytes());
+            // "c" (told apart by its samples), "d" (apart in its third chunk, read no further)
+            // and "s3" (small, without a copy) need no digest.
+            let digest = if ["c", "d", "s3"].contains(name) { None } else { digest };
+            let expected = Lookup::Valid(Entry { fingerprint: Some(fingerprint), digest });
             assert_eq!(cache.lookup(&meta(&dir.path().join(name))), expected, "{name}");
         }
     }

@@ -11,6 +11,7 @@ mod content;
 mod dir_summary;
 mod dirs;
 mod exact;
+mod fingerprint;
 mod listing;
 mod nodes;
 mod pipeline;

@@ -127,15 +127,24 @@ pub fn find_run(
         let inodes = |classes: &[Class]| classes.iter().map(|c| c.inodes.len() as u64).sum();
         let same_size = inodes(&classes);
         let (classes, cached_groups) = match &mut cache {
-            Some(cache) => cache.shortcut(classes, &tree, options.hardlinks),
+            Some(cache) => {
+                let (mut to_read, mut groups, mixed) =
+                    cache.shortcut(classes, &tree, options.hardlinks, options.tuning);
+                let (more, settled) = cache.resolve(mixed, &ctx, options.hardlinks);
+                to_read.extend(more);
+                groups.extend(settled);
+                (to_read, groups)
+            }
             None => (classes, Vec::new()),
         };
-        let classes = split_by_samples(classes, &ctx, options.hardlinks, options.tuning);
+        let learn = cache.is_some();
+        let (classes, sampled) =
+            split_by_samples(classes, &ctx, options.hardlinks, options.tuning, learn);
         let after_samples = inodes(&classes);
-        let hash = cache.is_some();
-        let compared = compare_classes(classes, &ctx, options.hardlinks, hash);
+        let compared = compare_classes(classes, &ctx, options.hardlinks, learn, options.tuning);
         let (groups, learned) = match compared {
-            Ok((mut groups, learned)) => {
+            Ok((mut groups, mut learned)) => {
+                learned.extend(sampled);
                 if let Some(cache) = &mut cache {
                     cache.expand(&mut groups, |inode| inode.meta(&tree).size);
                 }

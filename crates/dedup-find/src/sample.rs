@@ -3,11 +3,13 @@
 //! (headers, trailers, indexes). Small files skip this stage: one whole read costs about what two
 //! sample reads cost, so reading twice would only add requests.
 
+use dedup_cache::{Entry, Fingerprint};
 use dedup_core::Stage;
 use rayon::prelude::*;
-use xxhash_rust::xxh3::xxh3_128;
 
+use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
+use crate::fingerprint::{kind_for, samples_hash};
 use crate::reading::Reading;
 
 /// Sizes of the sample stage, chosen by measurement (docs/BENCHMARKS.md); settable for
@@ -28,50 +30,81 @@ impl Default for Tuning {
 
 impl Tuning {
     /// A sample must fit twice into the smallest sampled file.
-    fn sample_len(&self) -> u64 {
+    pub(crate) fn sample_len(&self) -> u64 {
         self.sample_len.clamp(1, (self.whole_read_max / 2).max(1))
+    }
+
+    /// True when the members of a class of `size` are sampled before any full read.
+    pub(crate) fn samples(&self, size: u64) -> bool {
+        size > self.whole_read_max.max(2)
     }
 }
 
 /// Split every class by the samples of its members; classes of small files pass unchanged.
+/// With `learn`, also returns each sampled file's fingerprint for the cache.
 pub(crate) fn split_by_samples(
     classes: Vec<Class>,
     ctx: &Reading,
     hardlinks: bool,
     tuning: Tuning,
-) -> Vec<Class> {
+    learn: bool,
+) -> (Vec<Class>, Vec<Learned>) {
     let to_sample: u64 =
         classes.iter().filter(|c| needs_sampling(c, tuning)).map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Sampling, to_sample);
-    classes
+    let split: Vec<(Vec<Class>, Vec<Learned>)> = classes
         .into_par_iter()
-        .flat_map_iter(|class| {
+        .map(|class| {
             if needs_sampling(&class, tuning) {
-                split_class(class, ctx, hardlinks, tuning.sample_len())
+                split_class(class, ctx, hardlinks, tuning, learn)
             } else {
-                vec![class]
+                (vec![class], Vec::new())
             }
         })
-        .collect()
+        .collect();
+    let mut classes = Vec::with_capacity(split.len());
+    let mut learned = Vec::new();
+    for (c, l) in split {
+        classes.extend(c);
+        learned.extend(l);
+    }
+    (classes, learned)
 }
 
 fn needs_sampling(class: &Class, tuning: Tuning) -> bool {
-    class.size > tuning.whole_read_max.max(2) && class.inodes.len() >= 2
+    tuning.samples(class.size) && class.inodes.len() >= 2
 }
 
-fn split_class(class: Class, ctx: &Reading, hardlinks: bool, sample_len: u64) -> Vec<Class> {
+fn split_class(
+    class: Class,
+    ctx: &Reading,
+    hardlinks: bool,
+    tuning: Tuning,
+    learn: bool,
+) -> (Vec<Class>, Vec<Learned>) {
+    let sample_len = tuning.sample_len();
     let size = class.size;
     let mut keyed: Vec<(u128, Inode)> = class
         .inodes
         .into_par_iter()
         .filter_map(|inode| {
-            let key = sample_key(&inode, size, sample_len, ctx);
+            let key = samples_hash(&inode, size, sample_len, ctx);
             ctx.progress.done(1);
             key.map(|k| (k, inode))
         })
         .collect();
     // Entries are sorted by (dev, ino), so `first` orders members as the walk's sort did.
     keyed.sort_unstable_by_key(|(key, inode)| (*key, inode.first()));
+    let learned = match kind_for(size, tuning) {
+        Some(kind) if learn => keyed
+            .iter()
+            .map(|&(key, inode)| {
+                let fingerprint = Some(Fingerprint { kind, value: key as u64 });
+                (inode, Entry { fingerprint, digest: None })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let mut out = Vec::new();
     let mut rest = keyed.into_iter().peekable();
     while let Some((key, first)) = rest.next() {
@@ -84,14 +117,5 @@ fn split_class(class: Class, ctx: &Reading, hardlinks: bool, sample_len: u64) ->
             out.push(class);
         }
     }
-    out
-}
-
-fn sample_key(inode: &Inode, size: u64, sample_len: u64, ctx: &Reading) -> Option<u128> {
-    let file = ctx.open(inode)?;
-    let mut buf = vec![0u8; 2 * sample_len as usize];
-    let (head, tail) = buf.split_at_mut(sample_len as usize);
-    ctx.read_at(inode, &file, head, 0)?;
-    ctx.read_at(inode, &file, tail, size - sample_len)?;
-    Some(xxh3_128(&buf))
+    (out, learned)
 }
