@@ -38,6 +38,10 @@ impl Default for Concurrency {
 /// not decide.
 const WINDOW: Duration = Duration::from_millis(150);
 const WINDOW_OPS: u64 = 16;
+/// While the first climb lasts, windows are shorter: a small tree is walked in tens of
+/// milliseconds, and a climb of 150 ms steps never left the start level there. On a slow device
+/// the operation count, not the time, still ends the window (16 reads at 120 IOPS take 130 ms).
+const CLIMB_WINDOW: Duration = Duration::from_millis(25);
 
 /// Fixed cost of one request, in bytes of transfer it is worth: a device that serves many small
 /// requests well is as good as one that streams large ones.
@@ -195,7 +199,8 @@ impl Device {
         let Window { tuner, started } = &mut *window;
         let tuner = tuner.as_mut()?;
         let elapsed = started.elapsed();
-        if elapsed < WINDOW || self.ops.load(Relaxed) < WINDOW_OPS {
+        let least = if tuner.settled() { WINDOW } else { CLIMB_WINDOW };
+        if elapsed < least || self.ops.load(Relaxed) < WINDOW_OPS {
             return None;
         }
         *started = Instant::now();
@@ -235,6 +240,28 @@ mod tests {
         drop(s.acquire(2));
         let devs: Vec<u64> = s.choices().iter().map(|c| c.dev).collect();
         assert_eq!(devs, [1, 2]);
+    }
+
+    #[test]
+    fn the_first_climb_is_measured_in_short_windows() {
+        // A short run (a small tree) must still get to measure and climb: several windows fit
+        // in 200 ms while climbing, where one settled window alone lasts 150 ms.
+        let s = IoScheduler::new(Concurrency::Adaptive { start: 2, max: 64 });
+        let until = Instant::now() + Duration::from_millis(200);
+        std::thread::scope(|scope| {
+            for _ in 0..16 {
+                scope.spawn(|| {
+                    while Instant::now() < until {
+                        let permit = s.acquire(1);
+                        std::thread::sleep(Duration::from_millis(1));
+                        permit.done(1 << 20);
+                    }
+                });
+            }
+        });
+        let c = &s.choices()[0];
+        assert!(c.history.len() >= 3, "{c:?}");
+        assert!(c.level >= 8, "{c:?}");
     }
 
     #[test]
