@@ -39,6 +39,10 @@ const REP_BUDGET: u64 = 8 << 20;
 /// so at most this many are compared at once; a few multi-MiB reads in flight keep any device
 /// busy, and memory stays bounded however many reader threads small files get.
 const LARGE_CLASSES_AT_ONCE: usize = 8;
+/// Chunks at least this large are read for several members at once.
+const PARALLEL_READ_MIN: u64 = 256 << 10;
+/// Bytes of such chunks one class reads at once (beside its representatives' `REP_BUDGET`).
+const BATCH_BYTES: u64 = 8 << 20;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
 
@@ -215,7 +219,7 @@ impl Comparer<'_> {
         &self,
         pending: Pending,
         keep_open: bool,
-        scratch: &mut Vec<u8>,
+        scratch: &mut Vec<Vec<u8>>,
         work: &mut Vec<Pending>,
     ) {
         let offset = pending.offset;
@@ -227,21 +231,44 @@ impl Comparer<'_> {
         let mut reps: Vec<Rep> = Vec::with_capacity(expected_reps);
         let mut reps_by_hash: HashMap<u64, Vec<usize>> = HashMap::with_capacity(expected_reps);
         let mut set_aside: HashMap<u64, Vec<Member>> = HashMap::new();
-        for mut member in pending.members {
-            if !self.read_chunk(&mut member, offset, len, keep_open, scratch) {
-                self.ctx.progress.done(1);
-                continue;
+        // Large chunks of several members are read (and hashed) in parallel, a batch at a time:
+        // a class of a few huge files would otherwise be read by one thread. Small reads stay
+        // sequential, where the hand-off would cost more than the read.
+        let width = if len >= PARALLEL_READ_MIN {
+            ((BATCH_BYTES / len) as usize).clamp(1, rayon::current_num_threads())
+        } else {
+            1
+        };
+        scratch.resize(width, Vec::new());
+        let mut members = pending.members.into_iter();
+        loop {
+            let mut batch: Vec<Member> = members.by_ref().take(width).collect();
+            if batch.is_empty() {
+                break;
             }
-            let hash = xxh3_64(scratch);
-            let same_hash = reps_by_hash.entry(hash).or_default();
-            if let Some(&r) = same_hash.iter().find(|&&r| reps[r].bytes == *scratch) {
-                reps[r].members.push(member);
-            } else if reps.len() < rep_limit {
-                same_hash.push(reps.len());
-                let bytes = std::mem::take(scratch);
-                reps.push(Rep { bytes, xxh3: hash, members: vec![member] });
+            let read = |(member, buf): (&mut Member, &mut Vec<u8>)| {
+                self.read_chunk(member, offset, len, keep_open, buf).then(|| xxh3_64(buf))
+            };
+            let hashes: Vec<Option<u64>> = if batch.len() > 1 {
+                batch.par_iter_mut().zip(scratch.par_iter_mut()).map(read).collect()
             } else {
-                set_aside.entry(hash).or_default().push(member);
+                batch.iter_mut().zip(scratch.iter_mut()).map(read).collect()
+            };
+            for ((member, hash), buf) in batch.into_iter().zip(hashes).zip(scratch.iter_mut()) {
+                let Some(hash) = hash else {
+                    self.ctx.progress.done(1);
+                    continue;
+                };
+                let same_hash = reps_by_hash.entry(hash).or_default();
+                if let Some(&r) = same_hash.iter().find(|&&r| reps[r].bytes == *buf) {
+                    reps[r].members.push(member);
+                } else if reps.len() < rep_limit {
+                    same_hash.push(reps.len());
+                    let bytes = std::mem::take(buf);
+                    reps.push(Rep { bytes, xxh3: hash, members: vec![member] });
+                } else {
+                    set_aside.entry(hash).or_default().push(member);
+                }
             }
         }
         let next_chunk = (pending.chunk * 2).min(MAX_CHUNK);
