@@ -21,11 +21,11 @@ pub mod format;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use dedup_core::{nanos, FileId, FileMeta};
+use dedup_core::{FileId, FileMeta};
 use rustix::fs::{flock, FlockOperation};
 
 pub use format::{
@@ -260,15 +260,8 @@ impl Cache {
         for r in &old.records {
             let name = old.name(r);
             let path = Path::new(std::ffi::OsStr::from_bytes(name));
-            let alive = fs::symlink_metadata(path).is_ok_and(|m| {
-                m.is_file()
-                    && FileMeta {
-                        id: FileId { dev: m.dev(), ino: m.ino() },
-                        size: m.size(),
-                        mtime_ns: nanos(m.mtime(), m.mtime_nsec() as u64),
-                        ctime_ns: nanos(m.ctime(), m.ctime_nsec() as u64),
-                    } == r.meta
-            });
+            let alive =
+                fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && FileMeta::of(&m) == r.meta);
             if alive {
                 let at = kept.names.len() as u64;
                 kept.names.extend_from_slice(name);
@@ -361,6 +354,8 @@ fn unix_secs() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::MetadataExt;
+
     use super::*;
 
     fn meta(ino: u64, size: u64) -> FileMeta {
@@ -480,15 +475,7 @@ mod tests {
     #[test]
     fn prune_keeps_only_files_still_at_their_path_unchanged() {
         let dir = tempfile::tempdir().unwrap();
-        let stat = |p: &Path| {
-            let m = fs::symlink_metadata(p).unwrap();
-            FileMeta {
-                id: FileId { dev: m.dev(), ino: m.ino() },
-                size: m.size(),
-                mtime_ns: nanos(m.mtime(), m.mtime_nsec() as u64),
-                ctime_ns: nanos(m.ctime(), m.ctime_nsec() as u64),
-            }
-        };
+        let stat = |p: &Path| FileMeta::of(&fs::symlink_metadata(p).unwrap());
         let (a, b) = (dir.path().join("a\nx"), dir.path().join("b"));
         fs::write(&a, b"1").unwrap();
         fs::write(&b, b"2").unwrap();

@@ -1,5 +1,7 @@
 //! File identity and the metadata that decides whether a file is still the one we saw.
 
+use std::os::unix::fs::MetadataExt;
+
 use serde::{Deserialize, Serialize};
 
 /// The identity of a file on a running system: device and inode. Two paths with one `FileId`
@@ -27,6 +29,17 @@ pub struct FileMeta {
 }
 
 impl FileMeta {
+    /// The identity, size and times of `std` metadata (of the file itself when it came from
+    /// `symlink_metadata`).
+    pub fn of(m: &std::fs::Metadata) -> FileMeta {
+        FileMeta {
+            id: FileId { dev: m.dev(), ino: m.ino() },
+            size: m.size(),
+            mtime_ns: nanos(m.mtime(), m.mtime_nsec() as u64),
+            ctime_ns: nanos(m.ctime(), m.ctime_nsec() as u64),
+        }
+    }
+
     /// True when `later` describes the same, unmodified file: a different inode, size, mtime or
     /// ctime means the content can no longer be trusted to be what was read.
     pub fn unchanged(&self, later: &FileMeta) -> bool {

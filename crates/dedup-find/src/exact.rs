@@ -41,7 +41,8 @@ const REP_BUDGET: u64 = 8 << 20;
 const LARGE_CLASSES_AT_ONCE: usize = 8;
 /// Chunks at least this large are read for several members at once.
 const PARALLEL_READ_MIN: u64 = 256 << 10;
-/// Bytes of such chunks one class reads at once (beside its representatives' `REP_BUDGET`).
+/// Bytes of such chunks read at once by the classes of one pool together (beside their
+/// representatives' `REP_BUDGET`).
 const BATCH_BYTES: u64 = 8 << 20;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
@@ -60,6 +61,13 @@ pub(crate) fn compare_classes(
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
     let compare = |classes: Vec<Class>| -> (Vec<Class>, Vec<Learned>) {
+        // Fewer classes than threads leave threads idle: only then read inside a class in
+        // parallel, the classes sharing one budget of buffers.
+        let batch_bytes = if classes.len() < rayon::current_num_threads() {
+            BATCH_BYTES / classes.len().max(1) as u64
+        } else {
+            0
+        };
         classes
             .into_par_iter()
             .map(|class| {
@@ -67,7 +75,7 @@ pub(crate) fn compare_classes(
                 // Read in one chunk and never sampled, a file's chunk hash is a fingerprint.
                 let whole_fingerprint =
                     hash && kind_for(size, tuning) == Some(FingerprintKind::Whole);
-                Comparer { ctx, hardlinks, hash, size, whole_fingerprint }.run(class)
+                Comparer { ctx, hardlinks, hash, size, whole_fingerprint, batch_bytes }.run(class)
             })
             .reduce(Default::default, |mut a, b| {
                 a.0.extend(b.0);
@@ -170,6 +178,8 @@ struct Comparer<'a> {
     /// Files of this class are read in one chunk and were not sampled: the hash of that chunk
     /// is the cache's fingerprint of their content.
     whole_fingerprint: bool,
+    /// Bytes of large chunks this class may read for several members at once (0: none).
+    batch_bytes: u64,
 }
 
 impl Comparer<'_> {
@@ -231,11 +241,12 @@ impl Comparer<'_> {
         let mut reps: Vec<Rep> = Vec::with_capacity(expected_reps);
         let mut reps_by_hash: HashMap<u64, Vec<usize>> = HashMap::with_capacity(expected_reps);
         let mut set_aside: HashMap<u64, Vec<Member>> = HashMap::new();
-        // Large chunks of several members are read (and hashed) in parallel, a batch at a time:
-        // a class of a few huge files would otherwise be read by one thread. Small reads stay
-        // sequential, where the hand-off would cost more than the read.
+        // Large chunks of several members are read (and hashed) in parallel, a batch at a time,
+        // when there are too few classes to keep the threads busy: a class of a few huge files
+        // would otherwise be read by one thread. Small reads stay sequential, where the hand-off
+        // would cost more than the read.
         let width = if len >= PARALLEL_READ_MIN {
-            ((BATCH_BYTES / len) as usize).clamp(1, rayon::current_num_threads())
+            ((self.batch_bytes / len) as usize).clamp(1, rayon::current_num_threads())
         } else {
             1
         };
@@ -328,23 +339,16 @@ impl Comparer<'_> {
 #[cfg(test)]
 mod tests {
     use std::fs;
-    use std::os::unix::fs::MetadataExt;
     use std::path::Path;
 
     use dedup_cache::{Cache, Entry, Fingerprint, FingerprintKind, Lookup, Opened};
-    use dedup_core::{nanos, FileId, FileMeta, Progress};
+    use dedup_core::{FileMeta, Progress};
     use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
     use crate::{find_run, CacheOptions, FindOptions};
 
     fn meta(path: &Path) -> FileMeta {
-        let m = fs::metadata(path).unwrap();
-        FileMeta {
-            id: FileId { dev: m.dev(), ino: m.ino() },
-            size: m.size(),
-            mtime_ns: nanos(m.mtime(), m.mtime_nsec() as u64),
-            ctime_ns: nanos(m.ctime(), m.ctime_nsec() as u64),
-        }
+        FileMeta::of(&fs::metadata(path).unwrap())
     }
 
     /// Copies share one hasher while equal; the digest each file gets must still be the BLAKE3
