@@ -84,6 +84,10 @@ pub(crate) fn compare_classes(
             })
     };
     let (mut groups, mut learned) = compare(small);
+    if large.is_empty() {
+        // Threads cost a small tree more than it takes to compare it.
+        return Ok((groups, learned));
+    }
     let large_pool = rayon::ThreadPoolBuilder::new()
         .num_threads(LARGE_CLASSES_AT_ONCE.min(rayon::current_num_threads()))
         .thread_name(|i| format!("dedup-large-{i}"))
