@@ -168,7 +168,6 @@ impl CacheRun {
             let kind = known[0].0.fingerprint.map(|f| f.kind);
             let comparable =
                 kind.is_some() && known.iter().all(|e| e.0.fingerprint.map(|f| f.kind) == kind);
-            let all_digests = known.iter().all(|e| e.0.digest.is_some());
             if !alone && comparable && kind == kind_for(size, tuning) {
                 let kind = kind.expect("comparable");
                 mixed.push(Mixed { size, kind, known, unknown });
@@ -180,8 +179,7 @@ impl CacheRun {
                 vec![&known[..]]
             };
             for bucket in buckets {
-                let settled =
-                    bucket.len() == 1 || all_digests || bucket.iter().all(|e| e.0.digest.is_some());
+                let settled = bucket.len() == 1 || bucket.iter().all(|e| e.0.digest.is_some());
                 if alone && settled {
                     self.settle(bucket, size, hardlinks, &mut groups);
                     continue;
