@@ -338,7 +338,8 @@ impl CacheRun {
         // A file fingerprinted or sampled, then compared, is learned more than once: keep what
         // each stage found.
         learned.append(&mut self.fingerprinted);
-        learned.sort_by_key(|(inode, _)| inode.first());
+        learned.par_sort_by_key(|(inode, _)| inode.first());
+        let mut merged = Vec::with_capacity(learned.len());
         for same in learned.chunk_by(|a, b| a.0.first() == b.0.first()) {
             let inode = same[0].0;
             let entry =
@@ -347,11 +348,28 @@ impl CacheRun {
                     digest: acc.digest.or(l.1.digest),
                 });
             let meta = *inode.meta(tree);
-            if meta.ctime_ns > self.started_ns - RACY_NS {
-                continue;
+            if meta.ctime_ns <= self.started_ns - RACY_NS {
+                merged.push((meta, entry, tree.files[inode.first()].node));
             }
-            let node = tree.files[inode.first()].node;
-            self.update.learn(meta, entry, |out| tree.arena.write_path(node, out));
+        }
+        // Paths are built in parallel, in blocks, then handed over in order.
+        let blocks: Vec<(Vec<u8>, Vec<usize>)> = merged
+            .par_chunks(4096)
+            .map(|block| {
+                let (mut names, mut ends) = (Vec::new(), Vec::with_capacity(block.len()));
+                for &(_, _, node) in block {
+                    tree.arena.write_path(node, &mut names);
+                    ends.push(names.len());
+                }
+                (names, ends)
+            })
+            .collect();
+        for (block, (names, ends)) in merged.chunks(4096).zip(&blocks) {
+            let mut start = 0;
+            for (&(meta, entry, _), &end) in block.iter().zip(ends) {
+                self.update.learn(meta, entry, |out| out.extend_from_slice(&names[start..end]));
+                start = end;
+            }
         }
         let (lookups, hits) = (self.update.lookups, self.update.hits);
         if let Err(e) = self.cache.save(std::mem::take(&mut self.update)) {

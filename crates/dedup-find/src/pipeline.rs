@@ -111,10 +111,10 @@ pub fn find_run(
         .build()?;
     let recorder = Recorder::new(observer, &options.analysis);
     let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
-    let mut cache = options.cache.as_ref().and_then(|c| CacheRun::open(c, &counting));
-    let (tree, groups, funnel, learned) = pool.install(|| {
+    let scan = |loading: Option<std::thread::ScopedJoinHandle<Option<CacheRun>>>| {
         progress.start_stage(Stage::Walking, 0);
         let mut tree = walk(roots, &options.selection, &walk_io, &counting, progress);
+        let mut cache = loading.and_then(joined);
         progress.start_stage(Stage::Grouping, tree.files.len() as u64);
         let SizeClasses { classes, repeated_entries } = size_classes(&mut tree, options.hardlinks);
         let ctx = Reading {
@@ -156,26 +156,39 @@ pub fn find_run(
         let files_scanned = tree.files.len() as u64 - repeated_entries;
         let grouped = groups.as_deref().map(inodes).unwrap_or(0);
         let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
-        (tree, groups, funnel, learned)
+        (tree, groups, funnel, learned, cache)
+    };
+    // The cache file loads (tens of milliseconds for 100,000 entries) while the tree is walked.
+    let (tree, groups, funnel, learned, cache) = std::thread::scope(|scope| {
+        let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, &counting)));
+        pool.install(|| scan(loading))
     });
-    let files_scanned = funnel.files;
     let groups = groups?;
-    let cache = cache.map(|cache| CacheUse {
-        cached_groups: groups.iter().filter(|g| g.cached).count() as u64,
-        ..cache.save(&tree, learned, &counting)
+    let cached_groups = groups.iter().filter(|g| g.cached).count() as u64;
+    let summary = Summary { files_scanned: funnel.files, ..Summary::default() };
+    // And it is written while the report is built.
+    let (cache, mut report) = std::thread::scope(|scope| {
+        let saving =
+            cache.map(|c| scope.spawn(|| pool.install(|| c.save(&tree, learned, &counting))));
+        let report = build_report(&tree, &groups, options.hardlinks, summary);
+        let cache = saving.map(|s| CacheUse { cached_groups, ..joined(s) });
+        (cache, report)
     });
     progress.start_stage(Stage::Done, 0);
-    let summary =
-        Summary { files_scanned, errors: counting.errors.into_inner(), ..Summary::default() };
+    report.summary.errors = counting.errors.into_inner();
     let (hardlinks, depth) = (options.hardlinks, options.selection.max_depth);
     let findings =
         analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
-    let mut report = build_report(&tree, groups, options.hardlinks, summary);
     findings.apply(&mut report);
     Ok(Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel, cache })
 }
 
-fn build_report(tree: &Tree, classes: Vec<Class>, hardlinks: bool, summary: Summary) -> Report {
+/// The result of a helper thread; its panic, if any, goes on in this one.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<T>) -> T {
+    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+fn build_report(tree: &Tree, classes: &[Class], hardlinks: bool, summary: Summary) -> Report {
     let mut summary = Summary { groups: classes.len() as u64, ..summary };
     let mut groups = Vec::with_capacity(classes.len());
     for class in classes {
