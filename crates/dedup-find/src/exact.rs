@@ -161,8 +161,8 @@ impl Hash {
     fn digest(&self) -> Option<Digest> {
         match self {
             Hash::Whole(digest) => Some(*digest),
-            Hash::Empty => Some(*blake3::hash(&[]).as_bytes()),
-            Hash::Off | Hash::Prefix(_) => None,
+            // Nothing read yet: nothing to keep.
+            Hash::Off | Hash::Empty | Hash::Prefix(_) => None,
         }
     }
 }
