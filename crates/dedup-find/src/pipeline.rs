@@ -10,7 +10,7 @@ use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
 use dedup_scan::{walk, Selection, Tree};
 
 use crate::analysis::{analyse, Analysis, Recorder};
-use crate::cached::{CacheOptions, CacheRun, CacheUse};
+use crate::cached::{CacheOptions, CacheRun, CacheUse, Learned};
 use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
@@ -124,35 +124,9 @@ pub fn find_run(
             io: &read_io,
             follow_links: options.selection.follow_links,
         };
-        let inodes = |classes: &[Class]| classes.iter().map(|c| c.inodes.len() as u64).sum();
         let same_size = inodes(&classes);
-        let (classes, cached_groups) = match &mut cache {
-            Some(cache) => {
-                let (mut to_read, mut groups, mixed) =
-                    cache.shortcut(classes, &tree, options.hardlinks, options.tuning);
-                let (more, settled) = cache.resolve(mixed, &ctx, options.hardlinks);
-                to_read.extend(more);
-                groups.extend(settled);
-                (to_read, groups)
-            }
-            None => (classes, Vec::new()),
-        };
-        let learn = cache.is_some();
-        let (classes, sampled) =
-            split_by_samples(classes, &ctx, options.hardlinks, options.tuning, learn);
-        let after_samples = inodes(&classes);
-        let compared = compare_classes(classes, &ctx, options.hardlinks, learn, options.tuning);
-        let (groups, learned) = match compared {
-            Ok((mut groups, mut learned)) => {
-                learned.extend(sampled);
-                if let Some(cache) = &mut cache {
-                    cache.expand(&mut groups, |inode| inode.meta(&tree).size);
-                }
-                groups.extend(cached_groups);
-                (Ok(groups), learned)
-            }
-            Err(e) => (Err(e), Vec::new()),
-        };
+        let (groups, learned, after_samples) =
+            content_stages(classes, &ctx, options, cache.as_mut(), &tree);
         let files_scanned = tree.files.len() as u64 - repeated_entries;
         let grouped = groups.as_deref().map(inodes).unwrap_or(0);
         let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
@@ -181,6 +155,48 @@ pub fn find_run(
         analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
     findings.apply(&mut report);
     Ok(Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel, cache })
+}
+
+/// Files in a list of classes (inodes, not paths).
+fn inodes(classes: &[Class]) -> u64 {
+    classes.iter().map(|c| c.inodes.len() as u64).sum()
+}
+
+/// From size classes to groups: the cache's shortcut when there is a cache, then the samples
+/// and the exact comparison. Returns the groups, what the cache may learn, and the number of
+/// files left after the samples.
+fn content_stages(
+    classes: Vec<Class>,
+    ctx: &Reading,
+    options: &FindOptions,
+    mut cache: Option<&mut CacheRun>,
+    tree: &Tree,
+) -> (Result<Vec<Class>, rayon::ThreadPoolBuildError>, Vec<Learned>, u64) {
+    let (hardlinks, tuning) = (options.hardlinks, options.tuning);
+    let (classes, cached_groups) = match cache.as_deref_mut() {
+        Some(cache) => {
+            let (mut to_read, mut groups, mixed) = cache.shortcut(classes, tree, hardlinks, tuning);
+            let (more, settled) = cache.resolve(mixed, ctx, hardlinks);
+            to_read.extend(more);
+            groups.extend(settled);
+            (to_read, groups)
+        }
+        None => (classes, Vec::new()),
+    };
+    let learn = cache.is_some();
+    let (classes, sampled) = split_by_samples(classes, ctx, hardlinks, tuning, learn);
+    let after_samples = inodes(&classes);
+    match compare_classes(classes, ctx, hardlinks, learn, tuning) {
+        Ok((mut groups, mut learned)) => {
+            learned.extend(sampled);
+            if let Some(cache) = cache {
+                cache.expand(&mut groups, |inode| inode.meta(tree).size);
+            }
+            groups.extend(cached_groups);
+            (Ok(groups), learned, after_samples)
+        }
+        Err(e) => (Err(e), Vec::new(), after_samples),
+    }
 }
 
 /// The result of a helper thread; its panic, if any, goes on in this one.
