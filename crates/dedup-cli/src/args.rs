@@ -310,8 +310,9 @@ pub struct SelectArgs {
     pub io_threads: Option<u16>,
 
     /// Use the persistent content cache: files unchanged since a previous run (same device,
-    /// inode, size, mtime and ctime) are grouped by their cached BLAKE3 digests without being
-    /// read again, and what this run reads is stored. On by default when dedup.toml says so.
+    /// inode, size, mtime and ctime) are grouped by their cached BLAKE3 digests, or told apart by
+    /// their cached fingerprints, without being read again, and what this run reads is stored.
+    /// On by default when dedup.toml says so.
     #[arg(long, conflicts_with = "no_cache", help_heading = "Cache")]
     pub cache: bool,
 
