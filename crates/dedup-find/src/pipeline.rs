@@ -1,5 +1,6 @@
-//! `find`: walk, then the stages in order, then the report. Runs on a rayon pool of its own so
-//! the caller's choice of I/O concurrency holds for walking and reading alike.
+//! `find`: walk, then the stages in order, then the report. The walk starts threads as its
+//! scheduler allows; the content stages run on a rayon pool of their own, started during the
+//! walk, with a thread for every read the caller's choice of I/O concurrency may put in flight.
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -105,16 +106,27 @@ pub fn find_run(
     // Listing directories and reading content load a device differently: measure each apart.
     let walk_io = IoScheduler::new(options.concurrency);
     let read_io = IoScheduler::new(options.concurrency);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(read_io.threads())
-        .thread_name(|i| format!("dedup-io-{i}"))
-        .build()?;
     let recorder = Recorder::new(observer, &options.analysis);
     let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
-    let scan = |loading: Option<std::thread::ScopedJoinHandle<Option<CacheRun>>>| {
+    // The cache file loads (tens of milliseconds for 100,000 entries) and the reading pool's
+    // threads start (2 ms for 32) while the tree is walked; the walk starts its own threads as
+    // its scheduler allows.
+    let (mut tree, cache, pool) = std::thread::scope(|scope| {
+        let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, &counting)));
+        // Reading blocks a thread per read in flight: the pool has one for the highest level.
+        let pool = scope.spawn(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(read_io.threads())
+                .thread_name(|i| format!("dedup-io-{i}"))
+                .build()
+        });
         progress.start_stage(Stage::Walking, 0);
-        let mut tree = walk(roots, &options.selection, &walk_io, &counting, progress);
-        let mut cache = loading.and_then(joined);
+        let tree = walk(roots, &options.selection, &walk_io, &counting, progress);
+        (tree, loading.and_then(joined), joined(pool))
+    });
+    let pool = pool?;
+    let (groups, funnel, learned, cache) = pool.install(|| {
+        let mut cache = cache;
         progress.start_stage(Stage::Grouping, tree.files.len() as u64);
         let SizeClasses { classes, repeated_entries } = size_classes(&mut tree, options.hardlinks);
         let ctx = Reading {
@@ -130,12 +142,7 @@ pub fn find_run(
         let files_scanned = tree.files.len() as u64 - repeated_entries;
         let grouped = groups.as_deref().map(inodes).unwrap_or(0);
         let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
-        (tree, groups, funnel, learned, cache)
-    };
-    // The cache file loads (tens of milliseconds for 100,000 entries) while the tree is walked.
-    let (tree, groups, funnel, learned, cache) = std::thread::scope(|scope| {
-        let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, &counting)));
-        pool.install(|| scan(loading))
+        (groups, funnel, learned, cache)
     });
     let groups = groups?;
     let cached_groups = groups.iter().filter(|g| g.cached).count() as u64;

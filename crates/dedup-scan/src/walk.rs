@@ -1,6 +1,7 @@
-//! The parallel walk: every directory is one task on the current rayon pool, listed with
-//! `getdents` through an open descriptor and its entries `stat`ed relative to it (no path lookups
-//! per file). Each task adds its whole directory to the shared arena under one lock, so the lock is
+//! The parallel walk: every directory is one task for a crew of threads, as many as the I/O
+//! scheduler lets list at once ([`crate::crew`]), listed with `getdents`
+//! through an open descriptor and its entries `stat`ed relative to it (no path lookups per
+//! file). Each task adds its whole directory to the shared arena under one lock, so the lock is
 //! taken once per directory, not once per file.
 //!
 //! Symlinks are not followed below the roots unless asked; a directory that is its own ancestor
@@ -17,6 +18,7 @@ use dedup_core::{FileId, FileMeta, Observer, Problem, ProblemKind, Progress};
 use rustix::fs::{fstat, statat, AtFlags, Dir, FileType};
 use rustix::io::Errno;
 
+use crate::crew::work_off;
 use crate::io::IoScheduler;
 use crate::open::{meta_from_stat, open_dir};
 use crate::paths::{NodeId, PathArena};
@@ -73,8 +75,8 @@ impl Tree {
     }
 }
 
-/// Walk every root with the selection, on the current rayon pool; `io` decides how many
-/// directories are listed at once on each device.
+/// Walk every root with the selection on threads of its own; `io` decides how many directories
+/// are listed at once on each device.
 pub fn walk(
     roots: &[PathBuf],
     selection: &Selection,
@@ -105,12 +107,7 @@ pub fn walk(
             });
         tree_roots.push(Root { path, node });
     }
-    rayon::scope(|scope| {
-        for task in tasks {
-            let shared = &shared;
-            scope.spawn(move |scope| walk_dir(shared, task, scope));
-        }
-    });
+    work_off(tasks, io.threads(), &|| io.workers_wanted(), &|task| walk_dir(&shared, task));
     Tree {
         arena: shared.arena.into_inner().expect("walker panicked"),
         files: shared.files.into_inner().expect("walker panicked"),
@@ -239,14 +236,16 @@ enum Found {
     Dir { follow: bool },
 }
 
-fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>) {
+/// List one directory; returns its subdirectories to walk.
+fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
     let selection = shared.selection;
     let child_depth = task.depth + 1;
     if !selection.depth_wanted(child_depth) {
-        return;
+        return Vec::new();
     }
     let report = |path: &Path, e: io::Error| {
         shared.observer.problem(Problem::error(path, ProblemKind::Io(e)));
+        Vec::new()
     };
     let permit = shared.io.acquire(task.dev);
     let fd = match open_dir(&task.path, task.follow) {
@@ -258,11 +257,11 @@ fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>)
         Err(e) => return report(&task.path, e.into()),
     };
     if task.root_dev.is_some_and(|dev| dev != id.dev) {
-        return;
+        return Vec::new();
     }
     if task.ancestors.as_ref().is_some_and(|a| a.contains(id)) {
         shared.observer.problem(Problem::note(&task.path, ProblemKind::Loop));
-        return;
+        return Vec::new();
     }
     shared.dir_ids.lock().unwrap().insert(task.node, id);
 
@@ -277,7 +276,7 @@ fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>)
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
-                report(&task.path, e.into());
+                let _ = report(&task.path, e.into());
                 break;
             }
         };
@@ -311,13 +310,15 @@ fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>)
             Err(Errno::NOENT | Errno::LOOP) if entry.file_type() == FileType::Symlink => {
                 // A dangling or self-referring link: nothing to read behind it.
             }
-            Err(e) => report(&task.path.join(OsStr::from_bytes(name)), e.into()),
+            Err(e) => {
+                let _ = report(&task.path.join(OsStr::from_bytes(name)), e.into());
+            }
         }
     }
     drop(dir);
     permit.done(names.len() as u64 * ENTRY_COST);
     if names.is_empty() {
-        return;
+        return Vec::new();
     }
 
     let first =
@@ -333,6 +334,7 @@ fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>)
         }
     }
     let ancestors = Arc::new(Ancestors { id, parent: task.ancestors.clone() });
+    let mut subdirs = Vec::new();
     for (i, (name, f)) in names.into_iter().zip(found).enumerate() {
         let Found::Dir { follow } = f else { continue };
         let mut relative = task.relative.clone();
@@ -351,8 +353,9 @@ fn walk_dir<'s>(shared: &'s Shared<'s>, task: DirTask, scope: &rayon::Scope<'s>)
             root_dev: task.root_dev,
             ancestors: Some(ancestors.clone()),
         };
-        scope.spawn(move |scope| walk_dir(shared, child, scope));
+        subdirs.push(child);
     }
+    subdirs
 }
 
 /// Stat an entry whose type the listing did not settle (regular files need their metadata;

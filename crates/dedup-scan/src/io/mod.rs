@@ -65,11 +65,15 @@ pub struct DeviceChoice {
 pub struct IoScheduler {
     policy: Concurrency,
     devices: Mutex<HashMap<u64, Arc<Device>>>,
+    /// Sum of the devices' current levels: how many workers can be busy at once.
+    total_level: Arc<AtomicUsize>,
 }
 
 #[derive(Debug)]
 struct Device {
     gate: Gate,
+    /// The scheduler's sum of levels, kept up to date when this device's level changes.
+    total_level: Arc<AtomicUsize>,
     /// Counters of the current window, bumped without locks on every operation.
     in_flight: AtomicUsize,
     /// Most operations seen in flight this window: a window that never filled the gate measured
@@ -97,7 +101,21 @@ pub struct Permit {
 impl IoScheduler {
     /// A scheduler with the given policy.
     pub fn new(policy: Concurrency) -> IoScheduler {
-        IoScheduler { policy, devices: Mutex::new(HashMap::new()) }
+        IoScheduler { policy, devices: Mutex::new(HashMap::new()), total_level: Arc::default() }
+    }
+
+    /// How many operations may be in flight now, over all devices (the level a device starts
+    /// at before any is seen): callers that run one worker per operation start this many, and
+    /// more when a device's level rises, instead of parking a thread per possible operation.
+    pub fn workers_wanted(&self) -> usize {
+        let total = self.total_level.load(Relaxed);
+        if total > 0 {
+            return total.min(self.threads());
+        }
+        match self.policy {
+            Concurrency::Fixed(n) => n.max(1),
+            Concurrency::Adaptive { start, max } => start.clamp(1, max.max(1)),
+        }
     }
 
     /// Worker threads needed to reach the highest level the policy may choose.
@@ -148,7 +166,9 @@ impl IoScheduler {
                         (t.level(), Some(t))
                     }
                 };
+                self.total_level.fetch_add(level.max(1), Relaxed);
                 Arc::new(Device {
+                    total_level: self.total_level.clone(),
                     gate: Gate::new(level),
                     in_flight: AtomicUsize::new(0),
                     peak_in_flight: AtomicUsize::new(0),
@@ -179,7 +199,10 @@ impl Permit {
         device.gate.leave();
         if ops >= WINDOW_OPS {
             if let Some(level) = device.close_window() {
+                let old = device.gate.limit();
                 device.gate.set_limit(level);
+                device.total_level.fetch_add(level.max(1), Relaxed);
+                device.total_level.fetch_sub(old, Relaxed);
             }
         }
     }
@@ -262,6 +285,20 @@ mod tests {
         let c = &s.choices()[0];
         assert!(c.history.len() >= 3, "{c:?}");
         assert!(c.level >= 8, "{c:?}");
+        assert_eq!(s.workers_wanted(), c.level, "workers follow the level as it climbs");
+    }
+
+    #[test]
+    fn workers_wanted_are_the_sum_of_the_devices_levels_within_the_threads() {
+        let s = IoScheduler::new(Concurrency::Adaptive { start: 2, max: 5 });
+        assert_eq!(s.workers_wanted(), 2, "before any device is seen: the start level");
+        s.acquire(1).done(1);
+        assert_eq!(s.workers_wanted(), 2);
+        s.acquire(2).done(1);
+        assert_eq!(s.workers_wanted(), 4);
+        s.acquire(3).done(1);
+        assert_eq!(s.workers_wanted(), 5, "never more than the threads");
+        assert_eq!(IoScheduler::new(Concurrency::Fixed(3)).workers_wanted(), 3);
     }
 
     #[test]
