@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_cache::{Cache, Entry, Fingerprint, FingerprintKind, Lookup, Opened, Update};
-use dedup_core::{Observer, Problem, ProblemKind};
+use dedup_core::{FileMeta, Observer, Problem, ProblemKind};
 use dedup_scan::Tree;
 use rayon::prelude::*;
 
@@ -139,13 +139,16 @@ impl CacheRun {
         let mut mixed = Vec::new();
         let mut to_read = Vec::with_capacity(classes.len());
         let mut groups = Vec::new();
+        let metas: Vec<FileMeta> =
+            classes.iter().flat_map(|c| c.inodes.iter().map(|i| *i.meta(tree))).collect();
+        let mut answers = self.cache.lookup_all(&metas).into_iter();
         for class in classes {
             let mut known: Vec<(Entry, Inode)> = Vec::new();
             let mut unknown = Vec::new();
             for &inode in &class.inodes {
                 let meta = inode.meta(tree);
                 self.update.lookups += 1;
-                match self.cache.lookup(meta) {
+                match answers.next().expect("one answer per file looked up") {
                     Lookup::Valid(entry) => {
                         self.update.hits += 1;
                         known.push((entry, inode));
