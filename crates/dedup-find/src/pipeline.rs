@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use dedup_core::{Observer, Problem, Progress, Stage};
 use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
 use dedup_scan::{walk, Selection, Tree};
+use rayon::prelude::*;
 
 use crate::analysis::{analyse, Analysis, Recorder};
 use crate::cached::{CacheOptions, CacheRun, CacheUse, Learned};
@@ -151,7 +152,7 @@ pub fn find_run(
     let (cache, mut report) = std::thread::scope(|scope| {
         let saving =
             cache.map(|c| scope.spawn(|| pool.install(|| c.save(&tree, learned, &counting))));
-        let report = build_report(&tree, &groups, options.hardlinks, summary);
+        let report = pool.install(|| build_report(&tree, &groups, options.hardlinks, summary));
         let cache = saving.map(|s| CacheUse { cached_groups, ..joined(s) });
         (cache, report)
     });
@@ -211,35 +212,16 @@ fn joined<T>(handle: std::thread::ScopedJoinHandle<T>) -> T {
     handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
+/// The report of the groups found; groups are built in parallel (on ~/.rustup, 15,500 groups
+/// and 33,000 paths took 30 ms on one thread, as much in a rescan as in a first scan).
 fn build_report(tree: &Tree, classes: &[Class], hardlinks: bool, summary: Summary) -> Report {
     let mut summary = Summary { groups: classes.len() as u64, ..summary };
-    let mut groups = Vec::with_capacity(classes.len());
     for class in classes {
         let copies = if hardlinks { class.path_count() } else { class.inodes.len() } as u64;
         summary.redundant_files += copies - 1;
         summary.redundant_bytes += (copies - 1) * class.size;
-        let mut files = Vec::with_capacity(class.path_count());
-        for inode in &class.inodes {
-            let meta = inode.meta(tree);
-            for i in inode.paths() {
-                let entry = &tree.files[i];
-                let file = ReportFile {
-                    path: tree.arena.path(entry.node),
-                    dev: meta.id.dev,
-                    ino: meta.id.ino,
-                    mtime_ns: meta.mtime_ns,
-                    ctime_ns: Some(meta.ctime_ns),
-                };
-                files.push((entry.root, file));
-            }
-        }
-        // Paths in the order of the root they were found under, then by bytes.
-        files.sort_by(|a, b| {
-            (a.0, a.1.path.as_os_str().as_bytes()).cmp(&(b.0, b.1.path.as_os_str().as_bytes()))
-        });
-        let files = files.into_iter().map(|(_, f)| f).collect();
-        groups.push(Group { size: class.size, files, cached: class.cached });
     }
+    let groups = classes.par_iter().map(|class| group_of(tree, class)).collect();
     let mut report = Report {
         version: REPORT_VERSION,
         tool: format!("dedup {}", env!("CARGO_PKG_VERSION")),
@@ -252,4 +234,29 @@ fn build_report(tree: &Tree, classes: &[Class], hardlinks: bool, summary: Summar
     };
     report.sort_groups();
     report
+}
+
+/// One group of the report: every path of every member, in the order of the root they were
+/// found under, then by bytes.
+fn group_of(tree: &Tree, class: &Class) -> Group {
+    let mut files = Vec::with_capacity(class.path_count());
+    for inode in &class.inodes {
+        let meta = inode.meta(tree);
+        for i in inode.paths() {
+            let entry = &tree.files[i];
+            let file = ReportFile {
+                path: tree.arena.path(entry.node),
+                dev: meta.id.dev,
+                ino: meta.id.ino,
+                mtime_ns: meta.mtime_ns,
+                ctime_ns: Some(meta.ctime_ns),
+            };
+            files.push((entry.root, file));
+        }
+    }
+    files.sort_by(|a, b| {
+        (a.0, a.1.path.as_os_str().as_bytes()).cmp(&(b.0, b.1.path.as_os_str().as_bytes()))
+    });
+    let files = files.into_iter().map(|(_, f)| f).collect();
+    Group { size: class.size, files, cached: class.cached }
 }

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON report format; changes only when an existing field changes meaning.
@@ -184,8 +185,10 @@ impl Report {
 
 /// Sort groups in the documented order: by size descending, then by their first path.
 pub(crate) fn sort_groups(groups: &mut [Group]) {
-    let first_path = |g: &Group| g.files.first().map(|f| f.path.as_os_str().as_bytes().to_vec());
-    groups.sort_by_cached_key(|g| (std::cmp::Reverse(g.size), first_path(g)));
+    fn key(g: &Group) -> (std::cmp::Reverse<u64>, Option<&[u8]>) {
+        (std::cmp::Reverse(g.size), g.files.first().map(|f| f.path.as_os_str().as_bytes()))
+    }
+    groups.par_sort_by(|a, b| key(a).cmp(&key(b)));
 }
 
 #[cfg(test)]
