@@ -200,7 +200,11 @@ fn describe_choice(choice: &DeviceChoice) -> String {
         (true, false) => format!("chosen by measurement ({})", trail.join(", ")),
         (false, false) => format!("still climbing when the stage ended ({})", trail.join(", ")),
     };
-    format!("{dev}: {} at once, {why}", choice.level)
+    let from = match choice.carried_over {
+        Some(level) => format!("; started at {level}, the level listing reached"),
+        None => String::new(),
+    };
+    format!("{dev}: {} at once, {why}{from}", choice.level)
 }
 
 /// True when the error is standard output closing early (`dedup find | head`): not a failure.

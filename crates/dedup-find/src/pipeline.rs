@@ -106,7 +106,6 @@ pub fn find_run(
 ) -> Result<Run, FindError> {
     // Listing directories and reading content load a device differently: measure each apart.
     let walk_io = IoScheduler::new(options.concurrency);
-    let read_io = IoScheduler::new(options.concurrency);
     let recorder = Recorder::new(observer, &options.analysis);
     let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
     // The cache file loads (tens of milliseconds for 100,000 entries) and the reading pool's
@@ -114,10 +113,11 @@ pub fn find_run(
     // its scheduler allows.
     let (mut tree, cache, pool) = std::thread::scope(|scope| {
         let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, &counting)));
-        // Reading blocks a thread per read in flight: the pool has one for the highest level.
+        // Reading blocks a thread per read in flight: the pool has one for the highest level
+        // (the policy's, the same for both schedulers).
         let pool = scope.spawn(|| {
             rayon::ThreadPoolBuilder::new()
-                .num_threads(read_io.threads())
+                .num_threads(walk_io.threads())
                 .thread_name(|i| format!("dedup-io-{i}"))
                 .build()
         });
@@ -126,6 +126,7 @@ pub fn find_run(
         (tree, loading.and_then(joined), joined(pool))
     });
     let pool = pool?;
+    let read_io = IoScheduler::following(&walk_io);
     let (groups, funnel, learned, cache) = pool.install(|| {
         let mut cache = cache;
         progress.start_stage(Stage::Grouping, tree.files.len() as u64);
