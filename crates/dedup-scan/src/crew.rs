@@ -61,6 +61,22 @@ impl<'a, T: Send> Crew<'a, T> {
         (self.wanted)().clamp(1, self.most)
     }
 
+    /// A task is over and added `added`: queue them and wake whoever must go on.
+    fn task_done(&self, state: &mut State<T>, mut added: Vec<T>) {
+        state.busy -= 1;
+        let count = added.len();
+        state.tasks.append(&mut added);
+        if state.busy == 0 && state.tasks.is_empty() {
+            // All done: the parked workers leave.
+            self.wake.notify_all();
+        } else {
+            // The worker that added them takes one itself.
+            for _ in 0..count.saturating_sub(1).min(state.waiting) {
+                self.wake.notify_one();
+            }
+        }
+    }
+
     /// Start workers while there are tasks nobody waits to take and the scheduler allows more.
     fn hire<'s>(&'s self, state: &mut State<T>, scope: &'s Scope<'s, '_>) {
         let wanted = self.wanted();
@@ -102,7 +118,7 @@ impl<'a, T: Send> Crew<'a, T> {
             state.busy += 1;
             self.hire(&mut state, scope);
             drop(state);
-            let finished = Finished { crew: self, added: Vec::new() };
+            let finished = Finished { crew: self };
             let added = (self.work)(task);
             state = finished.record(added);
             self.hire(&mut state, scope);
@@ -113,32 +129,23 @@ impl<'a, T: Send> Crew<'a, T> {
 /// Marks a task done even when it panics, so the other workers do not wait for it forever.
 struct Finished<'c, 'a, T: Send> {
     crew: &'c Crew<'a, T>,
-    added: Vec<T>,
 }
 
 impl<'c, T: Send> Finished<'c, '_, T> {
-    fn record(mut self, added: Vec<T>) -> MutexGuard<'c, State<T>> {
-        self.added = added;
+    /// The task ended normally and added these: record it, and go on holding the lock.
+    fn record(self, added: Vec<T>) -> MutexGuard<'c, State<T>> {
         let crew = self.crew;
-        drop(self);
-        crew.lock()
+        std::mem::forget(self);
+        let mut state = crew.lock();
+        crew.task_done(&mut state, added);
+        state
     }
 }
 
 impl<T: Send> Drop for Finished<'_, '_, T> {
     fn drop(&mut self) {
         let mut state = self.crew.lock();
-        state.busy -= 1;
-        let added = self.added.len();
-        state.tasks.append(&mut self.added);
-        if state.busy == 0 && state.tasks.is_empty() {
-            self.crew.wake.notify_all();
-        } else {
-            // The worker that added them takes one itself.
-            for _ in 0..added.saturating_sub(1).min(state.waiting) {
-                self.crew.wake.notify_one();
-            }
-        }
+        self.crew.task_done(&mut state, Vec::new());
     }
 }
 
