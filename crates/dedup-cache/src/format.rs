@@ -8,8 +8,8 @@
 //!                    name offset u64, name length u32, flags u32, fingerprint u64,
 //!                    BLAKE3 digest [u8; 32]
 //!          flags: bit 0 the digest is set (else all zero); bit 1 the fingerprint is of the whole
-//!          content, bit 2 of samples, whose length is in bits 8..32 (neither: no fingerprint,
-//!          and the field is zero)
+//!          content, bit 2 of head and tail samples (before session 3), bit 3 of the head
+//!          sample; a sample's length is in bits 8..32 (none: no fingerprint, the field is zero)
 //! names    the path each file was last seen at (raw bytes; a hint for `prune`, never a key)
 //! checksum XXH3-128 of everything above, 16 bytes
 //! ```
@@ -33,6 +33,8 @@ const FULL_DIGEST: u32 = 1;
 const WHOLE_FINGERPRINT: u32 = 2;
 /// Flag: the fingerprint is of samples; their length is in the bits above `SAMPLE_LEN_SHIFT`.
 const SAMPLES_FINGERPRINT: u32 = 4;
+/// Flag: the fingerprint is of the head; its length is in the bits above `SAMPLE_LEN_SHIFT`.
+const HEAD_FINGERPRINT: u32 = 8;
 const SAMPLE_LEN_SHIFT: u32 = 8;
 /// Longest sample length a fingerprint can record.
 pub const MAX_SAMPLE_LEN: u32 = u32::MAX >> SAMPLE_LEN_SHIFT;
@@ -69,9 +71,15 @@ pub struct Fingerprint {
 pub enum FingerprintKind {
     /// XXH3-64 of the whole content.
     Whole,
-    /// XXH3-128 (low half) of the first and last `len` bytes.
+    /// XXH3-128 (low half) of the first and last `len` bytes (written by dedup before
+    /// session 3; still read, and compared only with its own kind).
     Samples {
         /// Bytes read at each end (at most [`MAX_SAMPLE_LEN`]).
+        len: u32,
+    },
+    /// XXH3-64 of the first `len` bytes.
+    Head {
+        /// Bytes read (at most [`MAX_SAMPLE_LEN`]).
         len: u32,
     },
 }
@@ -154,6 +162,11 @@ pub fn encode(contents: &Contents) -> Vec<u8> {
                 if (1..=MAX_SAMPLE_LEN).contains(&len) =>
             {
                 (SAMPLES_FINGERPRINT | len << SAMPLE_LEN_SHIFT, value)
+            }
+            Some(Fingerprint { kind: FingerprintKind::Head { len }, value })
+                if (1..=MAX_SAMPLE_LEN).contains(&len) =>
+            {
+                (HEAD_FINGERPRINT | len << SAMPLE_LEN_SHIFT, value)
             }
             _ => (0, 0),
         };
@@ -238,6 +251,9 @@ fn entry_of(flags: u32, value: u64, digest: &[u8]) -> Option<Entry> {
         f if len > 0 && f == SAMPLES_FINGERPRINT | len << SAMPLE_LEN_SHIFT => {
             Some(FingerprintKind::Samples { len })
         }
+        f if len > 0 && f == HEAD_FINGERPRINT | len << SAMPLE_LEN_SHIFT => {
+            Some(FingerprintKind::Head { len })
+        }
         _ => return None,
     };
     Some(Entry { fingerprint: kind.map(|kind| Fingerprint { kind, value }), digest })
@@ -256,6 +272,7 @@ mod tests {
                     2 => {
                         Some(Fingerprint { kind: FingerprintKind::Samples { len: 4096 }, value: 6 })
                     }
+                    3 => Some(Fingerprint { kind: FingerprintKind::Head { len: 4096 }, value: 8 }),
                     _ => None,
                 },
                 digest: (ino != 2).then_some([ino as u8; 32]),
@@ -263,7 +280,7 @@ mod tests {
             name,
         };
         Contents {
-            records: vec![rec(1, (0, 3)), rec(2, (3, 2)), rec(5, (5, 0))],
+            records: vec![rec(1, (0, 3)), rec(2, (3, 2)), rec(3, (5, 0)), rec(5, (5, 0))],
             names: b"a\nbc\xff".to_vec(),
             last: LastRun { lookups: 4, hits: 3, unix_secs: 99 },
         }

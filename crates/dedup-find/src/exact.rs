@@ -347,7 +347,7 @@ mod tests {
 
     use dedup_cache::{Cache, Entry, Fingerprint, FingerprintKind, Lookup, Opened};
     use dedup_core::{FileMeta, Progress};
-    use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
+    use xxhash_rust::xxh3::xxh3_64;
 
     use crate::{find_run, CacheOptions, FindOptions};
 
@@ -357,7 +357,7 @@ mod tests {
 
     /// Copies share one hasher while equal; the digest each file gets must still be the BLAKE3
     /// of its own bytes, whether its class split in the first chunk, a later one, or never.
-    /// Sampled files keep their samples' fingerprint; small files the hash of their content,
+    /// Sampled files keep their head sample's fingerprint; small files the hash of their content,
     /// and no digest when they had no copy.
     #[test]
     fn every_file_read_gets_the_entry_of_its_own_bytes() {
@@ -403,9 +403,8 @@ mod tests {
         let Ok(Opened::Ready { cache, .. }) = Cache::open(&cache_dir) else { panic!("no cache") };
         for (name, bytes) in &files {
             let fingerprint = if bytes.len() > 64 * 1024 {
-                let ends = [&bytes[..4096], &bytes[bytes.len() - 4096..]].concat();
-                let kind = FingerprintKind::Samples { len: 4096 };
-                Fingerprint { kind, value: xxh3_128(&ends) as u64 }
+                let kind = FingerprintKind::Head { len: 4096 };
+                Fingerprint { kind, value: xxh3_64(&bytes[..4096]) }
             } else {
                 Fingerprint { kind: FingerprintKind::Whole, value: xxh3_64(bytes) }
             };
