@@ -1,8 +1,8 @@
 //! The parallel walk: every directory is one task for a crew of threads, as many as the I/O
-//! scheduler lets list at once ([`crate::crew`]), listed with `getdents`
-//! through an open descriptor and its entries `stat`ed relative to it (no path lookups per
-//! file). Each task adds its whole directory to the shared arena under one lock, so the lock is
-//! taken once per directory, not once per file.
+//! scheduler lets list at once ([`crate::crew`]), listed with `getdents` through an open
+//! descriptor and its entries `stat`ed relative to it (no path lookups per file). Each task adds
+//! its whole directory to the shared arena under one lock, so the lock is taken once per
+//! directory, not once per file.
 //!
 //! Symlinks are not followed below the roots unless asked; a directory that is its own ancestor
 //! (symlink or bind-mount loop) is not entered again; special files are never opened.
@@ -243,18 +243,19 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
     if !selection.depth_wanted(child_depth) {
         return Vec::new();
     }
-    let report = |path: &Path, e: io::Error| {
+    // Reports the error; a directory that fails adds no subdirectories.
+    let failed = |path: &Path, e: io::Error| {
         shared.observer.problem(Problem::error(path, ProblemKind::Io(e)));
         Vec::new()
     };
     let permit = shared.io.acquire(task.dev);
     let fd = match open_dir(&task.path, task.follow) {
         Ok(fd) => fd,
-        Err(e) => return report(&task.path, e),
+        Err(e) => return failed(&task.path, e),
     };
     let id = match fstat(&fd) {
         Ok(st) => FileId { dev: st.st_dev, ino: st.st_ino },
-        Err(e) => return report(&task.path, e.into()),
+        Err(e) => return failed(&task.path, e.into()),
     };
     if task.root_dev.is_some_and(|dev| dev != id.dev) {
         return Vec::new();
@@ -267,7 +268,7 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
 
     let mut dir = match Dir::new(fd) {
         Ok(dir) => dir,
-        Err(e) => return report(&task.path, e.into()),
+        Err(e) => return failed(&task.path, e.into()),
     };
     let mut names: Vec<Vec<u8>> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
@@ -276,7 +277,7 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
-                let _ = report(&task.path, e.into());
+                failed(&task.path, e.into());
                 break;
             }
         };
@@ -311,7 +312,7 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
                 // A dangling or self-referring link: nothing to read behind it.
             }
             Err(e) => {
-                let _ = report(&task.path.join(OsStr::from_bytes(name)), e.into());
+                failed(&task.path.join(OsStr::from_bytes(name)), e.into());
             }
         }
     }
