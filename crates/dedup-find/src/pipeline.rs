@@ -108,44 +108,12 @@ pub fn find_run(
     let walk_io = IoScheduler::new(options.concurrency);
     let recorder = Recorder::new(observer, &options.analysis);
     let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
-    // The cache file loads (tens of milliseconds for 100,000 entries) and the reading pool's
-    // threads start (2 ms for 32) while the tree is walked; the walk starts its own threads as
-    // its scheduler allows.
-    let (mut tree, cache, pool) = std::thread::scope(|scope| {
-        let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, &counting)));
-        // Reading blocks a thread per read in flight: the pool has one for the highest level
-        // (the policy's, the same for both schedulers).
-        let pool = scope.spawn(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(walk_io.threads())
-                .thread_name(|i| format!("dedup-io-{i}"))
-                .build()
-        });
-        progress.start_stage(Stage::Walking, 0);
-        let tree = walk(roots, &options.selection, &walk_io, &counting, progress);
-        (tree, loading.and_then(joined), joined(pool))
-    });
+    let (mut tree, mut cache, pool) =
+        walk_and_prepare(roots, options, &walk_io, &counting, progress);
     let pool = pool?;
     let read_io = IoScheduler::following(&walk_io);
-    let (groups, funnel, learned, cache) = pool.install(|| {
-        let mut cache = cache;
-        progress.start_stage(Stage::Grouping, tree.files.len() as u64);
-        let SizeClasses { classes, repeated_entries } = size_classes(&mut tree, options.hardlinks);
-        let ctx = Reading {
-            tree: &tree,
-            observer: &counting,
-            progress,
-            io: &read_io,
-            follow_links: options.selection.follow_links,
-        };
-        let same_size = inodes(&classes);
-        let (groups, learned, after_samples) =
-            content_stages(classes, &ctx, options, cache.as_mut(), &tree);
-        let files_scanned = tree.files.len() as u64 - repeated_entries;
-        let grouped = groups.as_deref().map(inodes).unwrap_or(0);
-        let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
-        (groups, funnel, learned, cache)
-    });
+    let (groups, funnel, learned) = pool
+        .install(|| find_groups(&mut tree, cache.as_mut(), options, &counting, &read_io, progress));
     let groups = groups?;
     let cached_groups = groups.iter().filter(|g| g.cached).count() as u64;
     let summary = Summary { files_scanned: funnel.files, ..Summary::default() };
@@ -164,6 +132,55 @@ pub fn find_run(
         analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
     findings.apply(&mut report);
     Ok(Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel, cache })
+}
+
+/// Walk the tree; meanwhile the cache file loads (tens of milliseconds for 100,000 entries) and
+/// the reading pool's threads start (2 ms for 32). The walk starts its own threads as its
+/// scheduler allows.
+fn walk_and_prepare(
+    roots: &[PathBuf],
+    options: &FindOptions,
+    walk_io: &IoScheduler,
+    counting: &Counting,
+    progress: &Progress,
+) -> (Tree, Option<CacheRun>, Result<rayon::ThreadPool, rayon::ThreadPoolBuildError>) {
+    std::thread::scope(|scope| {
+        let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, counting)));
+        // Reading blocks a thread per read in flight: the pool has one for the highest level
+        // (the policy's, the same for both schedulers).
+        let pool = scope.spawn(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(walk_io.threads())
+                .thread_name(|i| format!("dedup-io-{i}"))
+                .build()
+        });
+        progress.start_stage(Stage::Walking, 0);
+        let tree = walk(roots, &options.selection, walk_io, counting, progress);
+        (tree, loading.and_then(joined), joined(pool))
+    })
+}
+
+/// Size classes, then the content stages: the groups, how many files each stage let through,
+/// and what the cache may learn.
+fn find_groups(
+    tree: &mut Tree,
+    cache: Option<&mut CacheRun>,
+    options: &FindOptions,
+    observer: &Counting,
+    io: &IoScheduler,
+    progress: &Progress,
+) -> (Result<Vec<Class>, rayon::ThreadPoolBuildError>, Funnel, Vec<Learned>) {
+    progress.start_stage(Stage::Grouping, tree.files.len() as u64);
+    let SizeClasses { classes, repeated_entries } = size_classes(tree, options.hardlinks);
+    let tree = &*tree;
+    let follow_links = options.selection.follow_links;
+    let ctx = Reading { tree, observer, progress, io, follow_links };
+    let same_size = inodes(&classes);
+    let (groups, learned, after_samples) = content_stages(classes, &ctx, options, cache, tree);
+    let files_scanned = tree.files.len() as u64 - repeated_entries;
+    let grouped = groups.as_deref().map(inodes).unwrap_or(0);
+    let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
+    (groups, funnel, learned)
 }
 
 /// Files in a list of classes (inodes, not paths).
