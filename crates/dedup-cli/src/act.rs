@@ -169,7 +169,7 @@ fn load_report(args: &ActArgs) -> Result<(Report, bool)> {
     let progress = Arc::new(Progress::default());
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
-    let report = find(&roots, &options, &messages, &progress)?;
+    let report = find(&roots, &options, &messages, &progress);
     if let Some(display) = display {
         display.finish();
     }

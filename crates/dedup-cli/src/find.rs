@@ -38,7 +38,7 @@ pub fn run(args: FindArgs) -> Result<bool> {
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let started = Instant::now();
     let Run { report, walk_io, read_io, funnel, cache } =
-        find_run(&roots, &options, &messages, &progress)?;
+        find_run(&roots, &options, &messages, &progress);
     if let Some(display) = display {
         display.finish();
     }

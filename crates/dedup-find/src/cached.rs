@@ -213,21 +213,13 @@ impl CacheRun {
         ctx: &Reading,
         hardlinks: bool,
     ) -> (Vec<Class>, Vec<Class>) {
-        let taken: Vec<(Mixed, Vec<(Fingerprint, Inode)>)> = mixed
-            .into_par_iter()
-            .map(|m| {
-                let new = m
-                    .unknown
-                    .par_iter()
-                    .filter_map(|&inode| {
-                        Some((fingerprint::take(&inode, m.size, m.kind, ctx)?, inode))
-                    })
-                    .collect();
-                (m, new)
-            })
-            .collect();
+        let mut mixed = mixed;
+        let unknown = mixed.iter_mut().map(|m| std::mem::take(&mut m.unknown)).collect();
+        let taken = ctx.keyed_sets(unknown, &|set, inode| {
+            fingerprint::take(inode, mixed[set].size, mixed[set].kind, ctx)
+        });
         let (mut to_read, mut groups) = (Vec::new(), Vec::new());
-        for (Mixed { size, known, .. }, mut new) in taken {
+        for (Mixed { size, known, .. }, mut new) in mixed.into_iter().zip(taken) {
             new.sort_unstable_by_key(|&(f, inode)| (f, inode.first()));
             for &(f, inode) in &new {
                 self.fingerprinted.push((inode, Entry { fingerprint: Some(f), digest: None }));

@@ -20,7 +20,6 @@ use std::num::NonZeroU64;
 
 use dedup_cache::{Digest, Entry, Fingerprint, FingerprintKind};
 use dedup_core::Stage;
-use rayon::prelude::*;
 use rustix::fs::{fadvise, Advice};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -55,47 +54,36 @@ pub(crate) fn compare_classes(
     hardlinks: bool,
     hash: bool,
     tuning: Tuning,
-) -> Result<(Vec<Class>, Vec<Learned>), rayon::ThreadPoolBuildError> {
+) -> (Vec<Class>, Vec<Learned>) {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Comparing, total);
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
-    let compare = |classes: Vec<Class>| -> (Vec<Class>, Vec<Learned>) {
+    let compare = |classes: Vec<Class>, threads: usize| -> (Vec<Class>, Vec<Learned>) {
         // Fewer classes than threads leave threads idle: only then read inside a class in
         // parallel, the classes sharing one budget of buffers.
-        let batch_bytes = if classes.len() < rayon::current_num_threads() {
-            BATCH_BYTES / classes.len().max(1) as u64
-        } else {
-            0
-        };
-        classes
-            .into_par_iter()
-            .map(|class| {
-                let size = class.size;
-                // Read in one chunk and never sampled, a file's chunk hash is a fingerprint.
-                let whole_fingerprint =
-                    hash && kind_for(size, tuning) == Some(FingerprintKind::Whole);
-                Comparer { ctx, hardlinks, hash, size, whole_fingerprint, batch_bytes }.run(class)
-            })
-            .reduce(Default::default, |mut a, b| {
-                a.0.extend(b.0);
-                a.1.extend(b.1);
-                a
-            })
+        let batch_bytes =
+            if classes.len() < threads { BATCH_BYTES / classes.len().max(1) as u64 } else { 0 };
+        let compared = ctx.each(classes, threads, &|class| {
+            let size = class.size;
+            // Read in one chunk and never sampled, a file's chunk hash is a fingerprint.
+            let whole_fingerprint = hash && kind_for(size, tuning) == Some(FingerprintKind::Whole);
+            let comparer =
+                Comparer { ctx, hardlinks, hash, size, whole_fingerprint, batch_bytes, threads };
+            comparer.run(class)
+        });
+        let (mut groups, mut learned) = (Vec::new(), Vec::new());
+        for (g, l) in compared {
+            groups.extend(g);
+            learned.extend(l);
+        }
+        (groups, learned)
     };
-    let (mut groups, mut learned) = compare(small);
-    if large.is_empty() {
-        // Threads cost a small tree more than it takes to compare it.
-        return Ok((groups, learned));
-    }
-    let large_pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(LARGE_CLASSES_AT_ONCE.min(rayon::current_num_threads()))
-        .thread_name(|i| format!("dedup-large-{i}"))
-        .build()?;
-    let (large_groups, large_learned) = large_pool.install(|| compare(large));
+    let (mut groups, mut learned) = compare(small, ctx.io.threads());
+    let (large_groups, large_learned) = compare(large, LARGE_CLASSES_AT_ONCE.min(ctx.io.threads()));
     groups.extend(large_groups);
     learned.extend(large_learned);
-    Ok((groups, learned))
+    (groups, learned)
 }
 
 struct Member {
@@ -184,6 +172,8 @@ struct Comparer<'a> {
     whole_fingerprint: bool,
     /// Bytes of large chunks this class may read for several members at once (0: none).
     batch_bytes: u64,
+    /// Threads that may read for this class's stage at once.
+    threads: usize,
 }
 
 impl Comparer<'_> {
@@ -250,40 +240,46 @@ impl Comparer<'_> {
         // would otherwise be read by one thread. Small reads stay sequential, where the hand-off
         // would cost more than the read.
         let width = if len >= PARALLEL_READ_MIN {
-            ((self.batch_bytes / len) as usize).clamp(1, rayon::current_num_threads())
+            ((self.batch_bytes / len) as usize).clamp(1, self.threads)
         } else {
             1
         };
         scratch.resize(width, Vec::new());
         let mut members = pending.members.into_iter();
         loop {
-            let mut batch: Vec<Member> = members.by_ref().take(width).collect();
+            let batch: Vec<Member> = members.by_ref().take(width).collect();
             if batch.is_empty() {
                 break;
             }
-            let read = |(member, buf): (&mut Member, &mut Vec<u8>)| {
-                self.read_chunk(member, offset, len, keep_open, buf).then(|| xxh3_64(buf))
+            let read = |(mut member, mut buf): (Member, Vec<u8>)| {
+                let hash = self.read_chunk(&mut member, offset, len, keep_open, &mut buf);
+                (member, hash.then(|| xxh3_64(&buf)), buf)
             };
-            let hashes: Vec<Option<u64>> = if batch.len() > 1 {
-                batch.par_iter_mut().zip(scratch.par_iter_mut()).map(read).collect()
+            let buffers = scratch.drain(..batch.len());
+            let pairs: Vec<(Member, Vec<u8>)> = batch.into_iter().zip(buffers).collect();
+            let done: Vec<(Member, Option<u64>, Vec<u8>)> = if pairs.len() > 1 {
+                self.ctx.each(pairs, self.threads, &read)
             } else {
-                batch.iter_mut().zip(scratch.iter_mut()).map(read).collect()
+                pairs.into_iter().map(read).collect()
             };
-            for ((member, hash), buf) in batch.into_iter().zip(hashes).zip(scratch.iter_mut()) {
-                let Some(hash) = hash else {
-                    self.ctx.progress.done(1);
-                    continue;
-                };
-                let same_hash = reps_by_hash.entry(hash).or_default();
-                if let Some(&r) = same_hash.iter().find(|&&r| reps[r].bytes == *buf) {
-                    reps[r].members.push(member);
-                } else if reps.len() < rep_limit {
-                    same_hash.push(reps.len());
-                    let bytes = std::mem::take(buf);
-                    reps.push(Rep { bytes, xxh3: hash, members: vec![member] });
-                } else {
-                    set_aside.entry(hash).or_default().push(member);
+            for (member, hash, mut buf) in done {
+                match hash {
+                    None => self.ctx.progress.done(1),
+                    Some(hash) => {
+                        let same_hash = reps_by_hash.entry(hash).or_default();
+                        if let Some(&r) = same_hash.iter().find(|&&r| reps[r].bytes == buf) {
+                            reps[r].members.push(member);
+                        } else if reps.len() < rep_limit {
+                            same_hash.push(reps.len());
+                            let bytes = std::mem::take(&mut buf);
+                            reps.push(Rep { bytes, xxh3: hash, members: vec![member] });
+                        } else {
+                            set_aside.entry(hash).or_default().push(member);
+                        }
+                    }
                 }
+                // The buffer goes back for the next batch (empty if a representative kept it).
+                scratch.push(buf);
             }
         }
         let next_chunk = (pending.chunk * 2).min(MAX_CHUNK);
@@ -398,7 +394,7 @@ mod tests {
             ..FindOptions::default()
         };
         let roots = [dir.path().to_owned()];
-        let run = find_run(&roots, &options, &(), &Progress::default()).unwrap();
+        let run = find_run(&roots, &options, &(), &Progress::default());
         assert_eq!(run.report.groups.len(), 4);
         let Ok(Opened::Ready { cache, .. }) = Cache::open(&cache_dir) else { panic!("no cache") };
         for (name, bytes) in &files {

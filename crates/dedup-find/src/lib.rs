@@ -26,7 +26,7 @@ mod write;
 
 pub use analysis::Analysis;
 pub use cached::{CacheOptions, CacheUse};
-pub use pipeline::{find, find_run, FindError, FindOptions, Funnel, Run};
+pub use pipeline::{find, find_run, FindOptions, Funnel, Run};
 pub use replication::Replication;
 pub use report::{
     DirCopy, DirGroup, DirKind, DirSummary, Group, Report, ReportError, ReportFile, SharedWith,

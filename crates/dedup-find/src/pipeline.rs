@@ -1,6 +1,7 @@
-//! `find`: walk, then the stages in order, then the report. The walk starts threads as its
-//! scheduler allows; the content stages run on a rayon pool of their own, started during the
-//! walk, with a thread for every read the caller's choice of I/O concurrency may put in flight.
+//! `find`: walk, then the stages in order, then the report. The walk and the content stages
+//! start threads as their schedulers allow (`dedup_scan::crew`): one per listing or read in
+//! flight. The report and the cache file are built on rayon's pool (one thread per core): that
+//! work is computing, not waiting for a device.
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -64,14 +65,6 @@ pub struct Run {
     pub cache: Option<CacheUse>,
 }
 
-/// A failure that prevents any report.
-#[derive(Debug, thiserror::Error)]
-pub enum FindError {
-    /// The worker threads could not be started.
-    #[error("cannot start worker threads: {0}")]
-    Threads(#[from] rayon::ThreadPoolBuildError),
-}
-
 /// Counts the problems that leave files out, on their way to the caller's observer.
 struct Counting<'a> {
     inner: &'a dyn Observer,
@@ -93,8 +86,8 @@ pub fn find(
     options: &FindOptions,
     observer: &dyn Observer,
     progress: &Progress,
-) -> Result<Report, FindError> {
-    find_run(roots, options, observer, progress).map(|run| run.report)
+) -> Report {
+    find_run(roots, options, observer, progress).report
 }
 
 /// [`find`], also telling how the I/O scheduler chose concurrency.
@@ -103,25 +96,21 @@ pub fn find_run(
     options: &FindOptions,
     observer: &dyn Observer,
     progress: &Progress,
-) -> Result<Run, FindError> {
+) -> Run {
     // Listing directories and reading content load a device differently: measure each apart.
     let walk_io = IoScheduler::new(options.concurrency);
     let recorder = Recorder::new(observer, &options.analysis);
     let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
-    let (mut tree, mut cache, pool) =
-        walk_and_prepare(roots, options, &walk_io, &counting, progress);
-    let pool = pool?;
+    let (mut tree, mut cache) = walk_and_load(roots, options, &walk_io, &counting, progress);
     let read_io = IoScheduler::following(&walk_io);
-    let (groups, funnel, learned) = pool
-        .install(|| find_groups(&mut tree, cache.as_mut(), options, &counting, &read_io, progress));
-    let groups = groups?;
+    let (groups, funnel, learned) =
+        find_groups(&mut tree, cache.as_mut(), options, &counting, &read_io, progress);
     let cached_groups = groups.iter().filter(|g| g.cached).count() as u64;
     let summary = Summary { files_scanned: funnel.files, ..Summary::default() };
     // And it is written while the report is built.
     let (cache, mut report) = std::thread::scope(|scope| {
-        let saving =
-            cache.map(|c| scope.spawn(|| pool.install(|| c.save(&tree, learned, &counting))));
-        let report = pool.install(|| build_report(&tree, &groups, options.hardlinks, summary));
+        let saving = cache.map(|c| scope.spawn(|| c.save(&tree, learned, &counting)));
+        let report = build_report(&tree, &groups, options.hardlinks, summary);
         let cache = saving.map(|s| CacheUse { cached_groups, ..joined(s) });
         (cache, report)
     });
@@ -131,32 +120,23 @@ pub fn find_run(
     let findings =
         analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
     findings.apply(&mut report);
-    Ok(Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel, cache })
+    Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel, cache }
 }
 
-/// Walk the tree; meanwhile the cache file loads (tens of milliseconds for 100,000 entries) and
-/// the reading pool's threads start (2 ms for 32). The walk starts its own threads as its
-/// scheduler allows.
-fn walk_and_prepare(
+/// Walk the tree; meanwhile the cache file loads (tens of milliseconds for 100,000 entries). The
+/// walk starts its own threads as its scheduler allows.
+fn walk_and_load(
     roots: &[PathBuf],
     options: &FindOptions,
     walk_io: &IoScheduler,
     counting: &Counting,
     progress: &Progress,
-) -> (Tree, Option<CacheRun>, Result<rayon::ThreadPool, rayon::ThreadPoolBuildError>) {
+) -> (Tree, Option<CacheRun>) {
     std::thread::scope(|scope| {
         let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, counting)));
-        // Reading blocks a thread per read in flight: the pool has one for the highest level
-        // (the policy's, the same for both schedulers).
-        let pool = scope.spawn(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(walk_io.threads())
-                .thread_name(|i| format!("dedup-io-{i}"))
-                .build()
-        });
         progress.start_stage(Stage::Walking, 0);
         let tree = walk(roots, &options.selection, walk_io, counting, progress);
-        (tree, loading.and_then(joined), joined(pool))
+        (tree, loading.and_then(joined))
     })
 }
 
@@ -169,7 +149,7 @@ fn find_groups(
     observer: &Counting,
     io: &IoScheduler,
     progress: &Progress,
-) -> (Result<Vec<Class>, rayon::ThreadPoolBuildError>, Funnel, Vec<Learned>) {
+) -> (Vec<Class>, Funnel, Vec<Learned>) {
     progress.start_stage(Stage::Grouping, tree.files.len() as u64);
     let SizeClasses { classes, repeated_entries } = size_classes(tree, options.hardlinks);
     let tree = &*tree;
@@ -178,7 +158,7 @@ fn find_groups(
     let same_size = inodes(&classes);
     let (groups, learned, after_samples) = content_stages(classes, &ctx, options, cache, tree);
     let files_scanned = tree.files.len() as u64 - repeated_entries;
-    let grouped = groups.as_deref().map(inodes).unwrap_or(0);
+    let grouped = inodes(&groups);
     let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
     (groups, funnel, learned)
 }
@@ -197,7 +177,7 @@ fn content_stages(
     options: &FindOptions,
     mut cache: Option<&mut CacheRun>,
     tree: &Tree,
-) -> (Result<Vec<Class>, rayon::ThreadPoolBuildError>, Vec<Learned>, u64) {
+) -> (Vec<Class>, Vec<Learned>, u64) {
     let (hardlinks, tuning) = (options.hardlinks, options.tuning);
     let (classes, cached_groups) = match cache.as_deref_mut() {
         Some(cache) => {
@@ -212,17 +192,13 @@ fn content_stages(
     let learn = cache.is_some();
     let (classes, sampled) = split_by_samples(classes, ctx, hardlinks, tuning, learn);
     let after_samples = inodes(&classes);
-    match compare_classes(classes, ctx, hardlinks, learn, tuning) {
-        Ok((mut groups, mut learned)) => {
-            learned.extend(sampled);
-            if let Some(cache) = cache {
-                cache.expand(&mut groups, |inode| inode.meta(tree).size);
-            }
-            groups.extend(cached_groups);
-            (Ok(groups), learned, after_samples)
-        }
-        Err(e) => (Err(e), Vec::new(), after_samples),
+    let (mut groups, mut learned) = compare_classes(classes, ctx, hardlinks, learn, tuning);
+    learned.extend(sampled);
+    if let Some(cache) = cache {
+        cache.expand(&mut groups, |inode| inode.meta(tree).size);
     }
+    groups.extend(cached_groups);
+    (groups, learned, after_samples)
 }
 
 /// The result of a helper thread; its panic, if any, goes on in this one.

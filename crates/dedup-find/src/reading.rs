@@ -1,5 +1,7 @@
 //! Opening and reading candidate files for the content stages, turning every failure into a
-//! problem for the observer (the file then simply drops out of its class).
+//! problem for the observer (the file then simply drops out of its class), and the crew of
+//! threads the stages read on: it grows with the read scheduler's level, so a warm tree is read
+//! by as many threads as it has cores and a cold one by as many as the device answers at once.
 
 use std::fs::File;
 use std::io;
@@ -7,6 +9,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use dedup_core::{Observer, Problem, ProblemKind, Progress};
+use dedup_scan::crew::{map_each, Staffing};
 use dedup_scan::io::IoScheduler;
 use dedup_scan::{meta_of, open_recorded, OpenRecordedError, Tree};
 
@@ -22,6 +25,42 @@ pub(crate) struct Reading<'a> {
 }
 
 impl Reading<'_> {
+    /// `f` of every item, in order, computed on a crew of at most `most` threads that grows
+    /// while the read scheduler raises its level.
+    pub fn each<T: Send, R: Send>(
+        &self,
+        items: Vec<T>,
+        most: usize,
+        f: &(dyn Fn(T) -> R + Sync),
+    ) -> Vec<R> {
+        let wanted = || self.io.workers_wanted();
+        map_each(items, Staffing { most, wanted: &wanted, name: "dedup-read" }, f)
+    }
+
+    /// Each set's members with their key (`key` is given the set's index), all sets read on one
+    /// crew; a member without a key (it could not be read, and its reader has reported why)
+    /// drops out.
+    pub fn keyed_sets<T: Copy + Send + Sync, K: Send>(
+        &self,
+        sets: Vec<Vec<T>>,
+        key: &(dyn Fn(usize, &T) -> Option<K> + Sync),
+    ) -> Vec<Vec<(K, T)>> {
+        let sizes: Vec<usize> = sets.iter().map(Vec::len).collect();
+        let members: Vec<(usize, T)> = sets
+            .into_iter()
+            .enumerate()
+            .flat_map(|(set, members)| members.into_iter().map(move |m| (set, m)))
+            .collect();
+        let keyed = self.each(members, self.io.threads(), &|(set, m)| (set, key(set, &m), m));
+        let mut out: Vec<Vec<(K, T)>> = sizes.into_iter().map(Vec::with_capacity).collect();
+        for (set, key, member) in keyed {
+            if let Some(key) = key {
+                out[set].push((key, member));
+            }
+        }
+        out
+    }
+
     /// The path the inode is read through (its first path).
     pub fn path(&self, inode: &Inode) -> PathBuf {
         self.tree.arena.path(self.tree.files[inode.first()].node)

@@ -8,7 +8,6 @@
 
 use dedup_cache::{Entry, Fingerprint};
 use dedup_core::Stage;
-use rayon::prelude::*;
 
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
@@ -44,7 +43,8 @@ impl Tuning {
 }
 
 /// Split every class by the samples of its members; classes of small files pass unchanged.
-/// With `learn`, also returns each sampled file's fingerprint for the cache.
+/// With `learn`, also returns each sampled file's fingerprint for the cache. The heads of every
+/// class are read on one crew, then the tails of the files whose heads are alike on another.
 pub(crate) fn split_by_samples(
     classes: Vec<Class>,
     ctx: &Reading,
@@ -52,64 +52,41 @@ pub(crate) fn split_by_samples(
     tuning: Tuning,
     learn: bool,
 ) -> (Vec<Class>, Vec<Learned>) {
-    let to_sample: u64 =
-        classes.iter().filter(|c| needs_sampling(c, tuning)).map(|c| c.inodes.len() as u64).sum();
+    let (sampled, mut out): (Vec<Class>, Vec<Class>) =
+        classes.into_iter().partition(|c| needs_sampling(c, tuning));
+    let to_sample = sampled.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Sampling, to_sample);
-    let split: Vec<(Vec<Class>, Vec<Learned>)> = classes
-        .into_par_iter()
-        .map(|class| {
-            if needs_sampling(&class, tuning) {
-                split_class(class, ctx, hardlinks, tuning, learn)
-            } else {
-                (vec![class], Vec::new())
-            }
-        })
-        .collect();
-    let mut classes = Vec::with_capacity(split.len());
-    let mut learned = Vec::new();
-    for (c, l) in split {
-        classes.extend(c);
-        learned.extend(l);
-    }
-    (classes, learned)
-}
-
-fn needs_sampling(class: &Class, tuning: Tuning) -> bool {
-    tuning.samples(class.size) && class.inodes.len() >= 2
-}
-
-fn split_class(
-    class: Class,
-    ctx: &Reading,
-    hardlinks: bool,
-    tuning: Tuning,
-    learn: bool,
-) -> (Vec<Class>, Vec<Learned>) {
-    let (size, len) = (class.size, tuning.sample_len());
-    let heads = keyed(class.inodes, |inode| {
+    let len = tuning.sample_len();
+    let sizes: Vec<u64> = sampled.iter().map(|c| c.size).collect();
+    let heads = keyed(ctx, sampled.into_iter().map(|c| c.inodes).collect(), &|_, inode| {
         let key = sample_hash(inode, 0, len, ctx);
         ctx.progress.done(1);
         key
     });
-    let learned = match kind_for(size, tuning) {
-        Some(kind) if learn => heads
-            .iter()
-            .map(|&(key, inode)| {
+    let mut learned = Vec::new();
+    // Files whose heads are alike, and their size: only these need their tails.
+    let mut alike: Vec<(u64, Vec<Inode>)> = Vec::new();
+    for (&size, heads) in sizes.iter().zip(heads) {
+        match kind_for(size, tuning) {
+            Some(kind) if learn => learned.extend(heads.iter().map(|&(key, inode)| {
                 let fingerprint = Some(Fingerprint { kind, value: key });
                 (inode, Entry { fingerprint, digest: None })
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let mut out = Vec::new();
-    for same_head in heads.chunk_by(|a, b| a.0 == b.0) {
-        let inodes: Vec<Inode> = same_head.iter().map(|&(_, inode)| inode).collect();
-        if inodes.len() < 2 {
-            // One file (with -H perhaps several names of it): nothing to tell apart.
-            out.push(Class { size, inodes, cached: false });
-            continue;
+            })),
+            _ => {}
         }
-        let tails = keyed(inodes, |inode| sample_hash(inode, size - len, len, ctx));
+        for same_head in heads.chunk_by(|a, b| a.0 == b.0) {
+            let inodes: Vec<Inode> = same_head.iter().map(|&(_, inode)| inode).collect();
+            if inodes.len() < 2 {
+                // One file (with -H perhaps several names of it): nothing to tell apart.
+                out.push(Class { size, inodes, cached: false });
+            } else {
+                alike.push((size, inodes));
+            }
+        }
+    }
+    let (sizes, sets): (Vec<u64>, Vec<Vec<Inode>>) = alike.into_iter().unzip();
+    let tails = keyed(ctx, sets, &|set, inode| sample_hash(inode, sizes[set] - len, len, ctx));
+    for (&size, tails) in sizes.iter().zip(tails) {
         for same_tail in tails.chunk_by(|a, b| a.0 == b.0) {
             let inodes = same_tail.iter().map(|&(_, inode)| inode).collect();
             out.push(Class { size, inodes, cached: false });
@@ -119,13 +96,22 @@ fn split_class(
     (out, learned)
 }
 
-/// The members with their key, read in parallel, sorted by key and then as the walk sorted them
-/// (entries are sorted by (dev, ino), so `first` keeps that order); members that could not be
-/// read drop out (the reader has reported why).
-fn keyed(inodes: Vec<Inode>, key: impl Fn(&Inode) -> Option<u64> + Sync) -> Vec<(u64, Inode)> {
-    let mut keyed: Vec<(u64, Inode)> =
-        inodes.into_par_iter().filter_map(|inode| Some((key(&inode)?, inode))).collect();
-    keyed.sort_unstable_by_key(|(key, inode)| (*key, inode.first()));
+fn needs_sampling(class: &Class, tuning: Tuning) -> bool {
+    tuning.samples(class.size) && class.inodes.len() >= 2
+}
+
+/// Each set's members with their key, sorted by key and then as the walk sorted them (entries
+/// are sorted by (dev, ino), so `first` keeps that order); members that could not be read drop
+/// out (the reader has reported why).
+fn keyed(
+    ctx: &Reading,
+    sets: Vec<Vec<Inode>>,
+    key: &(dyn Fn(usize, &Inode) -> Option<u64> + Sync),
+) -> Vec<Vec<(u64, Inode)>> {
+    let mut keyed = ctx.keyed_sets(sets, key);
+    for set in &mut keyed {
+        set.sort_unstable_by_key(|(key, inode)| (*key, inode.first()));
+    }
     keyed
 }
 
@@ -145,7 +131,7 @@ mod tests {
         }
         let progress = Progress::default();
         let report = find(&[dir.path().to_owned()], &FindOptions::default(), &(), &progress);
-        (progress.snapshot().bytes_read, report.unwrap().groups.len())
+        (progress.snapshot().bytes_read, report.groups.len())
     }
 
     /// 100 KiB (sampled), `head` in the first 4 KiB sample, `tail` in the last.

@@ -1,40 +1,83 @@
 //! A stack of tasks worked off by a crew of threads that grows with the I/O scheduler: a task
 //! may add tasks (a directory's subdirectories), a thread is started while fewer work than the
-//! scheduler allows, and threads leave when it lowers its level.
+//! scheduler allows, and threads leave when it lowers its level. The walk lists directories on
+//! it, and the content stages read files on it ([`map_each`]).
 //!
-//! Why not one rayon task per directory on a pool sized for the highest level: every thread of
-//! the pool took one and then parked at the device's gate, so a warm walk at 4 listings at once
-//! kept 32 threads waking and sleeping (15–20 % of the walk of a 118,000-file tree), and a small
-//! tree paid for starting 32 threads it never used.
+//! Why not rayon tasks on a pool sized for the highest level: every thread of the pool took one
+//! and then parked at the device's gate, so a warm walk at 4 listings at once kept 32 threads
+//! waking and sleeping (15–20 % of the walk of a 118,000-file tree), and a small tree paid for
+//! starting 32 threads it never used (a 32-thread read pool made a warm scan of 4,800 files
+//! 16 ms instead of 12).
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::Scope;
 
+/// How many threads a crew may have at once, and what its threads are called.
+#[derive(Clone, Copy)]
+pub struct Staffing<'a> {
+    /// Never more threads than this.
+    pub most: usize,
+    /// Threads wanted now (the caller's among them); asked again whenever a task starts or ends.
+    pub wanted: &'a (dyn Fn() -> usize + Sync),
+    /// Thread names are this and a number.
+    pub name: &'a str,
+}
+
 /// Work off `tasks` and every task they add with at most `wanted()` threads (the caller's among
-/// them, and at least one) at any time, up to `most`; returns when every task is done. A thread
-/// the system refuses to start is simply not hired: the others carry on.
-pub(crate) fn work_off<T: Send>(
-    tasks: Vec<T>,
-    most: usize,
-    wanted: &(dyn Fn() -> usize + Sync),
-    work: &(dyn Fn(T) -> Vec<T> + Sync),
-) {
+/// them, and at least one) at any time, up to `most`; returns when every task is done. Tasks
+/// added last are taken first. A thread the system refuses to start is simply not hired: the
+/// others carry on.
+pub fn work_off<T: Send>(tasks: Vec<T>, staff: Staffing, work: &(dyn Fn(T) -> Vec<T> + Sync)) {
     let crew = Crew {
         state: Mutex::new(State { tasks, busy: 0, workers: 1, waiting: 0, hired: 0 }),
         wake: Condvar::new(),
-        most: most.max(1),
-        wanted,
+        staff,
         work,
     };
     std::thread::scope(|scope| crew.worker(scope));
+}
+
+/// `f` of every item, in the order of `items`, computed on a crew (see [`work_off`]). Items are
+/// handed out a few at a time, in order: enough per hand-over that taking the lock costs little
+/// beside them, few enough that the threads finish together.
+pub fn map_each<T: Send, R: Send>(
+    items: Vec<T>,
+    staff: Staffing,
+    f: &(dyn Fn(T) -> R + Sync),
+) -> Vec<R> {
+    let count = items.len();
+    if count <= 1 {
+        // Nothing to share: no lock, no thread.
+        return items.into_iter().map(f).collect();
+    }
+    let per_task = (count / (staff.most.max(1) * 16)).clamp(1, 16);
+    let mut tasks: Vec<(usize, Vec<T>)> = Vec::with_capacity(count.div_ceil(per_task));
+    let mut items = items.into_iter();
+    loop {
+        let batch: Vec<T> = items.by_ref().take(per_task).collect();
+        if batch.is_empty() {
+            break;
+        }
+        tasks.push((tasks.len(), batch));
+    }
+    // The stack is worked off from its end: the first batch goes last.
+    tasks.reverse();
+    let done: Mutex<Vec<(usize, Vec<R>)>> = Mutex::new(Vec::with_capacity(tasks.len()));
+    work_off(tasks, staff, &|(index, batch)| {
+        let results: Vec<R> = batch.into_iter().map(f).collect();
+        done.lock().unwrap_or_else(PoisonError::into_inner).push((index, results));
+        Vec::new()
+    });
+    let mut done = done.into_inner().unwrap_or_else(PoisonError::into_inner);
+    done.sort_unstable_by_key(|(index, _)| *index);
+    done.into_iter().flat_map(|(_, results)| results).collect()
 }
 
 struct Crew<'a, T> {
     state: Mutex<State<T>>,
     /// Signalled when tasks are added or the last busy worker finishes.
     wake: Condvar,
-    most: usize,
-    wanted: &'a (dyn Fn() -> usize + Sync),
+    staff: Staffing<'a>,
     work: &'a (dyn Fn(T) -> Vec<T> + Sync),
 }
 
@@ -58,7 +101,7 @@ impl<'a, T: Send> Crew<'a, T> {
     }
 
     fn wanted(&self) -> usize {
-        (self.wanted)().clamp(1, self.most)
+        (self.staff.wanted)().clamp(1, self.staff.most.max(1))
     }
 
     /// A task is over and added `added`: queue them and wake whoever must go on.
@@ -81,7 +124,7 @@ impl<'a, T: Send> Crew<'a, T> {
     fn hire<'s>(&'s self, state: &mut State<T>, scope: &'s Scope<'s, '_>) {
         let wanted = self.wanted();
         while state.workers < wanted && state.tasks.len() > state.waiting {
-            let name = format!("dedup-walk-{}", state.hired);
+            let name = format!("{}-{}", self.staff.name, state.hired);
             let started =
                 std::thread::Builder::new().name(name).spawn_scoped(scope, || self.worker(scope));
             if started.is_err() {
@@ -154,6 +197,10 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
+    fn staff<'a>(most: usize, wanted: &'a (dyn Fn() -> usize + Sync)) -> Staffing<'a> {
+        Staffing { most, wanted, name: "test" }
+    }
+
     /// A tree of tasks: task n adds 2n+1 and 2n+2 below `limit`.
     fn binary_tree(limit: usize) -> impl Fn(usize) -> Vec<usize> + Sync {
         move |n| [2 * n + 1, 2 * n + 2].into_iter().filter(|&c| c < limit).collect()
@@ -163,7 +210,7 @@ mod tests {
     fn every_task_and_every_added_task_runs_once() {
         let seen: Vec<AtomicUsize> = (0..5000).map(|_| AtomicUsize::new(0)).collect();
         let children = binary_tree(seen.len());
-        work_off(vec![0], 8, &|| 4, &|n| {
+        work_off(vec![0], staff(8, &|| 4), &|n| {
             seen[n].fetch_add(1, SeqCst);
             children(n)
         });
@@ -176,7 +223,7 @@ mod tests {
         let (peak_at_two, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let children = binary_tree(2000);
         let wanted = || if done.load(SeqCst) < 1000 { 2 } else { 6 };
-        work_off(vec![0], 16, &wanted, &|n| {
+        work_off(vec![0], staff(16, &wanted), &|n| {
             let now = inside.fetch_add(1, SeqCst) + 1;
             if done.load(SeqCst) < 900 {
                 peak_at_two.fetch_max(now, SeqCst);
@@ -202,7 +249,7 @@ mod tests {
         std::thread::spawn(move || {
             let done = AtomicUsize::new(0);
             let wanted = || if done.load(SeqCst) < 50 { 8 } else { 1 };
-            work_off(vec![0usize], 8, &wanted, &|n| {
+            work_off(vec![0usize], staff(8, &wanted), &|n| {
                 done.fetch_add(1, SeqCst);
                 std::thread::sleep(std::time::Duration::from_micros(100));
                 if n < 300 {
@@ -221,23 +268,50 @@ mod tests {
     fn works_with_one_thread_and_with_no_task() {
         let count = AtomicUsize::new(0);
         let children = binary_tree(100);
-        work_off(vec![0], 1, &|| 8, &|n| {
+        work_off(vec![0], staff(1, &|| 8), &|n| {
             count.fetch_add(1, SeqCst);
             children(n)
         });
         assert_eq!(count.load(SeqCst), 100);
-        work_off(Vec::<usize>::new(), 2, &|| 2, &|_| Vec::new());
+        work_off(Vec::<usize>::new(), staff(2, &|| 2), &|_| Vec::new());
     }
 
     #[test]
     fn a_panicking_task_does_not_hang_the_others() {
         let children = binary_tree(200);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            work_off(vec![0], 4, &|| 3, &|n| {
+            work_off(vec![0], staff(4, &|| 3), &|n| {
                 assert_ne!(n, 17, "task 17 fails");
                 children(n)
             })
         }));
         assert!(outcome.is_err());
+    }
+
+    #[test]
+    fn map_each_gives_every_result_once_in_the_order_of_the_items() {
+        for count in [0, 1, 2, 15, 1000, 20_000] {
+            let calls = AtomicUsize::new(0);
+            let items: Vec<usize> = (0..count).collect();
+            let squares = map_each(items, staff(8, &|| 4), &|n| {
+                calls.fetch_add(1, SeqCst);
+                n * n
+            });
+            assert_eq!(calls.load(SeqCst), count);
+            assert_eq!(squares, (0..count).map(|n| n * n).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn map_each_reads_in_parallel_as_far_as_wanted() {
+        // Slow items (reads from a slow device): with 4 wanted, 4 run at once, never 5.
+        let (inside, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        map_each((0..64).collect(), staff(32, &|| 4), &|_: usize| {
+            let now = inside.fetch_add(1, SeqCst) + 1;
+            peak.fetch_max(now, SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            inside.fetch_sub(1, SeqCst);
+        });
+        assert_eq!(peak.load(SeqCst), 4);
     }
 }

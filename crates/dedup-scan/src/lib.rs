@@ -2,7 +2,7 @@
 //! records, selecting files, and opening and reading them safely. The finder, and later the store
 //! and sync, build on it.
 
-mod crew;
+pub mod crew;
 pub mod io;
 mod open;
 mod paths;

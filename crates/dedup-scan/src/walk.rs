@@ -18,7 +18,7 @@ use dedup_core::{FileId, FileMeta, Observer, Problem, ProblemKind, Progress};
 use rustix::fs::{fstat, statat, AtFlags, Dir, FileType};
 use rustix::io::Errno;
 
-use crate::crew::work_off;
+use crate::crew::{work_off, Staffing};
 use crate::io::IoScheduler;
 use crate::open::{meta_from_stat, open_dir};
 use crate::paths::{NodeId, PathArena};
@@ -107,7 +107,9 @@ pub fn walk(
             });
         tree_roots.push(Root { path, node });
     }
-    work_off(tasks, io.threads(), &|| io.workers_wanted(), &|task| walk_dir(&shared, task));
+    let staff =
+        Staffing { most: io.threads(), wanted: &|| io.workers_wanted(), name: "dedup-walk" };
+    work_off(tasks, staff, &|task| walk_dir(&shared, task));
     Tree {
         arena: shared.arena.into_inner().expect("walker panicked"),
         files: shared.files.into_inner().expect("walker panicked"),
