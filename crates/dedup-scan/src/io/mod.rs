@@ -30,7 +30,7 @@ pub enum Concurrency {
 
 impl Default for Concurrency {
     fn default() -> Self {
-        Concurrency::Adaptive { start: 2, max: 32 }
+        Concurrency::Adaptive { start: 2, max: 64 }
     }
 }
 
