@@ -185,12 +185,44 @@ fn new_files_are_compared_only_with_cached_files_they_could_equal() {
         let out = check(d);
         let sets = out.json().sets();
         assert_eq!(sets.len(), 3, "{}", out.dump());
-        // k2..k5 share no fingerprint with a new file: settled without a read.
-        assert_eq!(unread(&out), 4, "size {size}: {}", out.dump());
+        // k2..k5 share no fingerprint with a new file: settled without a read. g1 and g2 are
+        // known by digest: n2 is read for its own and joins them, they are not read.
+        assert_eq!(unread(&out), 6, "size {size}: {}", out.dump());
+        assert_eq!(cached_groups(&out), 1, "size {size}: {}", out.dump());
         // And the next scan settles everything.
         let again = check(d);
         assert_eq!(unread(&again), hits(&again).1, "size {size}: {}", again.dump());
     }
+}
+
+/// A new file whose fingerprint matches cached files known by digest joins them only when its
+/// own digest is theirs: a file equal in its head sample but not in its middle stays apart, and
+/// new files equal to each other but not to the cached ones are compared byte for byte.
+#[test]
+fn new_files_join_cached_copies_only_by_their_own_digest() {
+    let d = tmp();
+    let d = d.path();
+    let shared = pattern(100_000, 10);
+    write(d, "t/g1", &shared);
+    write(d, "t/g2", &shared);
+    settle();
+    check(d);
+    fs::copy(d.join("t/g1"), d.join("t/n1")).unwrap();
+    write(d, "t/n2", &flip(&shared, 50_000));
+    write(d, "t/n3", &flip(&shared, 60_000));
+    write(d, "t/n4", &flip(&shared, 60_000));
+    settle();
+    let out = check(d);
+    assert_groups(&out, &sets(&[&["t/g1", "t/g2", "t/n1"], &["t/n3", "t/n4"]]));
+    assert_eq!(unread(&out), 2, "{}", out.dump());
+    assert_eq!(cached_groups(&out), 1, "{}", out.dump());
+    // n3 and n4 were compared with each other, nothing else was.
+    assert_eq!(left_to_read(&out), 2, "{}", out.dump());
+    // With --verify every group is compared byte for byte again.
+    let verified = cached(d, &["--verify"]);
+    verified.assert_code(0);
+    assert_eq!(cached_groups(&verified), 0);
+    assert_groups(&verified, &out.json().sets());
 }
 
 #[test]

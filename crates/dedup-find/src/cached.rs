@@ -24,6 +24,7 @@ use dedup_scan::Tree;
 use rayon::prelude::*;
 
 use crate::candidates::{Class, Inode};
+use crate::digest;
 use crate::fingerprint::{self, kind_for};
 use crate::reading::Reading;
 use crate::sample::Tuning;
@@ -33,6 +34,13 @@ pub(crate) type Learned = (Inode, Entry);
 
 /// Files whose ctime is this close to the start of the run (or later) are not cached.
 pub(crate) const RACY_NS: i64 = 100_000_000;
+
+/// Cached files of one fingerprint, all with digests, and the new files that share it.
+struct Digesting {
+    size: u64,
+    known: Vec<(Entry, Inode)>,
+    new: Vec<Inode>,
+}
 
 /// A size class with files the cache knows, all fingerprinted the way this run would, and new
 /// files.
@@ -205,8 +213,10 @@ impl CacheRun {
     /// Settle classes of known and new files: the new files' fingerprints are taken first (in
     /// parallel); a known file whose fingerprint no new file shares is apart from all of them
     /// and settled as in a class of known files only, and a new file whose fingerprint nobody
-    /// shares is unique. Only files sharing a fingerprint with a new file are left to read.
-    /// Returns the classes to read and the groups settled.
+    /// shares is unique. New files sharing a fingerprint with known files that all have digests
+    /// are read once each for their own digest ([`Self::join_by_digest`]); files sharing a
+    /// fingerprint with a new file are otherwise left to read. Returns the classes to read and
+    /// the groups settled.
     pub fn resolve(
         &mut self,
         mixed: Vec<Mixed>,
@@ -219,6 +229,7 @@ impl CacheRun {
             fingerprint::take(inode, mixed[set].size, mixed[set].kind, ctx)
         });
         let (mut to_read, mut groups) = (Vec::new(), Vec::new());
+        let mut to_digest = Vec::new();
         for (Mixed { size, known, .. }, mut new) in mixed.into_iter().zip(taken) {
             new.sort_unstable_by_key(|&(f, inode)| (f, inode.first()));
             for &(f, inode) in &new {
@@ -235,6 +246,11 @@ impl CacheRun {
                 let settled = bucket.len() == 1 || bucket.iter().all(|e| e.0.digest.is_some());
                 if inodes.is_empty() && settled {
                     self.settle(bucket, size, hardlinks, &mut groups);
+                    continue;
+                }
+                if bucket.iter().all(|e| e.0.digest.is_some()) {
+                    // Every content here is known by digest: the new files' own suffice.
+                    to_digest.push(Digesting { size, known: bucket.to_vec(), new: inodes });
                     continue;
                 }
                 inodes.extend(self.representatives(bucket));
@@ -256,7 +272,52 @@ impl CacheRun {
                 }
             }
         }
+        self.join_by_digest(to_digest, ctx, hardlinks, &mut to_read, &mut groups);
         (to_read, groups)
+    }
+
+    /// New files whose fingerprint only files with digests share: each is read once for its
+    /// digest, and joins the cached files of the same digest (a group that rests on cached
+    /// digests, as theirs did). New files of a digest no cached file has are compared with each
+    /// other byte for byte, or are unique.
+    fn join_by_digest(
+        &mut self,
+        sets: Vec<Digesting>,
+        ctx: &Reading,
+        hardlinks: bool,
+        to_read: &mut Vec<Class>,
+        groups: &mut Vec<Class>,
+    ) {
+        let mut sets = sets;
+        let new = sets.iter_mut().map(|d| std::mem::take(&mut d.new)).collect();
+        let digested =
+            ctx.keyed_sets(new, &|set, inode| digest::digest_of(inode, sets[set].size, ctx));
+        for (Digesting { size, mut known, .. }, mut new) in sets.into_iter().zip(digested) {
+            for &(d, inode) in &new {
+                self.fingerprinted.push((inode, Entry { fingerprint: None, digest: Some(d) }));
+            }
+            self.unread += known.len() as u64;
+            let fingerprint = known[0].0.fingerprint;
+            let (joining, apart): (Vec<_>, Vec<_>) =
+                new.drain(..).partition(|(d, _)| known.iter().any(|k| k.0.digest == Some(*d)));
+            known.extend(
+                joining
+                    .into_iter()
+                    .map(|(d, inode)| (Entry { fingerprint, digest: Some(d) }, inode)),
+            );
+            group_by_digest(&known, size, hardlinks, groups);
+            let mut apart = apart;
+            apart.sort_unstable_by_key(|&(d, inode)| (d, inode.first()));
+            for same in apart.chunk_by(|a, b| a.0 == b.0) {
+                let class =
+                    Class { size, inodes: same.iter().map(|n| n.1).collect(), cached: false };
+                if class.inodes.len() > 1 {
+                    to_read.push(class);
+                } else if class.is_group(hardlinks) {
+                    groups.push(class);
+                }
+            }
+        }
     }
 
     /// Members of a class whose contents the cache settles: those of equal digests form groups.
@@ -268,18 +329,7 @@ impl CacheRun {
         groups: &mut Vec<Class>,
     ) {
         self.unread += members.len() as u64;
-        let mut by_digest: Vec<&(Entry, Inode)> = members.iter().collect();
-        by_digest.sort_unstable_by_key(|(e, inode)| (e.digest, inode.first()));
-        // Files without a digest stand alone.
-        for same in by_digest.chunk_by(|a, b| a.0.digest.is_some() && a.0.digest == b.0.digest) {
-            let inodes: Vec<Inode> = same.iter().map(|&&(_, inode)| inode).collect();
-            // One file with several names (-H) is a group without any digest.
-            let cached = inodes.len() > 1;
-            let group = Class { size, inodes, cached };
-            if group.is_group(hardlinks) {
-                groups.push(group);
-            }
-        }
+        group_by_digest(members, size, hardlinks, groups);
     }
 
     /// One member per digest (and every member without one) to be read, the others following
@@ -373,5 +423,27 @@ impl CacheRun {
         }
         let (unread, entries) = (self.unread, self.cache.len() as u64);
         CacheUse { lookups, hits, unread, cached_groups: 0, entries }
+    }
+}
+
+/// Members of one size: those of equal digests form groups (marked as resting on cached
+/// digests); members without a digest stand alone.
+fn group_by_digest(
+    members: &[(Entry, Inode)],
+    size: u64,
+    hardlinks: bool,
+    groups: &mut Vec<Class>,
+) {
+    let mut by_digest: Vec<&(Entry, Inode)> = members.iter().collect();
+    by_digest.sort_unstable_by_key(|(e, inode)| (e.digest, inode.first()));
+    // Files without a digest stand alone.
+    for same in by_digest.chunk_by(|a, b| a.0.digest.is_some() && a.0.digest == b.0.digest) {
+        let inodes: Vec<Inode> = same.iter().map(|&&(_, inode)| inode).collect();
+        // One file with several names (-H) is a group without any digest.
+        let cached = inodes.len() > 1;
+        let group = Class { size, inodes, cached };
+        if group.is_group(hardlinks) {
+            groups.push(group);
+        }
     }
 }

@@ -8,6 +8,7 @@ mod cached;
 mod candidates;
 mod contained;
 mod content;
+mod digest;
 mod dir_summary;
 mod dirs;
 mod exact;
