@@ -263,13 +263,13 @@ impl CacheRun {
                 if known.binary_search_by(|(e, _)| e.fingerprint.cmp(&f)).is_ok() {
                     continue;
                 }
-                let class =
-                    Class { size, inodes: same.iter().map(|n| n.1).collect(), cached: false };
-                if class.inodes.len() > 1 {
-                    to_read.push(class);
-                } else if class.is_group(hardlinks) {
-                    groups.push(class);
-                }
+                let inodes = same.iter().map(|n| n.1).collect();
+                compare_new(
+                    Class { size, inodes, cached: false },
+                    hardlinks,
+                    &mut to_read,
+                    &mut groups,
+                );
             }
         }
         self.join_by_digest(to_digest, ctx, hardlinks, &mut to_read, &mut groups);
@@ -309,13 +309,8 @@ impl CacheRun {
             let mut apart = apart;
             apart.sort_unstable_by_key(|&(d, inode)| (d, inode.first()));
             for same in apart.chunk_by(|a, b| a.0 == b.0) {
-                let class =
-                    Class { size, inodes: same.iter().map(|n| n.1).collect(), cached: false };
-                if class.inodes.len() > 1 {
-                    to_read.push(class);
-                } else if class.is_group(hardlinks) {
-                    groups.push(class);
-                }
+                let inodes = same.iter().map(|n| n.1).collect();
+                compare_new(Class { size, inodes, cached: false }, hardlinks, to_read, groups);
             }
         }
     }
@@ -423,6 +418,16 @@ impl CacheRun {
         }
         let (unread, entries) = (self.unread, self.cache.len() as u64);
         CacheUse { lookups, hits, unread, cached_groups: 0, entries }
+    }
+}
+
+/// New files alike as far as the cache can tell: several are compared with each other, one is
+/// unique (or, with -H, a group of its own names).
+fn compare_new(class: Class, hardlinks: bool, to_read: &mut Vec<Class>, groups: &mut Vec<Class>) {
+    if class.inodes.len() > 1 {
+        to_read.push(class);
+    } else if class.is_group(hardlinks) {
+        groups.push(class);
     }
 }
 
