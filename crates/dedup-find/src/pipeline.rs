@@ -98,11 +98,11 @@ pub fn find_run(
     progress: &Progress,
 ) -> Run {
     // Listing directories and reading content load a device differently: measure each apart.
-    let walk_io = IoScheduler::new(options.concurrency);
+    let walk_io = IoScheduler::new(options.concurrency.for_listing());
     let recorder = Recorder::new(observer, &options.analysis);
     let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
     let (mut tree, mut cache) = walk_and_load(roots, options, &walk_io, &counting, progress);
-    let read_io = IoScheduler::following(&walk_io);
+    let read_io = IoScheduler::following(&walk_io, options.concurrency);
     let (groups, funnel, learned) =
         find_groups(&mut tree, cache.as_mut(), options, &counting, &read_io, progress);
     let cached_groups = groups.iter().filter(|g| g.cached).count() as u64;
