@@ -12,6 +12,6 @@ mod walk;
 pub use open::{
     meta_from_stat, meta_of, open_dir, open_for_read, open_recorded, OpenRecordedError,
 };
-pub use paths::{NodeId, PathArena};
+pub use paths::{NodeId, PathArena, PathWriter};
 pub use select::{Selection, SelectionError};
 pub use walk::{walk, FileEntry, Root, Tree};

@@ -129,6 +129,40 @@ impl PathArena {
     }
 }
 
+/// Writes the paths of many nodes, reusing the path of the last parent: the files of one
+/// directory are side by side in the arena, so written in the arena's order their paths share all
+/// but the name, and each costs one name instead of a walk to the root.
+#[derive(Debug)]
+pub struct PathWriter<'a> {
+    arena: &'a PathArena,
+    parent: Option<NodeId>,
+    parent_path: Vec<u8>,
+}
+
+impl<'a> PathWriter<'a> {
+    /// A writer of paths of `arena`'s nodes.
+    pub fn new(arena: &'a PathArena) -> PathWriter<'a> {
+        PathWriter { arena, parent: None, parent_path: Vec::new() }
+    }
+
+    /// Append the full path of `node` to `out`, as [`PathArena::write_path`] does.
+    pub fn write(&mut self, node: NodeId, out: &mut Vec<u8>) {
+        let Some(parent) = self.arena.parent(node) else {
+            return self.arena.write_path(node, out);
+        };
+        if self.parent != Some(parent) {
+            self.parent_path.clear();
+            self.arena.write_path(parent, &mut self.parent_path);
+            self.parent = Some(parent);
+        }
+        out.extend_from_slice(&self.parent_path);
+        if self.parent_path.last() != Some(&b'/') {
+            out.push(b'/');
+        }
+        out.extend_from_slice(self.arena.name(node));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +178,42 @@ mod tests {
         assert_eq!(a.path(NodeId(first.0 + 1)), PathBuf::from("./f"));
         assert_eq!(a.root_of(f_in_dir), root);
         assert_eq!(a.parent(root), None);
+    }
+
+    #[test]
+    fn the_writer_writes_what_write_path_writes_in_any_order() {
+        let mut a = PathArena::default();
+        for root in [&b"/"[..], b"rel/", b".", b"a\xffb"] {
+            let root = a.add_root(root);
+            let first = a.add_children(root, [&b"d"[..], b"f", b"g h"]);
+            let inner = a.add_children(first, [&b"x"[..], b"y"]);
+            a.add_children(inner, [&b"z"[..]]);
+        }
+        let nodes: Vec<NodeId> = (0..a.len()).map(NodeId::from_index).collect();
+        let expected: Vec<Vec<u8>> = nodes
+            .iter()
+            .map(|&n| {
+                let mut path = b"prefix".to_vec();
+                a.write_path(n, &mut path);
+                path
+            })
+            .collect();
+        let mut writer = PathWriter::new(&a);
+        // In order, backwards, and alternating between far apart nodes.
+        let orders: [Vec<usize>; 3] = [
+            (0..nodes.len()).collect(),
+            (0..nodes.len()).rev().collect(),
+            (0..nodes.len())
+                .map(|i| if i % 2 == 0 { i / 2 } else { nodes.len() - 1 - i / 2 })
+                .collect(),
+        ];
+        for order in orders {
+            for i in order {
+                let mut path = b"prefix".to_vec();
+                writer.write(nodes[i], &mut path);
+                assert_eq!(path, expected[i], "node {i}");
+            }
+        }
     }
 
     #[test]
