@@ -19,7 +19,7 @@
 pub mod format;
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -89,11 +89,14 @@ pub struct Stats {
     pub last: LastRun,
 }
 
+/// One file learned: its metadata at the walk, its entry, and its path as a range of bytes.
+pub type LearnedFile = (FileMeta, Entry, (usize, usize));
+
 /// What one run learned, to be merged into the cache when it ends.
 #[derive(Debug, Default)]
 pub struct Update {
     /// Files read: their metadata at the walk, entry and path (a range of `names`).
-    learned: Vec<(FileMeta, Entry, (usize, usize))>,
+    learned: Vec<LearnedFile>,
     /// The paths of the learned files, end to end (one buffer, not an allocation per file).
     names: Vec<u8>,
     /// Files whose entry no longer matched their metadata.
@@ -105,6 +108,21 @@ pub struct Update {
 }
 
 impl Update {
+    /// Record what was learned of many files at once: each file's metadata at the walk, its
+    /// entry, and its path as a range of `names`, in any order (paths are cheapest to build in
+    /// the order of the tree, entries to merge in the order of the cache).
+    pub fn learn_many(&mut self, files: Vec<LearnedFile>, names: Vec<u8>) {
+        if self.learned.is_empty() && self.names.is_empty() {
+            (self.learned, self.names) = (files, names);
+            return;
+        }
+        let offset = self.names.len();
+        self.names.extend_from_slice(&names);
+        let shifted =
+            files.into_iter().map(|(m, e, (start, end))| (m, e, (start + offset, end + offset)));
+        self.learned.extend(shifted);
+    }
+
     /// Record what was learned of a file read: its metadata at the walk, its entry, and its
     /// path, which `write_name` appends to the buffer it is given.
     pub fn learn(&mut self, meta: FileMeta, entry: Entry, write_name: impl FnOnce(&mut Vec<u8>)) {
@@ -185,6 +203,10 @@ impl Cache {
     /// the records are read front to back instead of binary-searched from scratch: a rescan
     /// asks for every file, and 17 scattered reads per file cost it 30 ms at 111,000 files.
     pub fn lookup_all(&self, metas: &[FileMeta]) -> Vec<Lookup> {
+        if self.contents.records.is_empty() {
+            // A first scan: nothing to find, and no need to sort what is asked.
+            return vec![Lookup::Missing; metas.len()];
+        }
         let mut order: Vec<(FileId, u32)> =
             metas.iter().enumerate().map(|(i, m)| (m.id, i as u32)).collect();
         order.sort_unstable();
@@ -229,21 +251,32 @@ impl Cache {
             self.contents.last = last;
             return self.write_last_run();
         }
+        // Usually sorted already (by the caller); then this is one pass.
         learned.sort_by_key(|a| a.0.id);
         learned.dedup_by(|a, b| a.0.id == b.0.id);
         stale.sort_unstable();
         let old = std::mem::take(&mut self.contents);
-        let mut merged = Contents { last, ..Contents::default() };
-        let push = |meta: FileMeta, entry: Entry, name: &[u8], out: &mut Contents| {
+        // The paths learned in this run stay where they are (records may name their bytes in
+        // any order); those of the entries kept from before are appended. Copying all of them
+        // into a new block cost a first scan of 111,000 files 20 ms.
+        let mut merged = Contents {
+            records: Vec::with_capacity(old.records.len() + learned.len()),
+            names,
+            last,
+        };
+        let learn = |(meta, entry, (start, end)): LearnedFile, out: &mut Contents| {
+            let len = (end - start).min(u32::MAX as usize) as u32;
+            out.records.push(Record { meta, entry, name: (start as u64, len) });
+        };
+        let keep = |r: &Record, out: &mut Contents| {
             let at = out.names.len() as u64;
-            let name = &name[..name.len().min(u32::MAX as usize)];
-            out.names.extend_from_slice(name);
-            out.records.push(Record { meta, entry, name: (at, name.len() as u32) });
+            out.names.extend_from_slice(old.name(r));
+            out.records.push(Record { name: (at, r.name.1), ..r.clone() });
         };
         let mut new = learned.into_iter().peekable();
         for r in &old.records {
-            while let Some((meta, entry, name)) = new.next_if(|n| n.0.id < r.meta.id) {
-                push(meta, entry, name_of(name), &mut merged);
+            while let Some(n) = new.next_if(|n| n.0.id < r.meta.id) {
+                learn(n, &mut merged);
             }
             if let Some((meta, mut entry, name)) = new.next_if(|n| n.0.id == r.meta.id) {
                 // Read again without reaching a digest (it had no copy this time): the one known
@@ -252,13 +285,13 @@ impl Cache {
                     entry.digest = entry.digest.or(r.entry.digest);
                     entry.fingerprint = entry.fingerprint.or(r.entry.fingerprint);
                 }
-                push(meta, entry, name_of(name), &mut merged);
+                learn((meta, entry, name), &mut merged);
             } else if stale.binary_search(&r.meta.id).is_err() {
-                push(r.meta, r.entry, old.name(r), &mut merged);
+                keep(r, &mut merged);
             }
         }
-        for (meta, entry, name) in new {
-            push(meta, entry, name_of(name), &mut merged);
+        for n in new {
+            learn(n, &mut merged);
         }
         self.contents = merged;
         self.write()?;
@@ -327,8 +360,8 @@ impl Cache {
     /// Write the contents to a new file and rename it over the old one.
     fn write(&self) -> Result<(), CacheError> {
         let tmp = self.dir.join(format!("{FILE_NAME}.tmp-{}", std::process::id()));
-        let bytes = format::encode(&self.contents);
-        let written = File::create(&tmp).and_then(|mut f| f.write_all(&bytes));
+        let written =
+            File::create(&tmp).and_then(|mut f| format::write_encoded(&self.contents, &mut f));
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
             return Err(io_err(&tmp)(e));
@@ -503,6 +536,38 @@ mod tests {
         };
         cache.save(learned(&[(changed, other, b"a")])).unwrap();
         assert_eq!(cache.lookup(&changed), Lookup::Valid(other));
+    }
+
+    /// Each entry's inode and recorded path, in key order.
+    fn paths(cache: &Cache) -> Vec<(u64, Vec<u8>)> {
+        let c = &cache.contents;
+        c.records.iter().map(|r| (r.meta.id.ino, c.name(r).to_vec())).collect()
+    }
+
+    #[test]
+    fn paths_learned_in_any_order_stay_with_their_files_through_merges_and_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = open(dir.path());
+        let mut update = learned(&[(meta(5, 10), full(5), b"five")]);
+        // Paths written in another order than the entries, after one learned the usual way.
+        let many = vec![(meta(3, 10), full(3), (4, 9)), (meta(1, 10), full(1), (0, 4))];
+        update.learn_many(many, b"one/three".to_vec());
+        cache.save(update).unwrap();
+        let want = |v: &[(u64, &[u8])]| -> Vec<(u64, Vec<u8>)> {
+            v.iter().map(|&(i, p)| (i, p.to_vec())).collect()
+        };
+        assert_eq!(paths(&cache), want(&[(1, b"one/"), (3, b"three"), (5, b"five")]));
+        // A later run learns one file again (moved) and one new; the rest keep their paths.
+        let mut update = Update::default();
+        update.learn_many(
+            vec![(meta(4, 10), full(4), (0, 1)), (meta(3, 10), full(3), (1, 7))],
+            b"4moved3".to_vec(),
+        );
+        cache.save(update).unwrap();
+        let after = want(&[(1, b"one/"), (3, b"moved3"), (4, b"4"), (5, b"five")]);
+        assert_eq!(paths(&cache), after);
+        drop(cache);
+        assert_eq!(paths(&open(dir.path())), after);
     }
 
     #[test]

@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_cache::{Cache, Entry, Fingerprint, FingerprintKind, Lookup, Opened, Update};
-use dedup_core::{FileMeta, Observer, Problem, ProblemKind};
-use dedup_scan::Tree;
+use dedup_core::{FileId, FileMeta, Observer, Problem, ProblemKind};
+use dedup_scan::{NodeId, PathWriter, Tree};
 use rayon::prelude::*;
 
 use crate::candidates::{Class, Inode};
@@ -392,25 +392,15 @@ impl CacheRun {
                 merged.push((meta, entry, tree.files[inode.first()].node));
             }
         }
-        // Paths are built in parallel, in blocks, then handed over in order.
-        let blocks: Vec<(Vec<u8>, Vec<usize>)> = merged
-            .par_chunks(4096)
-            .map(|block| {
-                let (mut names, mut ends) = (Vec::new(), Vec::with_capacity(block.len()));
-                for &(_, _, node) in block {
-                    tree.arena.write_path(node, &mut names);
-                    ends.push(names.len());
-                }
-                (names, ends)
-            })
-            .collect();
-        for (block, (names, ends)) in merged.chunks(4096).zip(&blocks) {
-            let mut start = 0;
-            for (&(meta, entry, _), &end) in block.iter().zip(ends) {
-                self.update.learn(meta, entry, |out| out.extend_from_slice(&names[start..end]));
-                start = end;
-            }
-        }
+        // The cache wants the entries in the order of its key, paths are cheapest to write in
+        // the order of the tree's nodes: both orders are found at once, as lists of indices.
+        let (by_key, (names, ranges)) =
+            rayon::join(|| order_by_key(&merged), || write_paths(&merged, tree));
+        let files = by_key.iter().map(|&(_, i)| {
+            let (meta, entry, _) = merged[i as usize];
+            (meta, entry, ranges[i as usize])
+        });
+        self.update.learn_many(files.collect(), names);
         let (lookups, hits) = (self.update.lookups, self.update.hits);
         if let Err(e) = self.cache.save(std::mem::take(&mut self.update)) {
             let what = format!("cannot write the cache ({e}); it keeps its previous contents");
@@ -419,6 +409,31 @@ impl CacheRun {
         let (unread, entries) = (self.unread, self.cache.len() as u64);
         CacheUse { lookups, hits, unread, cached_groups: 0, entries }
     }
+}
+
+/// Indices of `files` in the order of the cache's key.
+fn order_by_key(files: &[(FileMeta, Entry, NodeId)]) -> Vec<(FileId, u32)> {
+    let mut order: Vec<(FileId, u32)> =
+        files.iter().enumerate().map(|(i, (meta, _, _))| (meta.id, i as u32)).collect();
+    order.sort_unstable();
+    order
+}
+
+/// The paths of `files`, end to end, and where each one's path lies. They are written in the
+/// order of the tree's nodes, where the files of one directory are side by side and share its
+/// path.
+fn write_paths(files: &[(FileMeta, Entry, NodeId)], tree: &Tree) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let mut by_node: Vec<(NodeId, u32)> =
+        files.iter().enumerate().map(|(i, &(_, _, node))| (node, i as u32)).collect();
+    by_node.sort_unstable();
+    let (mut names, mut ranges) = (Vec::new(), vec![(0, 0); files.len()]);
+    let mut writer = PathWriter::new(&tree.arena);
+    for (node, i) in by_node {
+        let start = names.len();
+        writer.write(node, &mut names);
+        ranges[i as usize] = (start, names.len());
+    }
+    (names, ranges)
 }
 
 /// New files alike as far as the cache can tell: several are compared with each other, one is
