@@ -264,11 +264,11 @@ impl Cache {
             names,
             last,
         };
-        let learn = |(meta, entry, (start, end)): LearnedFile, out: &mut Contents| {
+        let add_learned = |(meta, entry, (start, end)): LearnedFile, out: &mut Contents| {
             let len = (end - start).min(u32::MAX as usize) as u32;
             out.records.push(Record { meta, entry, name: (start as u64, len) });
         };
-        let keep = |r: &Record, out: &mut Contents| {
+        let add_kept = |r: &Record, out: &mut Contents| {
             let at = out.names.len() as u64;
             out.names.extend_from_slice(old.name(r));
             out.records.push(Record { name: (at, r.name.1), ..r.clone() });
@@ -276,7 +276,7 @@ impl Cache {
         let mut new = learned.into_iter().peekable();
         for r in &old.records {
             while let Some(n) = new.next_if(|n| n.0.id < r.meta.id) {
-                learn(n, &mut merged);
+                add_learned(n, &mut merged);
             }
             if let Some((meta, mut entry, name)) = new.next_if(|n| n.0.id == r.meta.id) {
                 // Read again without reaching a digest (it had no copy this time): the one known
@@ -285,13 +285,13 @@ impl Cache {
                     entry.digest = entry.digest.or(r.entry.digest);
                     entry.fingerprint = entry.fingerprint.or(r.entry.fingerprint);
                 }
-                learn((meta, entry, name), &mut merged);
+                add_learned((meta, entry, name), &mut merged);
             } else if stale.binary_search(&r.meta.id).is_err() {
-                keep(r, &mut merged);
+                add_kept(r, &mut merged);
             }
         }
         for n in new {
-            learn(n, &mut merged);
+            add_learned(n, &mut merged);
         }
         self.contents = merged;
         self.write()?;

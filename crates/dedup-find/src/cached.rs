@@ -219,11 +219,10 @@ impl CacheRun {
     /// the groups settled.
     pub fn resolve(
         &mut self,
-        mixed: Vec<Mixed>,
+        mut mixed: Vec<Mixed>,
         ctx: &Reading,
         hardlinks: bool,
     ) -> (Vec<Class>, Vec<Class>) {
-        let mut mixed = mixed;
         let unknown = mixed.iter_mut().map(|m| std::mem::take(&mut m.unknown)).collect();
         let taken = ctx.keyed_sets(unknown, &|set, inode| {
             fingerprint::take(inode, mixed[set].size, mixed[set].kind, ctx)
@@ -282,13 +281,12 @@ impl CacheRun {
     /// other byte for byte, or are unique.
     fn join_by_digest(
         &mut self,
-        sets: Vec<Digesting>,
+        mut sets: Vec<Digesting>,
         ctx: &Reading,
         hardlinks: bool,
         to_read: &mut Vec<Class>,
         groups: &mut Vec<Class>,
     ) {
-        let mut sets = sets;
         let new = sets.iter_mut().map(|d| std::mem::take(&mut d.new)).collect();
         let digested =
             ctx.keyed_sets(new, &|set, inode| digest::digest_of(inode, sets[set].size, ctx));
@@ -298,7 +296,7 @@ impl CacheRun {
             }
             self.unread += known.len() as u64;
             let fingerprint = known[0].0.fingerprint;
-            let (joining, apart): (Vec<_>, Vec<_>) =
+            let (joining, mut apart): (Vec<_>, Vec<_>) =
                 new.drain(..).partition(|(d, _)| known.iter().any(|k| k.0.digest == Some(*d)));
             known.extend(
                 joining
@@ -306,7 +304,6 @@ impl CacheRun {
                     .map(|(d, inode)| (Entry { fingerprint, digest: Some(d) }, inode)),
             );
             group_by_digest(&known, size, hardlinks, groups);
-            let mut apart = apart;
             apart.sort_unstable_by_key(|&(d, inode)| (d, inode.first()));
             for same in apart.chunk_by(|a, b| a.0 == b.0) {
                 let inodes = same.iter().map(|n| n.1).collect();
