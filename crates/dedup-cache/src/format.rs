@@ -208,6 +208,21 @@ fn encode_record(r: &Record, out: &mut Vec<u8>) {
 
 /// Decode a whole cache file, checking everything that can be checked.
 pub fn decode(bytes: &[u8]) -> Result<Contents, Damaged> {
+    decode_owned(bytes.to_vec())
+}
+
+/// [`decode`] a file read into `bytes`, whose names block becomes the contents' names in place:
+/// copying it out cost a rescan of 111,000 entries a fresh 12 MB buffer, page by page.
+pub fn decode_owned(mut bytes: Vec<u8>) -> Result<Contents, Damaged> {
+    let (records, last, names_at) = decode_records(&bytes)?;
+    bytes.truncate(bytes.len() - CHECKSUM);
+    bytes.drain(..names_at);
+    bytes.shrink_to_fit();
+    Ok(Contents { records, names: bytes, last })
+}
+
+/// The records and counters of a cache file, and where its names block starts.
+fn decode_records(bytes: &[u8]) -> Result<(Vec<Record>, LastRun, usize), Damaged> {
     let bad = |why: &str| Err(Damaged(why.to_owned()));
     if bytes.len() < HEADER + CHECKSUM {
         return bad("truncated (shorter than its header)");
@@ -238,7 +253,7 @@ pub fn decode(bytes: &[u8]) -> Result<Contents, Damaged> {
         unix_secs: u64_at(bytes, 48),
     };
     let names_at = HEADER + count as usize * RECORD;
-    let names = body[names_at..].to_vec();
+    let names = &body[names_at..];
     let mut records = Vec::with_capacity(count as usize);
     for raw in body[HEADER..names_at].chunks_exact(RECORD) {
         let meta = FileMeta {
@@ -259,7 +274,7 @@ pub fn decode(bytes: &[u8]) -> Result<Contents, Damaged> {
         }
         records.push(Record { meta, entry, name });
     }
-    Ok(Contents { records, names, last })
+    Ok((records, last, names_at))
 }
 
 /// The entry a record's flags, fingerprint and digest fields describe, if they make sense.

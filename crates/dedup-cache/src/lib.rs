@@ -166,7 +166,7 @@ impl Cache {
         }
         let path = dir.join(FILE_NAME);
         let (contents, damaged) = match fs::read(&path) {
-            Ok(bytes) => match format::decode(&bytes) {
+            Ok(bytes) => match format::decode_owned(bytes) {
                 Ok(contents) => (contents, None),
                 Err(reason) => {
                     let moved_to = dir.join(format!("files.bad-{}", unix_secs()));

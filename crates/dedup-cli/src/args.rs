@@ -305,7 +305,8 @@ pub struct SelectArgs {
     pub hardlinks: bool,
 
     /// Read N files (and list N directories) at once on each device, instead of choosing by
-    /// measurement [default: measured per device, from 2 up to 64; -v shows the choice]
+    /// measurement [default: measured per device, from 2 (4 for listing) up to 64; -v shows the
+    /// choice]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024), help_heading = "Performance")]
     pub io_threads: Option<u16>,
 
