@@ -397,11 +397,12 @@ pub fn stats(dir: &Path) -> Result<Stats, Damaged> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Stats::default()),
         Err(e) => return Err(Damaged(e.to_string())),
     };
-    let contents = format::decode(&bytes)?;
+    let bytes_on_disk = bytes.len() as u64;
+    let contents = format::decode_owned(bytes)?;
     let side = last_run_file(dir).filter(|side| side.unix_secs >= contents.last.unix_secs);
     Ok(Stats {
         entries: contents.records.len() as u64,
-        bytes_on_disk: bytes.len() as u64,
+        bytes_on_disk,
         last: side.unwrap_or(contents.last),
     })
 }
