@@ -122,14 +122,6 @@ impl Update {
             files.into_iter().map(|(m, e, (start, end))| (m, e, (start + offset, end + offset)));
         self.learned.extend(shifted);
     }
-
-    /// Record what was learned of a file read: its metadata at the walk, its entry, and its
-    /// path, which `write_name` appends to the buffer it is given.
-    pub fn learn(&mut self, meta: FileMeta, entry: Entry, write_name: impl FnOnce(&mut Vec<u8>)) {
-        let start = self.names.len();
-        write_name(&mut self.names);
-        self.learned.push((meta, entry, (start, self.names.len())));
-    }
 }
 
 /// An open, locked cache.
@@ -166,7 +158,7 @@ impl Cache {
         }
         let path = dir.join(FILE_NAME);
         let (contents, damaged) = match fs::read(&path) {
-            Ok(bytes) => match format::decode_owned(bytes) {
+            Ok(bytes) => match format::decode(bytes) {
                 Ok(contents) => (contents, None),
                 Err(reason) => {
                     let moved_to = dir.join(format!("files.bad-{}", unix_secs()));
@@ -398,7 +390,7 @@ pub fn stats(dir: &Path) -> Result<Stats, Damaged> {
         Err(e) => return Err(Damaged(e.to_string())),
     };
     let bytes_on_disk = bytes.len() as u64;
-    let contents = format::decode_owned(bytes)?;
+    let contents = format::decode(bytes)?;
     let side = last_run_file(dir).filter(|side| side.unix_secs >= contents.last.unix_secs);
     Ok(Stats {
         entries: contents.records.len() as u64,
@@ -438,10 +430,14 @@ mod tests {
 
     /// An update that learned these files.
     fn learned(files: &[(FileMeta, Entry, &[u8])]) -> Update {
-        let mut update = Update::default();
+        let (mut learned, mut names) = (Vec::new(), Vec::new());
         for &(meta, entry, name) in files {
-            update.learn(meta, entry, |out| out.extend_from_slice(name));
+            let start = names.len();
+            names.extend_from_slice(name);
+            learned.push((meta, entry, (start, names.len())));
         }
+        let mut update = Update::default();
+        update.learn_many(learned, names);
         update
     }
 
@@ -550,7 +546,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut cache = open(dir.path());
         let mut update = learned(&[(meta(5, 10), full(5), b"five")]);
-        // Paths written in another order than the entries, after one learned the usual way.
+        // Paths written in another order than the entries, added to an update that already
+        // learned one file.
         let many = vec![(meta(3, 10), full(3), (4, 9)), (meta(1, 10), full(1), (0, 4))];
         update.learn_many(many, b"one/three".to_vec());
         cache.save(update).unwrap();
