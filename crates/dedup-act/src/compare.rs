@@ -4,23 +4,26 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+use dedup_scan::ReadBuf;
+
 const CHUNK: usize = 1 << 20;
 
 /// True when the first `size` bytes of `a` and `b` are equal and both have exactly `size`
 /// bytes to give.
 pub(crate) fn same_content(a: &File, b: &File, size: u64) -> io::Result<bool> {
     let len = CHUNK.min(usize::try_from(size).unwrap_or(CHUNK)).max(1);
-    let (mut x, mut y) = (vec![0u8; len], vec![0u8; len]);
+    let (mut x, mut y) = (ReadBuf::new(len), ReadBuf::new(len));
     let mut at = 0u64;
     while at < size {
         let n = len.min(usize::try_from(size - at).unwrap_or(len));
         for (f, buf) in [(a, &mut x), (b, &mut y)] {
-            match f.read_exact_at(&mut buf[..n], at) {
+            buf.set_len(n);
+            match f.read_exact_at(buf.bytes_mut(), at) {
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
                 other => other?,
             }
         }
-        if x[..n] != y[..n] {
+        if x.bytes() != y.bytes() {
             return Ok(false);
         }
         at += n as u64;

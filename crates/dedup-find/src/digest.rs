@@ -5,6 +5,7 @@
 use std::num::NonZeroU64;
 
 use dedup_cache::Digest;
+use dedup_scan::ReadBuf;
 use rustix::fs::{fadvise, Advice};
 
 use crate::candidates::Inode;
@@ -21,12 +22,13 @@ pub(crate) fn digest_of(inode: &Inode, size: u64, ctx: &Reading) -> Option<Diges
     let file = ctx.open(inode)?;
     let _ = fadvise(&file, 0, NonZeroU64::new(size), Advice::Sequential);
     let mut hasher = blake3::Hasher::new();
-    let mut buf = vec![0u8; usize::try_from(size.min(CHUNK)).ok()?];
+    let mut buf = ReadBuf::new(usize::try_from(size.min(CHUNK)).ok()?);
     let mut offset = 0;
     while offset < size {
         let len = (size - offset).min(CHUNK) as usize;
-        ctx.read_at(inode, &file, &mut buf[..len], offset)?;
-        hasher.update(&buf[..len]);
+        buf.set_len(len);
+        ctx.read_at(inode, &file, buf.bytes_mut(), offset)?;
+        hasher.update(buf.bytes());
         offset += len as u64;
     }
     ctx.unchanged_after_read(inode, &file).then(|| *hasher.finalize().as_bytes())

@@ -4,6 +4,7 @@
 //! files to see which cached files those could equal.
 
 use dedup_cache::{Fingerprint, FingerprintKind, MAX_SAMPLE_LEN};
+use dedup_scan::ReadBuf;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::candidates::Inode;
@@ -28,9 +29,9 @@ pub(crate) fn kind_for(size: u64, tuning: Tuning) -> Option<FingerprintKind> {
 /// for the head, the file's fingerprint.
 pub(crate) fn sample_hash(inode: &Inode, offset: u64, len: u64, ctx: &Reading) -> Option<u64> {
     let file = ctx.open(inode)?;
-    let mut buf = vec![0u8; usize::try_from(len).ok()?];
-    ctx.read_at(inode, &file, &mut buf, offset)?;
-    Some(xxh3_64(&buf))
+    let mut buf = ReadBuf::new(usize::try_from(len).ok()?);
+    ctx.read_at(inode, &file, buf.bytes_mut(), offset)?;
+    Some(xxh3_64(buf.bytes()))
 }
 
 /// Take a fingerprint of `kind` (one [`kind_for`] gives) of a file of `size` (`None` when it
@@ -45,9 +46,9 @@ pub(crate) fn take(
         FingerprintKind::Head { len } => sample_hash(inode, 0, u64::from(len), ctx)?,
         FingerprintKind::Whole => {
             let file = ctx.open(inode)?;
-            let mut buf = vec![0u8; usize::try_from(size).ok()?];
-            ctx.read_at(inode, &file, &mut buf, 0)?;
-            xxh3_64(&buf)
+            let mut buf = ReadBuf::new(usize::try_from(size).ok()?);
+            ctx.read_at(inode, &file, buf.bytes_mut(), 0)?;
+            xxh3_64(buf.bytes())
         }
         FingerprintKind::Samples { .. } => unreachable!("kind_for never gives the old kind"),
     };

@@ -6,6 +6,7 @@ pub mod crew;
 pub mod io;
 mod open;
 mod paths;
+mod read_buf;
 mod select;
 mod walk;
 
@@ -13,5 +14,6 @@ pub use open::{
     meta_from_stat, meta_of, open_dir, open_for_read, open_recorded, OpenRecordedError,
 };
 pub use paths::{NodeId, PathArena, PathWriter};
+pub use read_buf::ReadBuf;
 pub use select::{Selection, SelectionError};
 pub use walk::{walk, FileEntry, Root, Tree};
