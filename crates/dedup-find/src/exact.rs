@@ -13,6 +13,8 @@
 //! read whole comes out with its digest for the cache at no extra I/O. Members proven equal over
 //! a prefix share one hasher for it: each distinct chunk is hashed once, not once per copy, and
 //! a class that splits hands each part a copy of the state of the prefix they had in common.
+//!
+//! Chunks are read into page-aligned buffers that the stage's threads share and reuse (`buffers`).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -20,9 +22,11 @@ use std::num::NonZeroU64;
 
 use dedup_cache::{Digest, Entry, Fingerprint, FingerprintKind};
 use dedup_core::Stage;
+use dedup_scan::ReadBuf;
 use rustix::fs::{fadvise, Advice};
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::buffers::BufferPool;
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
 use crate::fingerprint::kind_for;
@@ -63,6 +67,7 @@ pub(crate) fn compare_classes(
     ctx.progress.start_stage(Stage::Comparing, total);
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
+    let buffers = BufferPool::default();
     let compare = |classes: Vec<Class>, threads: usize| -> (Vec<Class>, Vec<Learned>) {
         // Fewer classes than threads leave threads idle: only then read inside a class in
         // parallel, the classes sharing one budget of buffers.
@@ -72,8 +77,16 @@ pub(crate) fn compare_classes(
             let size = class.size;
             // Read in one chunk and never sampled, a file's chunk hash is a fingerprint.
             let whole_fingerprint = hash && kind_for(size, tuning) == Some(FingerprintKind::Whole);
-            let comparer =
-                Comparer { ctx, hardlinks, hash, size, whole_fingerprint, batch_bytes, threads };
+            let comparer = Comparer {
+                ctx,
+                buffers: &buffers,
+                hardlinks,
+                hash,
+                size,
+                whole_fingerprint,
+                batch_bytes,
+                threads,
+            };
             comparer.run(class)
         });
         let (mut groups, mut learned) = (Vec::new(), Vec::new());
@@ -160,14 +173,15 @@ impl Hash {
 }
 
 struct Rep {
-    bytes: Vec<u8>,
-    /// XXH3-64 of `bytes`.
+    chunk: ReadBuf,
+    /// XXH3-64 of the chunk.
     xxh3: u64,
     members: Vec<Member>,
 }
 
 struct Comparer<'a> {
     ctx: &'a Reading<'a>,
+    buffers: &'a BufferPool,
     hardlinks: bool,
     hash: bool,
     size: u64,
@@ -190,7 +204,6 @@ impl Comparer<'_> {
             vec![Pending { members, offset: 0, chunk: FIRST_CHUNK, first_chunk: 0, hash }];
         let mut groups = Vec::new();
         let mut learned = Vec::new();
-        let mut scratch = Vec::new();
         while let Some(pending) = work.pop() {
             if pending.offset >= self.size || pending.members.len() < 2 {
                 learned.extend(pending.learned(self.whole_fingerprint));
@@ -202,7 +215,7 @@ impl Comparer<'_> {
                 let inodes = pending.members.into_iter().map(|m| m.inode).collect();
                 groups.push(Class { size: self.size, inodes, cached: false });
             } else {
-                self.step(pending, keep_open, &mut scratch, &mut work);
+                self.step(pending, keep_open, &mut work);
             }
         }
         (groups, learned)
@@ -223,15 +236,10 @@ impl Comparer<'_> {
     }
 
     /// Read one chunk of every member and split them by its bytes.
-    fn step(
-        &self,
-        pending: Pending,
-        keep_open: bool,
-        scratch: &mut Vec<Vec<u8>>,
-        work: &mut Vec<Pending>,
-    ) {
+    fn step(&self, pending: Pending, keep_open: bool, work: &mut Vec<Pending>) {
         let offset = pending.offset;
         let len = pending.chunk.min(self.size - offset);
+        let chunk_len = len as usize;
         let rep_limit = (REP_BUDGET / len).max(1) as usize;
         // Sized up front: classes of small files can hold many thousands of members, and growing
         // the index from empty rehashed it again and again (3 % of a 1M-file run).
@@ -248,43 +256,50 @@ impl Comparer<'_> {
         } else {
             1
         };
-        scratch.resize(width, Vec::new());
+        // Buffers of `len` bytes this step has read into and no representative kept.
+        let mut spare: Vec<ReadBuf> = Vec::with_capacity(width);
         let mut members = pending.members.into_iter();
         loop {
             let batch: Vec<Member> = members.by_ref().take(width).collect();
             if batch.is_empty() {
                 break;
             }
-            let read = |(mut member, mut buf): (Member, Vec<u8>)| {
-                let hash = self.read_chunk(&mut member, offset, len, keep_open, &mut buf);
-                (member, hash.then(|| xxh3_64(&buf)), buf)
+            let read = |(mut member, mut buf): (Member, ReadBuf)| {
+                let chunk = buf.bytes_mut();
+                let hash = self.read_chunk(&mut member, offset, keep_open, chunk);
+                (member, hash.then(|| xxh3_64(chunk)), buf)
             };
-            let buffers = scratch.drain(..batch.len());
-            let pairs: Vec<(Member, Vec<u8>)> = batch.into_iter().zip(buffers).collect();
-            let done: Vec<(Member, Option<u64>, Vec<u8>)> = if pairs.len() > 1 {
+            let pairs: Vec<(Member, ReadBuf)> = batch
+                .into_iter()
+                .map(|member| (member, spare.pop().unwrap_or_else(|| self.buffers.take(chunk_len))))
+                .collect();
+            let done: Vec<(Member, Option<u64>, ReadBuf)> = if pairs.len() > 1 {
                 self.ctx.each(pairs, self.threads, &read)
             } else {
                 pairs.into_iter().map(read).collect()
             };
-            for (member, hash, mut buf) in done {
-                match hash {
-                    None => self.ctx.progress.done(1),
-                    Some(hash) => {
-                        let same_hash = reps_by_hash.entry(hash).or_default();
-                        if let Some(&r) = same_hash.iter().find(|&&r| reps[r].bytes == buf) {
-                            reps[r].members.push(member);
-                        } else if reps.len() < rep_limit {
-                            same_hash.push(reps.len());
-                            let bytes = std::mem::take(&mut buf);
-                            reps.push(Rep { bytes, xxh3: hash, members: vec![member] });
-                        } else {
-                            set_aside.entry(hash).or_default().push(member);
-                        }
-                    }
+            for (member, hash, buf) in done {
+                let Some(hash) = hash else {
+                    self.ctx.progress.done(1);
+                    spare.push(buf);
+                    continue;
+                };
+                let same_hash = reps_by_hash.entry(hash).or_default();
+                let chunk = buf.bytes();
+                if let Some(&r) = same_hash.iter().find(|&&r| reps[r].chunk.bytes() == chunk) {
+                    reps[r].members.push(member);
+                    spare.push(buf);
+                } else if reps.len() < rep_limit {
+                    same_hash.push(reps.len());
+                    reps.push(Rep { chunk: buf, xxh3: hash, members: vec![member] });
+                } else {
+                    set_aside.entry(hash).or_default().push(member);
+                    spare.push(buf);
                 }
-                // The buffer goes back for the next batch (empty if a representative kept it).
-                scratch.push(buf);
             }
+        }
+        for buf in spare {
+            self.buffers.give(buf);
         }
         let next_chunk = (pending.chunk * 2).min(MAX_CHUNK);
         let to_end = offset + len == self.size;
@@ -294,10 +309,11 @@ impl Comparer<'_> {
             let copies = rep.members.len() > 1;
             let fingerprinted = self.whole_fingerprint && matches!(pending.hash, Hash::Empty);
             let hash = if copies || (to_end && !fingerprinted) {
-                pending.hash.extended(&rep.bytes, to_end)
+                pending.hash.extended(rep.chunk.bytes(), to_end)
             } else {
                 Hash::Off
             };
+            self.buffers.give(rep.chunk);
             let first_chunk = if offset == 0 { rep.xxh3 } else { pending.first_chunk };
             let (members, offset, chunk) = (rep.members, offset + len, next_chunk);
             work.push(Pending { members, offset, chunk, first_chunk, hash });
@@ -309,16 +325,16 @@ impl Comparer<'_> {
         }
     }
 
-    /// Read `[offset, offset + len)` of a member into `buf`; on the last chunk also check that the
-    /// file did not change while it was read. False when the member drops out.
+    /// Fill `buf` from `offset` of a member; on the last chunk also check that the file did not
+    /// change while it was read. False when the member drops out.
     fn read_chunk(
         &self,
         member: &mut Member,
         offset: u64,
-        len: u64,
         keep_open: bool,
-        buf: &mut Vec<u8>,
+        buf: &mut [u8],
     ) -> bool {
+        let len = buf.len() as u64;
         let ctx = self.ctx;
         if member.file.is_none() {
             member.file = ctx.open(&member.inode);
@@ -328,7 +344,6 @@ impl Comparer<'_> {
             }
         }
         let Some(file) = &member.file else { return false };
-        buf.resize(len as usize, 0);
         let mut ok = ctx.read_at(&member.inode, file, buf, offset).is_some();
         if ok && offset + len == self.size {
             ok = ctx.unchanged_after_read(&member.inode, file);

@@ -4,6 +4,7 @@
 //! remaining candidate once. Also the report model, its writers and its reader.
 
 mod analysis;
+mod buffers;
 mod cached;
 mod candidates;
 mod contained;
