@@ -84,6 +84,11 @@ mod tests {
         assert_eq!(again.bytes().len(), 500_000);
         // 600,000 do not.
         assert_ne!(pool.take(600_000).bytes().as_ptr(), addr);
+        // A shorter read gets exactly its length, not what the buffer held before.
+        pool.give(again);
+        let shorter = pool.take(300_000);
+        assert_eq!(shorter.bytes().as_ptr(), addr);
+        assert_eq!(shorter.bytes().len(), 300_000);
     }
 
     #[test]

@@ -370,6 +370,49 @@ mod tests {
         FileMeta::of(&fs::metadata(path).unwrap())
     }
 
+    /// Chunk buffers go back to a pool and come out again holding another file's bytes, often
+    /// longer than the new chunk. Equal files must still group and files that differ in one
+    /// byte in the middle (where no sample looks) must not, whatever a buffer held before.
+    #[test]
+    fn reused_buffers_never_carry_bytes_between_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut expected = Vec::new();
+        // Sizes in the same rooms of the pool (256 and 512 KiB), the larger classes first in
+        // name order, each with two copies and one file differing in its middle byte.
+        for (i, size) in
+            [500_000usize, 450_000, 300_000, 280_000, 200_000, 140_000].iter().enumerate()
+        {
+            let content: Vec<u8> = (0..*size).map(|b| ((b * (i + 3)) % 251) as u8).collect();
+            let mut other = content.clone();
+            other[size / 2] ^= 1;
+            let names = [format!("{i}-a"), format!("{i}-b"), format!("{i}-c")];
+            fs::write(dir.path().join(&names[0]), &content).unwrap();
+            fs::write(dir.path().join(&names[1]), &content).unwrap();
+            fs::write(dir.path().join(&names[2]), &other).unwrap();
+            expected.push(vec![dir.path().join(&names[0]), dir.path().join(&names[1])]);
+        }
+        // Large files whose buffers (1-4 MiB chunks) the pool then offers to the others.
+        let big: Vec<u8> = (0..(6 << 20)).map(|b| (b % 241) as u8).collect();
+        fs::write(dir.path().join("big-a"), &big).unwrap();
+        fs::write(dir.path().join("big-b"), &big).unwrap();
+        expected.push(vec![dir.path().join("big-a"), dir.path().join("big-b")]);
+        let roots = [dir.path().to_owned()];
+        let run = find_run(&roots, &FindOptions::default(), &(), &Progress::default());
+        let mut found: Vec<Vec<_>> = run
+            .report
+            .groups
+            .iter()
+            .map(|g| {
+                let mut paths: Vec<_> = g.files.iter().map(|f| f.path.clone()).collect();
+                paths.sort();
+                paths
+            })
+            .collect();
+        found.sort();
+        expected.sort();
+        assert_eq!(found, expected);
+    }
+
     /// Copies share one hasher while equal; the digest each file gets must still be the BLAKE3
     /// of its own bytes, whether its class split in the first chunk, a later one, or never.
     /// Sampled files keep their head sample's fingerprint; small files the hash of their content,
