@@ -3,10 +3,14 @@
 //! On this project's reference machine (AMD EPYC) the kernel copies page-cache data into a buffer
 //! that starts 1 to 31 bytes past a page boundary at a fifth of its usual speed (about 2 GB/s
 //! instead of 11-14 for reads at page-aligned file offsets), and glibc places every large
-//! allocation exactly 16 bytes past one. A [`ReadBuf`] of a page or more starts on a page
-//! boundary instead. See docs/BENCHMARKS.md, seventh round, for the measurement.
+//! allocation exactly 16 bytes past one. A large [`ReadBuf`] starts on a page boundary instead.
+//! See docs/BENCHMARKS.md, seventh round, for the measurement.
 
 const PAGE: usize = 4096;
+/// Buffers at least this long are aligned. Smaller ones come from glibc's heap, placed anywhere
+/// in a page, so they rarely land on the slow offsets, and the alignment's padding (up to a page,
+/// zeroed) would cost more than the slow copies it avoids.
+const ALIGNED_MIN: usize = 64 << 10;
 
 /// A zero-initialised byte buffer of a chosen length that can be reused for any length up to
 /// its room without being reallocated.
@@ -19,9 +23,9 @@ pub struct ReadBuf {
 }
 
 impl ReadBuf {
-    /// `len` zeros; page-aligned when `len` is a page or more.
+    /// `len` zeros; page-aligned when `len` is large.
     pub fn new(len: usize) -> ReadBuf {
-        if len < PAGE {
+        if len < ALIGNED_MIN {
             return ReadBuf { storage: vec![0; len], start: 0, len, room: len };
         }
         let mut buf = ReadBuf::with_room(len);
@@ -74,14 +78,15 @@ mod tests {
     }
 
     #[test]
-    fn buffers_of_a_page_or_more_start_on_a_page_boundary() {
-        for len in [PAGE, 300_000, 1 << 20, (4 << 20) + 1] {
+    fn large_buffers_start_on_a_page_boundary() {
+        for len in [ALIGNED_MIN, 300_000, 1 << 20, (4 << 20) + 1] {
             let buf = ReadBuf::new(len);
             assert!(aligned(&buf), "{len}");
             assert_eq!(buf.bytes().len(), len);
             assert!(buf.bytes().iter().all(|&b| b == 0));
         }
         assert_eq!(ReadBuf::new(100).bytes(), &[0; 100][..]);
+        assert_eq!(ReadBuf::new(PAGE).bytes(), &[0; PAGE][..]);
     }
 
     #[test]
