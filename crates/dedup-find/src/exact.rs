@@ -14,7 +14,8 @@
 //! a prefix share one hasher for it: each distinct chunk is hashed once, not once per copy, and
 //! a class that splits hands each part a copy of the state of the prefix they had in common.
 //!
-//! Chunks are read into page-aligned buffers that the stage's threads share and reuse (`buffers`).
+//! Chunks of 64 KiB or more are read into page-aligned buffers that the stage's threads share and
+//! reuse (`buffers`).
 
 use std::collections::HashMap;
 use std::fs::File;
