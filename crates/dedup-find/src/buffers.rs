@@ -6,7 +6,7 @@
 //! rooms of powers of two, so that reads of nearby lengths share them; they are page-aligned
 //! ([`ReadBuf`] says why) and never grown past their room (a grown buffer is copied by `realloc`).
 //!
-//! The pool keeps only large buffers (small ones are cheap to allocate). It never holds more
+//! The pool keeps only large buffers ([`ReadBuf::LARGE`]; small ones are cheap to allocate). It never holds more
 //! memory than the stage once had in use: a read that finds no idle buffer of its room first
 //! frees idle buffers (the longest idle first) of at least that room, so buffers of rooms no
 //! longer asked for give way to the new ones instead of piling up.
@@ -15,9 +15,6 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use dedup_scan::ReadBuf;
-
-/// Buffers smaller than this come from the allocator each time, as they are cheap there.
-const KEPT_MIN: usize = 64 << 10;
 
 /// Idle buffers, the longest idle first.
 #[derive(Default)]
@@ -28,7 +25,7 @@ pub(crate) struct BufferPool {
 impl BufferPool {
     /// A buffer of `len` bytes (their content is whatever the buffer held last).
     pub fn take(&self, len: usize) -> ReadBuf {
-        if len < KEPT_MIN {
+        if len < ReadBuf::LARGE {
             return ReadBuf::new(len);
         }
         let room = len.next_power_of_two();
@@ -56,7 +53,7 @@ impl BufferPool {
 
     /// Hand a buffer back for reuse (small ones are simply freed).
     pub fn give(&self, buf: ReadBuf) {
-        if buf.room() >= KEPT_MIN {
+        if buf.room() >= ReadBuf::LARGE {
             self.idle.lock().unwrap_or_else(|e| e.into_inner()).push_back(buf);
         }
     }

@@ -7,10 +7,6 @@
 //! See docs/BENCHMARKS.md, seventh round, for the measurement.
 
 const PAGE: usize = 4096;
-/// Buffers at least this long are aligned. Smaller ones come from glibc's heap, placed anywhere
-/// in a page, so they rarely land on the slow offsets, and the alignment's padding (up to a page,
-/// zeroed) would cost more than the slow copies it avoids.
-const ALIGNED_MIN: usize = 64 << 10;
 
 /// A zero-initialised byte buffer of a chosen length that can be reused for any length up to
 /// its room without being reallocated.
@@ -23,9 +19,15 @@ pub struct ReadBuf {
 }
 
 impl ReadBuf {
-    /// `len` zeros; page-aligned when `len` is large.
+    /// Buffers at least this long are large: page-aligned, and worth keeping for reuse. Smaller
+    /// ones come cheaply from glibc's heap, placed anywhere in a page, so they rarely land on the
+    /// slow offsets, and the alignment's padding (up to a page, zeroed) would cost more than the
+    /// slow copies it avoids.
+    pub const LARGE: usize = 64 << 10;
+
+    /// `len` zeros; page-aligned when `len` is [`ReadBuf::LARGE`] or more.
     pub fn new(len: usize) -> ReadBuf {
-        if len < ALIGNED_MIN {
+        if len < ReadBuf::LARGE {
             return ReadBuf { storage: vec![0; len], start: 0, len, room: len };
         }
         let mut buf = ReadBuf::with_room(len);
@@ -79,7 +81,7 @@ mod tests {
 
     #[test]
     fn large_buffers_start_on_a_page_boundary() {
-        for len in [ALIGNED_MIN, 300_000, 1 << 20, (4 << 20) + 1] {
+        for len in [ReadBuf::LARGE, 300_000, 1 << 20, (4 << 20) + 1] {
             let buf = ReadBuf::new(len);
             assert!(aligned(&buf), "{len}");
             assert_eq!(buf.bytes().len(), len);
