@@ -6,10 +6,10 @@
 //! rooms of powers of two, so that reads of nearby lengths share them; they are page-aligned
 //! ([`ReadBuf`] says why) and never grown past their room (a grown buffer is copied by `realloc`).
 //!
-//! The pool keeps only large buffers ([`ReadBuf::LARGE`]; small ones are cheap to allocate). It never holds more
-//! memory than the stage once had in use: a read that finds no idle buffer of its room first
-//! frees idle buffers (the longest idle first) of at least that room, so buffers of rooms no
-//! longer asked for give way to the new ones instead of piling up.
+//! The pool keeps only large buffers ([`ReadBuf::LARGE`]; small ones are cheap to allocate). It
+//! never holds more memory than the stage once had in use: a read that finds no idle buffer of
+//! its room first frees idle buffers (the longest idle first) of at least that room, so buffers
+//! of rooms no longer asked for give way to the new ones instead of piling up.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
