@@ -87,13 +87,24 @@ impl Reading<'_> {
 
     /// Fill `buf` from `offset`. A file that ends early has shrunk since the walk.
     pub fn read_at(&self, inode: &Inode, file: &File, buf: &mut [u8], offset: u64) -> Option<()> {
+        self.read_with(inode, buf.len() as u64, || file.read_exact_at(buf, offset))
+    }
+
+    /// Run `read`, which reads `len` bytes of the inode in as many requests as it likes, as one
+    /// read in the scheduler's eyes. A file that ends early has shrunk since the walk.
+    pub fn read_with<R>(
+        &self,
+        inode: &Inode,
+        len: u64,
+        read: impl FnOnce() -> io::Result<R>,
+    ) -> Option<R> {
         let permit = self.io.acquire(inode.meta(self.tree).id.dev);
-        let read = file.read_exact_at(buf, offset);
-        permit.done(buf.len() as u64);
+        let read = read();
+        permit.done(len);
         match read {
-            Ok(()) => {
-                self.progress.read(buf.len() as u64);
-                Some(())
+            Ok(result) => {
+                self.progress.read(len);
+                Some(result)
             }
             Err(e) => self.failed(inode, e),
         }
