@@ -26,6 +26,12 @@ impl Inode {
         self.first as usize
     }
 
+    /// The inode with the single entry `first`, for tests that never read it.
+    #[cfg(test)]
+    pub fn numbered(first: u32) -> Inode {
+        Inode { first, count: 1 }
+    }
+
     /// Number of paths.
     pub fn path_count(self) -> usize {
         self.count as usize

@@ -14,18 +14,22 @@
 //! a prefix share one hasher for it: each distinct chunk is hashed once, not once per copy, and
 //! a class that splits hands each part a copy of the state of the prefix they had in common.
 //!
-//! Chunks of 64 KiB or more are read into page-aligned buffers that the stage's threads share and
-//! reuse (`buffers`).
+//! The threads reading one step's members place each member as soon as its chunk is read
+//! (`split`), so a step is one stream of reads without a wait for the slowest of a batch, and a
+//! buffer is held only while a chunk is read or while it is a representative's. A chunk is first
+//! compared with the representative most members have joined (the lead) while that is likely
+//! to pay; a chunk equal to it needs no hash, and when it is in the page cache it is compared a
+//! piece at a time as it is read (`chunk_read`). Chunks of 64 KiB or more are read into
+//! page-aligned buffers that the stage's threads share and reuse (`buffers`).
 
-use std::collections::HashMap;
+mod chunk_read;
+mod split;
+
 use std::fs::File;
-use std::num::NonZeroU64;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_cache::{Digest, Entry, Fingerprint, FingerprintKind};
 use dedup_core::Stage;
-use dedup_scan::ReadBuf;
-use rustix::fs::{fadvise, Advice};
-use xxhash_rust::xxh3::xxh3_64;
 
 use crate::buffers::BufferPool;
 use crate::cached::Learned;
@@ -33,6 +37,8 @@ use crate::candidates::{Class, Inode};
 use crate::fingerprint::kind_for;
 use crate::reading::Reading;
 use crate::sample::Tuning;
+use chunk_read::Slot;
+use split::{Seen, Split};
 
 /// First chunk size; chunks then double while a class stays equal, up to `MAX_CHUNK`.
 pub(crate) const FIRST_CHUNK: u64 = 1 << 20;
@@ -45,13 +51,12 @@ const REP_BUDGET: u64 = 8 << 20;
 const LARGE_CLASSES_AT_ONCE: usize = 8;
 /// Chunks at least this large are read for several members at once.
 const PARALLEL_READ_MIN: u64 = 256 << 10;
-/// Bytes of such chunks read at once by the classes of one pool together (beside their
-/// representatives' `REP_BUDGET`). The scheduler's gate, not this, bounds the reads in flight;
-/// a batch only needs to be wider than the gate so that it stays full until the batch's last
-/// reads. At 8 MiB, dataset 5's 3,000 files of 1 MiB were read 8 at a time with a wait for the
-/// slowest after each 8 where the device wanted 16 to 64 (cold, 3 interleaved runs: 4.1–5.0 s at
-/// 8 MiB, 3.0–4.4 s at 32 MiB; following the level instead, 4.1–4.3 s).
-const BATCH_BYTES: u64 = 32 << 20;
+/// Bytes of such chunks in flight at once for the classes of one pool together (beside their
+/// representatives' `REP_BUDGET`): it caps how many members of a class are read at once, and
+/// the scheduler's gate bounds the reads below that. It must leave room above the gate: at
+/// 8 MiB, dataset 5's 3,000 files of 1 MiB were read 8 at a time where the device wanted 16 to
+/// 64 (cold, 3 interleaved runs: 4.1–5.0 s at 8 MiB, 3.0–4.4 s at 32 MiB).
+const IN_FLIGHT_BYTES: u64 = 32 << 20;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
 
@@ -72,8 +77,8 @@ pub(crate) fn compare_classes(
     let compare = |classes: Vec<Class>, threads: usize| -> (Vec<Class>, Vec<Learned>) {
         // Fewer classes than threads leave threads idle: only then read inside a class in
         // parallel, the classes sharing one budget of buffers.
-        let batch_bytes =
-            if classes.len() < threads { BATCH_BYTES / classes.len().max(1) as u64 } else { 0 };
+        let in_flight_bytes =
+            if classes.len() < threads { IN_FLIGHT_BYTES / classes.len().max(1) as u64 } else { 0 };
         let compared = ctx.each(classes, threads, &|class| {
             let size = class.size;
             // Read in one chunk and never sampled, a file's chunk hash is a fingerprint.
@@ -85,7 +90,7 @@ pub(crate) fn compare_classes(
                 hash,
                 size,
                 whole_fingerprint,
-                batch_bytes,
+                in_flight_bytes,
                 threads,
             };
             comparer.run(class)
@@ -173,13 +178,6 @@ impl Hash {
     }
 }
 
-struct Rep {
-    chunk: ReadBuf,
-    /// XXH3-64 of the chunk.
-    xxh3: u64,
-    members: Vec<Member>,
-}
-
 struct Comparer<'a> {
     ctx: &'a Reading<'a>,
     buffers: &'a BufferPool,
@@ -190,7 +188,7 @@ struct Comparer<'a> {
     /// is the cache's fingerprint of their content.
     whole_fingerprint: bool,
     /// Bytes of large chunks this class may read for several members at once (0: none).
-    batch_bytes: u64,
+    in_flight_bytes: u64,
     /// Threads that may read for this class's stage at once.
     threads: usize,
 }
@@ -238,121 +236,72 @@ impl Comparer<'_> {
 
     /// Read one chunk of every member and split them by its bytes.
     fn step(&self, pending: Pending, keep_open: bool, work: &mut Vec<Pending>) {
-        let offset = pending.offset;
-        let len = pending.chunk.min(self.size - offset);
+        let Pending { members, offset, chunk, first_chunk, hash } = pending;
+        let len = chunk.min(self.size - offset);
         let chunk_len = len as usize;
         let rep_limit = (REP_BUDGET / len).max(1) as usize;
-        // Sized up front: classes of small files can hold many thousands of members, and growing
-        // the index from empty rehashed it again and again (3 % of a 1M-file run).
-        let expected_reps = pending.members.len().min(rep_limit);
-        let mut reps: Vec<Rep> = Vec::with_capacity(expected_reps);
-        let mut reps_by_hash: HashMap<u64, Vec<usize>> = HashMap::with_capacity(expected_reps);
-        let mut set_aside: HashMap<u64, Vec<Member>> = HashMap::new();
-        // Large chunks of several members are read (and hashed) in parallel, a batch at a time,
-        // when there are too few classes to keep the threads busy: a class of a few huge files
-        // would otherwise be read by one thread. Small reads stay sequential, where the hand-off
-        // would cost more than the read.
+        // Large chunks of several members are read in parallel when there are too few classes
+        // to keep the threads busy: a class of a few huge files would otherwise be read by one
+        // thread. Small reads stay sequential, where the hand-off would cost more than the read.
         let width = if len >= PARALLEL_READ_MIN {
-            ((self.batch_bytes / len) as usize).clamp(1, self.threads)
+            ((self.in_flight_bytes / len) as usize).clamp(1, self.threads)
         } else {
             1
         };
-        // Buffers of `len` bytes this step has read into and no representative kept.
-        let mut spare: Vec<ReadBuf> = Vec::with_capacity(width);
-        let mut members = pending.members.into_iter();
-        loop {
-            let batch: Vec<Member> = members.by_ref().take(width).collect();
-            if batch.is_empty() {
-                break;
+        let split = Mutex::new(Split::new(members.len(), rep_limit));
+        let lock = || split.lock().unwrap_or_else(PoisonError::into_inner);
+        let take = || lock().spare.pop().unwrap_or_else(|| self.buffers.take(chunk_len));
+        let read = |mut member: Member| {
+            let lead = lock().lead();
+            let mut slot = Slot { buf: None, take: &take };
+            let seen = self.read_chunk(
+                &mut member,
+                offset,
+                chunk_len,
+                keep_open,
+                &mut slot,
+                lead.as_ref(),
+            );
+            drop(lead);
+            if matches!(seen, Seen::Dropped) {
+                self.ctx.progress.done(1);
             }
-            let read = |(mut member, mut buf): (Member, ReadBuf)| {
-                let chunk = buf.bytes_mut();
-                let hash = self.read_chunk(&mut member, offset, keep_open, chunk);
-                (member, hash.then(|| xxh3_64(chunk)), buf)
-            };
-            let pairs: Vec<(Member, ReadBuf)> = batch
-                .into_iter()
-                .map(|member| (member, spare.pop().unwrap_or_else(|| self.buffers.take(chunk_len))))
-                .collect();
-            let done: Vec<(Member, Option<u64>, ReadBuf)> = if pairs.len() > 1 {
-                self.ctx.each(pairs, self.threads, &read)
-            } else {
-                pairs.into_iter().map(read).collect()
-            };
-            for (member, hash, buf) in done {
-                let Some(hash) = hash else {
-                    self.ctx.progress.done(1);
-                    spare.push(buf);
-                    continue;
-                };
-                let same_hash = reps_by_hash.entry(hash).or_default();
-                let chunk = buf.bytes();
-                if let Some(&r) = same_hash.iter().find(|&&r| reps[r].chunk.bytes() == chunk) {
-                    reps[r].members.push(member);
-                    spare.push(buf);
-                } else if reps.len() < rep_limit {
-                    same_hash.push(reps.len());
-                    reps.push(Rep { chunk: buf, xxh3: hash, members: vec![member] });
-                } else {
-                    set_aside.entry(hash).or_default().push(member);
-                    spare.push(buf);
-                }
-            }
+            lock().place(member, seen, slot.buf);
+        };
+        if width > 1 && members.len() > 1 {
+            self.ctx.each(members, width, &read);
+        } else {
+            members.into_iter().for_each(read);
         }
+        let Split { reps, set_aside, spare, .. } =
+            split.into_inner().unwrap_or_else(PoisonError::into_inner);
         for buf in spare {
             self.buffers.give(buf);
         }
-        let next_chunk = (pending.chunk * 2).min(MAX_CHUNK);
+        let next_chunk = (chunk * 2).min(MAX_CHUNK);
         let to_end = offset + len == self.size;
         for rep in reps {
             // Content without a copy read in one chunk needs no digest: its fingerprint keeps it
             // apart next time. Otherwise a file read to its end gets one.
             let copies = rep.members.len() > 1;
-            let fingerprinted = self.whole_fingerprint && matches!(pending.hash, Hash::Empty);
-            let hash = if copies || (to_end && !fingerprinted) {
-                pending.hash.extended(rep.chunk.bytes(), to_end)
+            let fingerprinted = self.whole_fingerprint && matches!(hash, Hash::Empty);
+            let rep_hash = if copies || (to_end && !fingerprinted) {
+                hash.extended(rep.chunk.bytes(), to_end)
             } else {
                 Hash::Off
             };
-            self.buffers.give(rep.chunk);
-            let first_chunk = if offset == 0 { rep.xxh3 } else { pending.first_chunk };
-            let (members, offset, chunk) = (rep.members, offset + len, next_chunk);
+            // Every reader's handle on the lead was dropped with the step's reads.
+            if let Ok(buf) = Arc::try_unwrap(rep.chunk) {
+                self.buffers.give(buf);
+            }
+            let first_chunk = if offset == 0 { rep.xxh3 } else { first_chunk };
+            let (members, offset, chunk, hash) = (rep.members, offset + len, next_chunk, rep_hash);
             work.push(Pending { members, offset, chunk, first_chunk, hash });
         }
         for members in set_aside.into_values() {
-            let (chunk, first_chunk) = (pending.chunk, pending.first_chunk);
-            let hash = pending.hash.clone();
+            let hash = hash.clone();
             work.push(Pending { members, offset, chunk, first_chunk, hash });
         }
-    }
-
-    /// Fill `buf` from `offset` of a member; on the last chunk also check that the file did not
-    /// change while it was read. False when the member drops out.
-    fn read_chunk(
-        &self,
-        member: &mut Member,
-        offset: u64,
-        keep_open: bool,
-        buf: &mut [u8],
-    ) -> bool {
-        let len = buf.len() as u64;
-        let ctx = self.ctx;
-        if member.file.is_none() {
-            member.file = ctx.open(&member.inode);
-            if let (Some(file), true) = (&member.file, keep_open) {
-                // Tell the kernel to read ahead aggressively: this file is read start to end.
-                let _ = fadvise(file, 0, NonZeroU64::new(self.size), Advice::Sequential);
-            }
-        }
-        let Some(file) = &member.file else { return false };
-        let mut ok = ctx.read_at(&member.inode, file, buf, offset).is_some();
-        if ok && offset + len == self.size {
-            ok = ctx.unchanged_after_read(&member.inode, file);
-        }
-        if !ok || !keep_open || offset + len == self.size {
-            member.file = None;
-        }
-        ok
     }
 }
 

@@ -1,0 +1,153 @@
+//! Reading one member's chunk in the exact stage, and telling whether it equals the step's lead
+//! representative or else what its hash is.
+//!
+//! A chunk read whole into a multi-MiB buffer is written out to memory by the kernel's copy and
+//! read back by the comparison. When the lead is worth trying and the data is in the page
+//! cache, the chunk is read a piece at a time into a small buffer instead, each piece compared
+//! with the lead's bytes while both are in the core's own cache; a chunk equal to the lead is
+//! then never held whole (docs/BENCHMARKS.md, eighth round). Data not in the page cache is read
+//! whole, so that the device gets one large request.
+
+use std::fs::File;
+use std::io::{self, IoSliceMut};
+use std::num::NonZeroU64;
+use std::os::unix::fs::FileExt;
+
+use dedup_scan::ReadBuf;
+use rustix::fs::{fadvise, Advice};
+use rustix::io::{preadv2, ReadWriteFlags};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::split::{Lead, Seen};
+use super::{Comparer, Member};
+
+/// Bytes read at a time when a chunk is compared with the lead as it is read: a piece and the
+/// lead's bytes beside it fit in a core's own cache (512 KiB on the reference machine).
+const PIECE: usize = 128 << 10;
+
+/// A buffer for a member's chunk, taken only when the chunk must be held whole.
+pub(super) struct Slot<'a> {
+    pub buf: Option<ReadBuf>,
+    pub take: &'a (dyn Fn() -> ReadBuf + Sync),
+}
+
+impl Slot<'_> {
+    fn get(&mut self) -> &mut ReadBuf {
+        self.buf.get_or_insert_with(self.take)
+    }
+}
+
+impl Comparer<'_> {
+    /// Read the member's chunk of `len` bytes at `offset` and say what it holds; on the last
+    /// chunk also check that the file did not change while it was read.
+    pub(super) fn read_chunk(
+        &self,
+        member: &mut Member,
+        offset: u64,
+        len: usize,
+        keep_open: bool,
+        slot: &mut Slot,
+        lead: Option<&Lead>,
+    ) -> Seen {
+        let ctx = self.ctx;
+        if member.file.is_none() {
+            member.file = ctx.open(&member.inode);
+            if let (Some(file), true) = (&member.file, keep_open) {
+                // Tell the kernel to read ahead aggressively: this file is read start to end.
+                let _ = fadvise(file, 0, NonZeroU64::new(self.size), Advice::Sequential);
+            }
+        }
+        let Some(file) = &member.file else { return Seen::Dropped };
+        let read = ctx.read_with(&member.inode, len as u64, || match lead {
+            Some(lead) if len >= 2 * PIECE => self.compare_in_pieces(file, offset, slot, lead),
+            _ => read_whole(file, offset, slot.get(), len, lead),
+        });
+        let mut seen = read.unwrap_or(Seen::Dropped);
+        let last = offset + len as u64 == self.size;
+        let read_ok = !matches!(seen, Seen::Dropped);
+        if last && read_ok && !ctx.unchanged_after_read(&member.inode, file) {
+            seen = Seen::Dropped;
+        }
+        if matches!(seen, Seen::Dropped) || !keep_open || last {
+            member.file = None;
+        }
+        seen
+    }
+
+    /// Compare a chunk with the lead (of the chunk's length) a piece at a time if its first
+    /// piece is in the page cache; otherwise read it whole.
+    fn compare_in_pieces(
+        &self,
+        file: &File,
+        offset: u64,
+        slot: &mut Slot,
+        lead: &Lead,
+    ) -> io::Result<Seen> {
+        let mut piece = self.buffers.take(PIECE);
+        let first = piece.bytes_mut();
+        let cached = matches!(
+            preadv2(file, &mut [IoSliceMut::new(first)], offset, ReadWriteFlags::NOWAIT),
+            Ok(n) if n == PIECE
+        );
+        let seen = if cached {
+            compare_cached(file, offset, slot, lead, piece.bytes_mut())
+        } else {
+            read_whole(file, offset, slot.get(), lead.chunk.bytes().len(), Some(lead))
+        };
+        self.buffers.give(piece);
+        seen
+    }
+}
+
+/// `compare_in_pieces` once the first piece is in `piece`.
+fn compare_cached(
+    file: &File,
+    offset: u64,
+    slot: &mut Slot,
+    lead: &Lead,
+    piece: &mut [u8],
+) -> io::Result<Seen> {
+    let (rep, lead) = (lead.rep, lead.chunk.bytes());
+    let len = lead.len();
+    let mut start = 0;
+    loop {
+        let end = (start + piece.len()).min(len);
+        let bytes = &mut piece[..end - start];
+        if start > 0 {
+            file.read_exact_at(bytes, offset + start as u64)?;
+        }
+        if *bytes != lead[start..end] {
+            // Equal to the lead before this piece: the chunk is the lead's bytes so far, this
+            // piece, and the rest read whole.
+            let buf = slot.get();
+            buf.set_len(len);
+            let chunk = buf.bytes_mut();
+            chunk[..start].copy_from_slice(&lead[..start]);
+            chunk[start..end].copy_from_slice(bytes);
+            file.read_exact_at(&mut chunk[end..], offset + end as u64)?;
+            return Ok(Seen::Hashed(xxh3_64(chunk)));
+        }
+        if end == len {
+            return Ok(Seen::Equal(rep));
+        }
+        start = end;
+    }
+}
+
+/// Read a chunk of `len` bytes whole into `buf`; compare it with the lead if there is one worth
+/// trying, and hash it if it differs.
+fn read_whole(
+    file: &File,
+    offset: u64,
+    buf: &mut ReadBuf,
+    len: usize,
+    lead: Option<&Lead>,
+) -> io::Result<Seen> {
+    buf.set_len(len);
+    let chunk = buf.bytes_mut();
+    file.read_exact_at(chunk, offset)?;
+    match lead {
+        Some(lead) if lead.chunk.bytes() == &chunk[..] => Ok(Seen::Equal(lead.rep)),
+        _ => Ok(Seen::Hashed(xxh3_64(chunk))),
+    }
+}
