@@ -25,7 +25,8 @@ use super::{Comparer, Member};
 /// lead's bytes beside it fit in a core's own cache (512 KiB on the reference machine).
 const PIECE: usize = 128 << 10;
 
-/// A buffer for a member's chunk, taken only when the chunk must be held whole.
+/// A buffer of the chunk's length for a member's chunk, taken only when the chunk must be held
+/// whole.
 pub(super) struct Slot<'a> {
     pub buf: Option<ReadBuf>,
     pub take: &'a (dyn Fn() -> ReadBuf + Sync),
@@ -60,7 +61,7 @@ impl Comparer<'_> {
         let Some(file) = &member.file else { return Seen::Dropped };
         let read = ctx.read_with(&member.inode, len as u64, || match lead {
             Some(lead) if len >= 2 * PIECE => self.compare_in_pieces(file, offset, slot, lead),
-            _ => read_whole(file, offset, slot.get(), len, lead),
+            _ => read_whole(file, offset, slot.get(), lead),
         });
         let mut seen = read.unwrap_or(Seen::Dropped);
         let last = offset + len as u64 == self.size;
@@ -92,7 +93,7 @@ impl Comparer<'_> {
         let seen = if cached {
             compare_cached(file, offset, slot, lead, piece.bytes_mut())
         } else {
-            read_whole(file, offset, slot.get(), lead.chunk.bytes().len(), Some(lead))
+            read_whole(file, offset, slot.get(), Some(lead))
         };
         self.buffers.give(piece);
         seen
@@ -119,9 +120,7 @@ fn compare_cached(
         if *bytes != lead[start..end] {
             // Equal to the lead before this piece: the chunk is the lead's bytes so far, this
             // piece, and the rest read whole.
-            let buf = slot.get();
-            buf.set_len(len);
-            let chunk = buf.bytes_mut();
+            let chunk = slot.get().bytes_mut();
             chunk[..start].copy_from_slice(&lead[..start]);
             chunk[start..end].copy_from_slice(bytes);
             file.read_exact_at(&mut chunk[end..], offset + end as u64)?;
@@ -134,16 +133,14 @@ fn compare_cached(
     }
 }
 
-/// Read a chunk of `len` bytes whole into `buf`; compare it with the lead if there is one worth
-/// trying, and hash it if it differs.
+/// Read a chunk whole into `buf` (of the chunk's length); compare it with the lead if there is
+/// one worth trying, and hash it if it differs.
 fn read_whole(
     file: &File,
     offset: u64,
     buf: &mut ReadBuf,
-    len: usize,
     lead: Option<&Lead>,
 ) -> io::Result<Seen> {
-    buf.set_len(len);
     let chunk = buf.bytes_mut();
     file.read_exact_at(chunk, offset)?;
     match lead {
