@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use dedup_core::Progress;
 use dedup_find::{
     find_run, write_csv, write_dir_summary, write_json, write_text, Analysis, CacheUse,
-    FindOptions, Replication, Report, Run, TextStyle,
+    FindOptions, Replication, Report, Run, TextStyle, WholeRead,
 };
 use dedup_scan::io::{Concurrency, DeviceChoice};
 use dedup_scan::Selection;
@@ -37,7 +37,7 @@ pub fn run(args: FindArgs) -> Result<bool> {
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let started = Instant::now();
-    let Run { report, walk_io, read_io, funnel, cache } =
+    let Run { report, walk_io, read_io, whole_reads, funnel, cache } =
         find_run(&roots, &options, &messages, &progress);
     if let Some(display) = display {
         display.finish();
@@ -64,6 +64,9 @@ pub fn run(args: FindArgs) -> Result<bool> {
             for choice in choices {
                 messages.line(&format!("dedup: {what}: {}", describe_choice(choice)));
             }
+        }
+        for choice in &whole_reads {
+            messages.line(&format!("dedup: samples: {}", describe_whole_read(choice)));
         }
     }
     write_report(&report, &args, &mut out)?;
@@ -179,7 +182,7 @@ fn count(n: u64, one: &str, many: &str) -> String {
 /// One line on what the scheduler chose for a device and the measurements behind it: the mean
 /// throughput measured at each level tried.
 fn describe_choice(choice: &DeviceChoice) -> String {
-    let dev = format!("device {}:{}", rustix::fs::major(choice.dev), rustix::fs::minor(choice.dev));
+    let dev = device_name(choice.dev);
     let mut levels: Vec<(usize, f64, u32)> = Vec::new();
     for s in &choice.history {
         match levels.iter_mut().find(|(l, _, _)| *l == s.level) {
@@ -205,6 +208,20 @@ fn describe_choice(choice: &DeviceChoice) -> String {
         None => String::new(),
     };
     format!("{dev}: {} at once, {why}{from}", choice.level)
+}
+
+/// One line on how large a file a device reads whole instead of sampling it, and why.
+fn describe_whole_read(choice: &WholeRead) -> String {
+    format!(
+        "{}: a head read every {:.2} ms; same-size files up to {} read whole",
+        device_name(choice.dev),
+        choice.per_read.as_secs_f64() * 1000.0,
+        HumanBytes(choice.up_to),
+    )
+}
+
+fn device_name(dev: u64) -> String {
+    format!("device {}:{}", rustix::fs::major(dev), rustix::fs::minor(dev))
 }
 
 /// True when the error is standard output closing early (`dedup find | head`): not a failure.

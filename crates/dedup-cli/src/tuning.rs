@@ -1,7 +1,8 @@
 //! Sample-stage sizes from the environment, for benchmarks that measure which defaults are best
 //! (bench/, docs/BENCHMARKS.md). Users never need them: the defaults are the measured choice.
 //!
-//! `DEDUP_WHOLE_READ_MAX=SIZE`: files up to SIZE are read whole instead of sampled.
+//! `DEDUP_WHOLE_READ_MAX=SIZE`: files up to SIZE are read whole instead of sampled, on every
+//! device (no measured switch to larger whole reads on slow devices).
 //! `DEDUP_SAMPLE_LEN=SIZE`: bytes read at each end of a sampled file.
 
 use anyhow::{Context, Result};
@@ -14,6 +15,8 @@ pub fn from_env() -> Result<Tuning> {
     let mut tuning = Tuning::default();
     if let Some(v) = read("DEDUP_WHOLE_READ_MAX")? {
         tuning.whole_read_max = v;
+        // A benchmark of a fixed size must not have it raised by measurement.
+        tuning.measure_whole_read = false;
     }
     if let Some(v) = read("DEDUP_SAMPLE_LEN")? {
         tuning.sample_len = v;

@@ -24,6 +24,7 @@ mod report_path;
 mod sample;
 #[cfg(test)]
 mod testtree;
+mod whole_read;
 mod write;
 
 pub use analysis::Analysis;
@@ -35,4 +36,5 @@ pub use report::{
     Summary, REPORT_VERSION,
 };
 pub use sample::Tuning;
+pub use whole_read::WholeRead;
 pub use write::{write_csv, write_dir_summary, write_json, write_text, TextStyle};

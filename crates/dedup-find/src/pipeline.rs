@@ -18,7 +18,8 @@ use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
 use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
-use crate::sample::{split_by_samples, Tuning};
+use crate::sample::{split_by_samples, Sampled, Tuning};
+use crate::whole_read::WholeRead;
 
 /// What to find.
 #[derive(Debug, Clone, Default)]
@@ -59,6 +60,8 @@ pub struct Run {
     pub walk_io: Vec<DeviceChoice>,
     /// Concurrency chosen per device while reading content.
     pub read_io: Vec<DeviceChoice>,
+    /// Devices measured slow enough to read more files whole instead of sampling them.
+    pub whole_reads: Vec<WholeRead>,
     /// Files through each stage.
     pub funnel: Funnel,
     /// What the content cache did, when one was used.
@@ -103,7 +106,7 @@ pub fn find_run(
     let counting = Counting { inner: &recorder, errors: AtomicU64::new(0) };
     let (mut tree, mut cache) = walk_and_load(roots, options, &walk_io, &counting, progress);
     let read_io = IoScheduler::following(&walk_io, options.concurrency);
-    let (groups, funnel, learned) =
+    let Found { groups, funnel, learned, whole_reads } =
         find_groups(&mut tree, cache.as_mut(), options, &counting, &read_io, progress);
     let cached_groups = groups.iter().filter(|g| g.cached).count() as u64;
     let summary = Summary { files_scanned: funnel.files, ..Summary::default() };
@@ -120,7 +123,8 @@ pub fn find_run(
     let findings =
         analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
     findings.apply(&mut report);
-    Run { report, walk_io: walk_io.choices(), read_io: read_io.choices(), funnel, cache }
+    let (walk_io, read_io) = (walk_io.choices(), read_io.choices());
+    Run { report, walk_io, read_io, whole_reads, funnel, cache }
 }
 
 /// Walk the tree; meanwhile the cache file loads (tens of milliseconds for 100,000 entries). The
@@ -140,8 +144,19 @@ fn walk_and_load(
     })
 }
 
-/// Size classes, then the content stages: the groups, how many files each stage let through,
-/// and what the cache may learn.
+/// What the stages after the walk found.
+struct Found {
+    /// The groups of identical files.
+    groups: Vec<Class>,
+    /// How many files each stage let through.
+    funnel: Funnel,
+    /// What the cache may learn.
+    learned: Vec<Learned>,
+    /// The sample stage's measured switch to whole reads.
+    whole_reads: Vec<WholeRead>,
+}
+
+/// Size classes, then the content stages.
 fn find_groups(
     tree: &mut Tree,
     cache: Option<&mut CacheRun>,
@@ -149,18 +164,19 @@ fn find_groups(
     observer: &Counting,
     io: &IoScheduler,
     progress: &Progress,
-) -> (Vec<Class>, Funnel, Vec<Learned>) {
+) -> Found {
     progress.start_stage(Stage::Grouping, tree.files.len() as u64);
     let SizeClasses { classes, repeated_entries } = size_classes(tree, options.hardlinks);
     let tree = &*tree;
     let follow_links = options.selection.follow_links;
     let ctx = Reading { tree, observer, progress, io, follow_links };
     let same_size = inodes(&classes);
-    let (groups, learned, after_samples) = content_stages(classes, &ctx, options, cache, tree);
+    let (groups, learned, sampled) = content_stages(classes, &ctx, options, cache, tree);
     let files_scanned = tree.files.len() as u64 - repeated_entries;
     let grouped = inodes(&groups);
+    let after_samples = sampled.after;
     let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
-    (groups, funnel, learned)
+    Found { groups, funnel, learned, whole_reads: sampled.whole_reads }
 }
 
 /// Files in a list of classes (inodes, not paths).
@@ -169,15 +185,15 @@ fn inodes(classes: &[Class]) -> u64 {
 }
 
 /// From size classes to groups: the cache's shortcut when there is a cache, then the samples
-/// and the exact comparison. Returns the groups, what the cache may learn, and the number of
-/// files left after the samples.
+/// and the exact comparison. Returns the groups, what the cache may learn, and what the sample
+/// stage did.
 fn content_stages(
     classes: Vec<Class>,
     ctx: &Reading,
     options: &FindOptions,
     mut cache: Option<&mut CacheRun>,
     tree: &Tree,
-) -> (Vec<Class>, Vec<Learned>, u64) {
+) -> (Vec<Class>, Vec<Learned>, SampleStage) {
     let (hardlinks, tuning) = (options.hardlinks, options.tuning);
     let (classes, cached_groups) = match cache.as_deref_mut() {
         Some(cache) => {
@@ -190,15 +206,24 @@ fn content_stages(
         None => (classes, Vec::new()),
     };
     let learn = cache.is_some();
-    let (classes, sampled) = split_by_samples(classes, ctx, hardlinks, tuning, learn);
-    let after_samples = inodes(&classes);
+    let Sampled { classes, learned: sampled, whole_reads } =
+        split_by_samples(classes, ctx, hardlinks, tuning, learn);
+    let after = inodes(&classes);
     let (mut groups, mut learned) = compare_classes(classes, ctx, hardlinks, learn, tuning);
     learned.extend(sampled);
     if let Some(cache) = cache {
         cache.expand(&mut groups, |inode| inode.meta(tree).size);
     }
     groups.extend(cached_groups);
-    (groups, learned, after_samples)
+    (groups, learned, SampleStage { after, whole_reads })
+}
+
+/// What the sample stage did, for the funnel and `-v`.
+struct SampleStage {
+    /// Files left after the samples.
+    after: u64,
+    /// The measured switch to whole reads.
+    whole_reads: Vec<WholeRead>,
 }
 
 /// The result of a helper thread; its panic, if any, goes on in this one.

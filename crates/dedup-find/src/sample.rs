@@ -13,6 +13,7 @@ use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
 use crate::fingerprint::{kind_for, sample_hash};
 use crate::reading::Reading;
+use crate::whole_read::{self, Heads, WholeRead};
 
 /// Sizes of the sample stage, chosen by measurement (docs/BENCHMARKS.md); settable for
 /// benchmarks only.
@@ -22,11 +23,13 @@ pub struct Tuning {
     pub whole_read_max: u64,
     /// Bytes read at each end of a sampled file.
     pub sample_len: u64,
+    /// Raise `whole_read_max` on devices measured to answer slowly (`crate::whole_read`).
+    pub measure_whole_read: bool,
 }
 
 impl Default for Tuning {
     fn default() -> Self {
-        Tuning { whole_read_max: 64 * 1024, sample_len: 4096 }
+        Tuning { whole_read_max: 64 * 1024, sample_len: 4096, measure_whole_read: true }
     }
 }
 
@@ -42,31 +45,49 @@ impl Tuning {
     }
 }
 
-/// Split every class by the samples of its members; classes of small files pass unchanged.
-/// With `learn`, also returns each sampled file's fingerprint for the cache. The heads of every
-/// class are read on one crew, then the tails of the files whose heads are alike on another.
+/// What the sample stage leaves for the full comparison.
+pub(crate) struct Sampled {
+    /// Classes still possibly equal, split by their samples.
+    pub classes: Vec<Class>,
+    /// With `learn`, each sampled file's fingerprint for the cache.
+    pub learned: Vec<Learned>,
+    /// Devices measured slow enough to read more files whole than `Tuning::whole_read_max`.
+    pub whole_reads: Vec<WholeRead>,
+}
+
+/// Split every class by the samples of its members; classes of small files pass unchanged, and
+/// so do the classes a slow device reads whole instead (`crate::whole_read`). The heads of every
+/// class are read first, then the tails of the files whose heads are alike, each round on one
+/// crew (the heads in two, when the switch to whole reads is measured on the first of them).
 pub(crate) fn split_by_samples(
     classes: Vec<Class>,
     ctx: &Reading,
     hardlinks: bool,
     tuning: Tuning,
     learn: bool,
-) -> (Vec<Class>, Vec<Learned>) {
+) -> Sampled {
     let (sampled, mut out): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| needs_sampling(c, tuning));
     let to_sample = sampled.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Sampling, to_sample);
     let len = tuning.sample_len();
-    let sizes: Vec<u64> = sampled.iter().map(|c| c.size).collect();
-    let heads = keyed(ctx, sampled.into_iter().map(|c| c.inodes).collect(), &|_, inode| {
+    let head = |_: usize, inode: &Inode| {
         let key = sample_hash(inode, 0, len, ctx);
         ctx.progress.done(1);
         key
-    });
+    };
+    let Heads { classes: sampled, heads, whole, whole_reads } = if tuning.measure_whole_read {
+        whole_read::heads_measured(sampled, ctx, tuning.whole_read_max, &head)
+    } else {
+        let heads = keyed(ctx, sampled.iter().map(|c| c.inodes.clone()).collect(), &head);
+        Heads { classes: sampled, heads, whole: Vec::new(), whole_reads: Vec::new() }
+    };
+    out.extend(whole);
     let mut learned = Vec::new();
     // Files whose heads are alike, and their size: only these need their tails.
     let mut alike: Vec<(u64, Vec<Inode>)> = Vec::new();
-    for (&size, heads) in sizes.iter().zip(heads) {
+    for (class, heads) in sampled.into_iter().zip(heads) {
+        let size = class.size;
         match kind_for(size, tuning) {
             Some(kind) if learn => learned.extend(heads.iter().map(|&(key, inode)| {
                 let fingerprint = Some(Fingerprint { kind, value: key });
@@ -93,7 +114,7 @@ pub(crate) fn split_by_samples(
         }
     }
     out.retain(|class| class.is_group(hardlinks));
-    (out, learned)
+    Sampled { classes: out, learned, whole_reads }
 }
 
 fn needs_sampling(class: &Class, tuning: Tuning) -> bool {
@@ -103,7 +124,7 @@ fn needs_sampling(class: &Class, tuning: Tuning) -> bool {
 /// Each set's members with their key, sorted by key and then as the walk sorted them (entries
 /// are sorted by (dev, ino), so `first` keeps that order); members that could not be read drop
 /// out (the reader has reported why).
-fn keyed(
+pub(crate) fn keyed(
     ctx: &Reading,
     sets: Vec<Vec<Inode>>,
     key: &(dyn Fn(usize, &Inode) -> Option<u64> + Sync),
@@ -152,6 +173,17 @@ mod tests {
     fn files_alike_in_the_head_are_told_apart_by_the_tail() {
         let (read, groups) = run(&[file(1, 1), file(1, 2), file(2, 3)]);
         assert_eq!((read, groups), (3 * 4096 + 2 * 4096, 0), "heads, then tails of two");
+    }
+
+    #[test]
+    fn heads_timed_first_and_read_later_are_sorted_together() {
+        // More files than are timed before the switch is chosen: the first copy's head is read
+        // among the timed ones, the last copy's after; they must still meet in one class.
+        let mut files: Vec<Vec<u8>> = (0..20).map(|i| file(i + 1, 0)).collect();
+        files[19] = files[0].clone();
+        let (read, groups) = run(&files);
+        assert_eq!(groups, 1);
+        assert_eq!(read, 20 * 4096 + 2 * 4096 + 2 * 100 * 1024, "heads once, two tails, two files");
     }
 
     #[test]
