@@ -131,9 +131,14 @@ pub(crate) fn keyed(
 ) -> Vec<Vec<(u64, Inode)>> {
     let mut keyed = ctx.keyed_sets(sets, key);
     for set in &mut keyed {
-        set.sort_unstable_by_key(|(key, inode)| (*key, inode.first()));
+        sort_keyed(set);
     }
     keyed
+}
+
+/// Members with their key in the order [`keyed`] gives: by key, then as the walk sorted them.
+pub(crate) fn sort_keyed(set: &mut [(u64, Inode)]) {
+    set.sort_unstable_by_key(|&(key, inode)| (key, inode.first()));
 }
 
 #[cfg(test)]

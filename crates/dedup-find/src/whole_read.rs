@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::candidates::{Class, Inode};
 use crate::exact::FIRST_CHUNK;
 use crate::reading::Reading;
-use crate::sample::keyed;
+use crate::sample::{keyed, sort_keyed};
 
 /// Head reads timed before the switch is chosen: enough that one slow open does not decide.
 pub(crate) const PROBE_READS: usize = 16;
@@ -134,7 +134,7 @@ pub(crate) fn heads_measured(
         for (index, more) in indices.into_iter().zip(keyed(ctx, sets, head)) {
             let heads = &mut out.heads[index];
             heads.extend(more);
-            heads.sort_unstable_by_key(|&(key, inode)| (key, inode.first()));
+            sort_keyed(heads);
         }
     }
     out
