@@ -210,10 +210,17 @@ fn describe_choice(choice: &DeviceChoice) -> String {
     format!("{dev}: {} at once, {why}{from}", choice.level)
 }
 
-/// One line on how large a file a device reads whole instead of sampling it, and why.
+/// One line on how large a file a device reads whole instead of sampling it, whether it reads
+/// around the page cache, and why.
 fn describe_whole_read(choice: &WholeRead) -> String {
+    let direct = match choice.direct {
+        Some(request) => {
+            format!("; full reads around the page cache, {} a request", HumanBytes(request))
+        }
+        None => String::new(),
+    };
     format!(
-        "{}: a head read every {:.2} ms; same-size files up to {} read whole",
+        "{}: a head read every {:.2} ms; same-size files up to {} read whole{direct}",
         device_name(choice.dev),
         choice.per_read.as_secs_f64() * 1000.0,
         HumanBytes(choice.up_to),

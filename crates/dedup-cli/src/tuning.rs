@@ -4,6 +4,7 @@
 //! `DEDUP_WHOLE_READ_MAX=SIZE`: files up to SIZE are read whole instead of sampled, on every
 //! device (no measured switch to larger whole reads on slow devices).
 //! `DEDUP_SAMPLE_LEN=SIZE`: bytes read at each end of a sampled file.
+//! `DEDUP_DIRECT_READS=0`: devices measured slow read through the page cache like the others.
 
 use anyhow::{Context, Result};
 use dedup_find::Tuning;
@@ -20,6 +21,11 @@ pub fn from_env() -> Result<Tuning> {
     }
     if let Some(v) = read("DEDUP_SAMPLE_LEN")? {
         tuning.sample_len = v;
+    }
+    match std::env::var("DEDUP_DIRECT_READS").as_deref() {
+        Ok("0") => tuning.direct_reads = false,
+        Ok("1") | Err(_) => {}
+        Ok(other) => anyhow::bail!("DEDUP_DIRECT_READS: want 0 or 1, not {other:?}"),
     }
     Ok(tuning)
 }

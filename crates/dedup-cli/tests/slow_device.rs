@@ -1,7 +1,8 @@
 //! `dedup find` on a device that answers slowly: an XFS loop device read through a blkio cgroup
 //! throttled to 100 read requests per second, as on a spinning disk (the HDD proxy of
 //! docs/BENCHMARKS.md). Measuring its first head reads, dedup reads same-size files of up to
-//! a mebibyte whole instead of sampling them, and so makes fewer requests, with the same groups.
+//! a mebibyte whole instead of sampling them, and reads large files around the page cache in
+//! requests of the device's size, and so makes fewer requests, with the same groups.
 
 mod common;
 
@@ -29,7 +30,8 @@ impl Throttle {
         if !require(root.join("cgroup.procs").exists(), test, why) {
             return None;
         }
-        let dir = root.join(format!("dedup-test-{}", std::process::id()));
+        // Tests run at once in one process: each needs a cgroup of its own.
+        let dir = root.join(format!("dedup-test-{}-{test}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let dev = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
         fs::write(dir.join("blkio.throttle.read_iops_device"), format!("{dev} {iops}")).unwrap();
@@ -47,7 +49,13 @@ impl Throttle {
 
     /// `dedup find -v --format json ARGS` run in `dir` inside the cgroup.
     fn find_json(&self, dir: &Path, args: &[&str]) -> Out {
+        self.find_json_env(dir, args, &[])
+    }
+
+    /// `find_json` with variables added to the environment.
+    fn find_json_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
         let mut c = assert_cmd::Command::new("sh");
+        c.envs(env.iter().copied());
         c.current_dir(dir)
             .arg("-c")
             .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
@@ -117,6 +125,55 @@ fn a_slow_device_reads_same_size_files_whole_and_finds_the_same_groups() {
     // some reads in two).
     let most = 3 * COPIES as u64;
     assert!(requests < most, "{requests} read requests for {COPIES} copies, want < {most}");
+}
+
+#[test]
+fn a_slow_device_reads_large_files_in_whole_requests_around_the_page_cache() {
+    let test = "a_slow_device_reads_large_files_in_whole_requests_around_the_page_cache";
+    let huge_pages = fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|s| s.contains("[always]") || s.contains("[madvise]"));
+    if !require(huge_pages, test, "transparent huge pages are off") {
+        return;
+    }
+    let Some(fs) = LoopFs::new("xfs", test) else { return };
+    let dir = fs.mnt.join("t");
+    fs::create_dir(&dir).unwrap();
+    // Not a whole number of blocks, so the last direct read ends inside one.
+    let size = (8 << 20) + 123;
+    let data = pattern(size, 11);
+    let copies = ["copy0", "copy1", "copy2", "copy3", "copy4", "copy5"];
+    for name in copies {
+        fs::write(dir.join(name), &data).unwrap();
+    }
+    // Eight files of one size: enough timed heads to measure the device.
+    for (name, at) in [("last-byte-differs", size - 1), ("differs-at-3-mib", 3 << 20)] {
+        let mut other = data.clone();
+        other[at] ^= 1;
+        fs::write(dir.join(name), &other).unwrap();
+    }
+    let dev = fs::metadata(&dir).unwrap().dev();
+    let Some(throttle) = Throttle::new(dev, 100, test) else { return };
+    let requests_of = |env: &[(&str, &str)]| {
+        evict(&dir);
+        let before = throttle.requests();
+        let out = throttle.find_json_env(&fs.mnt, &["t"], env);
+        out.assert_code(0);
+        let copies: Vec<String> = copies.iter().map(|c| format!("t/{c}")).collect();
+        let copies: Vec<&str> = copies.iter().map(String::as_str).collect();
+        assert_groups(&out, &sets(&[&copies]));
+        (throttle.requests() - before, out)
+    };
+    let (through_cache, _) = requests_of(&[("DEDUP_DIRECT_READS", "0")]);
+    let (direct, out) = requests_of(&[]);
+    let line = samples_line(&out).unwrap_or_else(|| panic!("no samples line:\n{}", out.dump()));
+    assert!(line.contains("full reads around the page cache, 1.25 MiB a request"), "{line}");
+    // Around the cache a whole file's chunks of 1.25, 2.5 and 4.25 MiB cost 7 requests, one
+    // per 1.25 MiB (61 requests in all, with the samples and the walk, when measured); through
+    // it the readahead's windows split unevenly (76-79 when measured).
+    assert!(
+        direct < through_cache && direct <= 68,
+        "{direct} read requests around the page cache, {through_cache} through it"
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod contained;
 mod content;
 mod digest;
 mod dir_summary;
+mod direct;
 mod dirs;
 mod exact;
 mod fingerprint;

@@ -209,7 +209,8 @@ fn content_stages(
     let Sampled { classes, learned: sampled, whole_reads } =
         split_by_samples(classes, ctx, hardlinks, tuning, learn);
     let after = inodes(&classes);
-    let (mut groups, mut learned) = compare_classes(classes, ctx, hardlinks, learn, tuning);
+    let (mut groups, mut learned) =
+        compare_classes(classes, ctx, hardlinks, learn, tuning, &whole_reads);
     learned.extend(sampled);
     if let Some(cache) = cache {
         cache.expand(&mut groups, |inode| inode.meta(tree).size);

@@ -25,11 +25,18 @@ pub struct Tuning {
     pub sample_len: u64,
     /// Raise `whole_read_max` on devices measured to answer slowly (`crate::whole_read`).
     pub measure_whole_read: bool,
+    /// Read around the page cache on devices measured to answer slowly (`crate::direct`).
+    pub direct_reads: bool,
 }
 
 impl Default for Tuning {
     fn default() -> Self {
-        Tuning { whole_read_max: 64 * 1024, sample_len: 4096, measure_whole_read: true }
+        Tuning {
+            whole_read_max: 64 * 1024,
+            sample_len: 4096,
+            measure_whole_read: true,
+            direct_reads: true,
+        }
     }
 }
 
@@ -77,7 +84,7 @@ pub(crate) fn split_by_samples(
         key
     };
     let Heads { classes: sampled, heads, whole, whole_reads } = if tuning.measure_whole_read {
-        whole_read::heads_measured(sampled, ctx, tuning.whole_read_max, &head)
+        whole_read::heads_measured(sampled, ctx, tuning.whole_read_max, tuning.direct_reads, &head)
     } else {
         let heads = keyed(ctx, sampled.iter().map(|c| c.inodes.clone()).collect(), &head);
         Heads { classes: sampled, heads, whole: Vec::new(), whole_reads: Vec::new() }

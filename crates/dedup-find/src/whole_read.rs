@@ -21,6 +21,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::candidates::{Class, Inode};
+use crate::direct;
 use crate::exact::FIRST_CHUNK;
 use crate::reading::Reading;
 use crate::sample::{keyed, sort_keyed};
@@ -52,6 +53,9 @@ pub struct WholeRead {
     pub per_read: Duration,
     /// Same-size files up to this size are read whole instead of sampled.
     pub up_to: u64,
+    /// On a device slow per request, the full comparison reads around the page cache in
+    /// requests of this many bytes (`crate::direct`).
+    pub direct: Option<u64>,
 }
 
 /// The heads of the classes to sample, and the classes read whole instead.
@@ -75,6 +79,7 @@ pub(crate) fn heads_measured(
     sampled: Vec<Class>,
     ctx: &Reading,
     floor: u64,
+    direct_reads: bool,
     head: &(dyn Fn(usize, &Inode) -> Option<u64> + Sync),
 ) -> Heads {
     let large = |class: &Class| class.size > FIRST_CHUNK;
@@ -104,7 +109,10 @@ pub(crate) fn heads_measured(
     });
     let wall = started.elapsed();
     let timings = timings.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let whole_reads = choose(wall, &timings, floor, FIRST_CHUNK);
+    let mut whole_reads = choose(wall, &timings, floor, FIRST_CHUNK);
+    for choice in whole_reads.iter_mut().filter(|c| direct_reads && c.per_read >= SLOW_REQUEST) {
+        choice.direct = direct::request_size(choice.dev);
+    }
 
     let mut out = Heads { classes: Vec::new(), heads: Vec::new(), whole: Vec::new(), whole_reads };
     // Members still to read, and the index in `out.classes` of the class they belong to.
@@ -166,11 +174,16 @@ pub(crate) fn choose(
             // Break-even for p = 1/2 (module doc).
             let streamed = (2.0 * per_read.as_secs_f64() * SLOW_DEVICE_STREAM_RATE) as u64;
             let up_to = if per_read < SLOW_REQUEST { floor } else { streamed.clamp(floor, most) };
-            WholeRead { dev, per_read, up_to: up_to.max(floor) }
+            WholeRead { dev, per_read, up_to: up_to.max(floor), direct: None }
         })
         .collect();
     chosen.sort_unstable_by_key(|choice| choice.dev);
     chosen
+}
+
+/// The request size of direct reads on `dev`, if it reads around the page cache.
+pub(crate) fn direct_request(chosen: &[WholeRead], dev: u64) -> Option<u64> {
+    chosen.iter().find(|choice| choice.dev == dev).and_then(|choice| choice.direct)
 }
 
 /// Largest size read whole on `dev`: its measured switch, or `floor` where none was measured.

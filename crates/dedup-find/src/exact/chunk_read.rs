@@ -20,6 +20,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::split::{Lead, Seen};
 use super::{Comparer, Member};
+use crate::direct;
 
 /// Bytes read at a time when a chunk is compared with the lead as it is read: a piece and the
 /// lead's bytes beside it fit in a core's own cache (512 KiB on the reference machine).
@@ -53,13 +54,20 @@ impl Comparer<'_> {
         let ctx = self.ctx;
         if member.file.is_none() {
             member.file = ctx.open(&member.inode);
-            if let (Some(file), true) = (&member.file, keep_open) {
+            match &member.file {
+                // A file system that refuses direct reads is read through the cache.
+                Some(file) if self.direct_request.is_some() => _ = direct::set_direct(file),
                 // Tell the kernel to read ahead aggressively: this file is read start to end.
-                let _ = fadvise(file, 0, NonZeroU64::new(self.size), Advice::Sequential);
+                Some(file) if keep_open => {
+                    let _ = fadvise(file, 0, NonZeroU64::new(self.size), Advice::Sequential);
+                }
+                _ => {}
             }
         }
         let Some(file) = &member.file else { return Seen::Dropped };
+        let direct = self.direct_request.is_some() && direct::is_direct(file);
         let read = ctx.read_with(&member.inode, len as u64, || match lead {
+            _ if direct => self.read_direct(file, offset, len, slot, lead),
             Some(lead) if len >= 2 * PIECE => self.compare_in_pieces(file, offset, slot, lead),
             _ => read_whole(file, offset, slot.get(), lead),
         });
@@ -72,6 +80,34 @@ impl Comparer<'_> {
         if matches!(seen, Seen::Dropped) || !keep_open || last {
             member.file = None;
         }
+        seen
+    }
+
+    /// Read a chunk around the page cache (`crate::direct`), and copy it to the slot only if it
+    /// differs from the lead. A direct read refused (`EINVAL`: the file system wants other
+    /// alignments) turns the file back to reads through the cache.
+    fn read_direct(
+        &self,
+        file: &File,
+        offset: u64,
+        len: usize,
+        slot: &mut Slot,
+        lead: Option<&Lead>,
+    ) -> io::Result<Seen> {
+        let mut buf = self.direct_bufs.take(len)?;
+        let seen = match (buf.read_at(file, offset, len), lead) {
+            (Ok(bytes), Some(lead)) if lead.chunk.bytes() == bytes => Ok(Seen::Equal(lead.rep)),
+            (Ok(bytes), _) => {
+                slot.get().bytes_mut().copy_from_slice(bytes);
+                Ok(Seen::Hashed(xxh3_64(bytes)))
+            }
+            (Err(e), _) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+                direct::clear_direct(file);
+                read_whole(file, offset, slot.get(), lead)
+            }
+            (Err(e), _) => Err(e),
+        };
+        self.direct_bufs.give(buf);
         seen
     }
 

@@ -34,9 +34,11 @@ use dedup_core::Stage;
 use crate::buffers::BufferPool;
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
+use crate::direct::DirectBufs;
 use crate::fingerprint::kind_for;
 use crate::reading::Reading;
 use crate::sample::Tuning;
+use crate::whole_read::{direct_request, WholeRead};
 use chunk_read::Slot;
 use split::{Seen, Split};
 
@@ -61,19 +63,22 @@ const IN_FLIGHT_BYTES: u64 = 32 << 20;
 const KEEP_OPEN_MAX: usize = 64;
 
 /// Compare the classes in full; returns the groups of identical files, and (when `hash`) what
-/// the cache may keep of every file read: digests, and fingerprints of small files.
+/// the cache may keep of every file read: digests, and fingerprints of small files. Classes on
+/// devices that `whole_reads` says read around the page cache are read that way.
 pub(crate) fn compare_classes(
     classes: Vec<Class>,
     ctx: &Reading,
     hardlinks: bool,
     hash: bool,
     tuning: Tuning,
+    whole_reads: &[WholeRead],
 ) -> (Vec<Class>, Vec<Learned>) {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Comparing, total);
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
     let buffers = BufferPool::default();
+    let direct_bufs = DirectBufs::default();
     let compare = |classes: Vec<Class>, threads: usize| -> (Vec<Class>, Vec<Learned>) {
         // Fewer classes than threads leave threads idle: only then read inside a class in
         // parallel, the classes sharing one budget of buffers.
@@ -83,9 +88,12 @@ pub(crate) fn compare_classes(
             let size = class.size;
             // Read in one chunk and never sampled, a file's chunk hash is a fingerprint.
             let whole_fingerprint = hash && kind_for(size, tuning) == Some(FingerprintKind::Whole);
+            let direct_request = direct_request_of(&class, ctx, whole_reads);
             let comparer = Comparer {
                 ctx,
                 buffers: &buffers,
+                direct_bufs: &direct_bufs,
+                direct_request,
                 hardlinks,
                 hash,
                 size,
@@ -107,6 +115,17 @@ pub(crate) fn compare_classes(
     groups.extend(large_groups);
     learned.extend(large_learned);
     (groups, learned)
+}
+
+/// The request size in which a class is read around the page cache: the smallest of its
+/// members' devices', if every member's device reads that way.
+fn direct_request_of(class: &Class, ctx: &Reading, whole_reads: &[WholeRead]) -> Option<u64> {
+    if whole_reads.iter().all(|choice| choice.direct.is_none()) {
+        return None;
+    }
+    let mut requests =
+        class.inodes.iter().map(|i| direct_request(whole_reads, i.meta(ctx.tree).id.dev));
+    requests.try_fold(u64::MAX, |least, request| request.map(|r| least.min(r)))
 }
 
 struct Member {
@@ -181,6 +200,9 @@ impl Hash {
 struct Comparer<'a> {
     ctx: &'a Reading<'a>,
     buffers: &'a BufferPool,
+    direct_bufs: &'a DirectBufs,
+    /// Read around the page cache, in chunks of whole requests of this size (`crate::direct`).
+    direct_request: Option<u64>,
     hardlinks: bool,
     hash: bool,
     size: u64,
@@ -237,7 +259,13 @@ impl Comparer<'_> {
     /// Read one chunk of every member and split them by its bytes.
     fn step(&self, pending: Pending, keep_open: bool, work: &mut Vec<Pending>) {
         let Pending { members, offset, chunk, first_chunk, hash } = pending;
-        let len = chunk.min(self.size - offset);
+        // A direct read goes to the device as it is: a chunk of whole requests costs no more
+        // requests than its size needs.
+        let len = match self.direct_request {
+            Some(request) => chunk.next_multiple_of(request),
+            None => chunk,
+        };
+        let len = len.min(self.size - offset);
         let chunk_len = len as usize;
         let rep_limit = (REP_BUDGET / len).max(1) as usize;
         // Large chunks of several members are read in parallel when there are too few classes
