@@ -6,7 +6,8 @@
 //! cache, the chunk is read a piece at a time into a small buffer instead, each piece compared
 //! with the lead's bytes while both are in the core's own cache; a chunk equal to the lead is
 //! then never held whole (docs/BENCHMARKS.md, eighth round). Data not in the page cache is read
-//! whole, so that the device gets one large request.
+//! whole, so that the device gets one large request; on a device measured slow per request, it
+//! is read around the page cache, in requests of the device's size (`crate::direct`).
 
 use std::fs::File;
 use std::io::{self, IoSliceMut};
@@ -94,7 +95,11 @@ impl Comparer<'_> {
         slot: &mut Slot,
         lead: Option<&Lead>,
     ) -> io::Result<Seen> {
-        let mut buf = self.direct_bufs.take(len)?;
+        // Without memory to map, the file is read through the cache.
+        let Ok(mut buf) = self.direct_bufs.take(len) else {
+            direct::clear_direct(file);
+            return read_whole(file, offset, slot.get(), lead);
+        };
         let seen = match (buf.read_at(file, offset, len), lead) {
             (Ok(bytes), Some(lead)) if lead.chunk.bytes() == bytes => Ok(Seen::Equal(lead.rep)),
             (Ok(bytes), _) => {

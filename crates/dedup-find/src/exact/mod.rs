@@ -20,7 +20,9 @@
 //! compared with the representative most members have joined (the lead) while that is likely
 //! to pay; a chunk equal to it needs no hash, and when it is in the page cache it is compared a
 //! piece at a time as it is read (`chunk_read`). Chunks of 64 KiB or more are read into
-//! page-aligned buffers that the stage's threads share and reuse (`buffers`).
+//! page-aligned buffers that the stage's threads share and reuse (`buffers`). On a device the
+//! samples measured slow per request, chunks are whole requests of the device, read around the
+//! page cache (`crate::direct`).
 
 mod chunk_read;
 mod split;
