@@ -23,7 +23,7 @@
 # environment only:
 #   DEDUP       the dedup binary (default /work/main/target/release/dedup)
 #   HDD_IOPS    read IOPS limit (default 120), HDD_BPS read bytes/s limit (default 150000000)
-#   HDD_ROTATIONAL  rotational flag set on the loop device (default 1, as a real HDD reports)
+#   HDD_ROTATIONAL  rotational flag set on the loop devices (default 1, as a real HDD reports)
 #   MNT         mount point root for the hdd images (default /mnt/dedup-bench)
 #   IMG_SIZE    sparse XFS image size (default 64G; only written blocks use disk space)
 #
@@ -162,7 +162,18 @@ tree_of() { # DATASET -> path used for warm and cold
 }
 
 # ---- hdd proxy: XFS image on a loop device, reads throttled by a cgroup -----------------------
-CG_DIR='' CG_KIND='' LOOPDEV='' HDD_MNT='' HDD_IMG=''
+# Two loop devices are stacked: XFS is mounted on LOOPDEV, whose backing device is DISKDEV (a loop
+# device over the image), and the throttle sits on DISKDEV. blk-throttle lets metadata reads
+# (inodes, directories) pass at once and only charges them to the cgroup; the charge lapses when the
+# cgroup is idle for one throttle slice (100 ms). A throttle on the mounted device therefore made a
+# tree walk free or not depending on whether a tool paused after it. LOOPDEV's own reads of DISKDEV
+# are plain reads on behalf of the same cgroup, so every request the file system makes, data or
+# metadata, waits its turn there, as on a disk.
+CG_DIR='' CG_KIND='' LOOPDEV='' DISKDEV='' HDD_MNT='' HDD_IMG=''
+
+dev_number() { # /dev/NAME -> MAJ:MIN
+    cat "/sys/block/${1#/dev/}/dev"
+}
 
 cgroup_setup() { # MAJ:MIN
     local v1
@@ -199,9 +210,13 @@ hdd_setup() { # DATASET SOURCE_TREE_OR_EMPTY -> sets HDD_TREE
     rm -f "$HDD_IMG"
     truncate -s "$IMG_SIZE" "$HDD_IMG"
     mkfs.xfs -q -f "$HDD_IMG"
-    LOOPDEV=$(losetup -f --show --direct-io=on "$HDD_IMG")
-    local dev=${LOOPDEV#/dev/}
-    echo "$HDD_ROTATIONAL" > "/sys/block/$dev/queue/rotational" 2>/dev/null || log "hdd: cannot set rotational on $dev"
+    DISKDEV=$(losetup -f --show --direct-io=on "$HDD_IMG")
+    LOOPDEV=$(losetup -f --show --direct-io=on "$DISKDEV")
+    local dev
+    for dev in "${DISKDEV#/dev/}" "${LOOPDEV#/dev/}"; do
+        echo "$HDD_ROTATIONAL" > "/sys/block/$dev/queue/rotational" 2>/dev/null || log "hdd: cannot set rotational on $dev"
+    done
+    dev=${LOOPDEV#/dev/}
     mount -o noatime "$LOOPDEV" "$HDD_MNT"
     HDD_TREE=$HDD_MNT/tree
     if [[ -z $src ]]; then
@@ -215,14 +230,15 @@ hdd_setup() { # DATASET SOURCE_TREE_OR_EMPTY -> sets HDD_TREE
         cp -a "$src/." "$HDD_TREE/"
     fi
     sync
-    cgroup_setup "$(cat "/sys/block/$dev/dev")"
+    cgroup_setup "$(dev_number "$DISKDEV")"
     {
-        echo "loop device: $LOOPDEV ($(cat "/sys/block/$dev/dev")) backing $HDD_IMG, direct-io=$(cat "/sys/block/$dev/loop/dio" 2>/dev/null)"
+        echo "loop device: $LOOPDEV ($(dev_number "$LOOPDEV")) backing $DISKDEV, direct-io=$(cat "/sys/block/$dev/loop/dio" 2>/dev/null)"
+        echo "throttled loop device: $DISKDEV ($(dev_number "$DISKDEV")) backing $HDD_IMG, direct-io=$(cat "/sys/block/${DISKDEV#/dev/}/loop/dio" 2>/dev/null)"
         echo "queue: rotational=$(cat "/sys/block/$dev/queue/rotational") read_ahead_kb=$(cat "/sys/block/$dev/queue/read_ahead_kb")" \
             "max_sectors_kb=$(cat "/sys/block/$dev/queue/max_sectors_kb") scheduler=$(cat "/sys/block/$dev/queue/scheduler")"
-        echo "cgroup: $CG_KIND $CG_DIR, read limit $HDD_IOPS IOPS, $HDD_BPS bytes/s"
+        echo "cgroup: $CG_KIND $CG_DIR, read limit $HDD_IOPS IOPS, $HDD_BPS bytes/s on $DISKDEV"
         echo "file system: $(df -h --output=fstype,size,used "$HDD_MNT" | tail -1)"
-        hdd_selftest "$(cat "/sys/block/$dev/dev")"
+        hdd_selftest "$(dev_number "$DISKDEV")"
     } > "$RESULTS/$ds-hdd.device.txt"
     cat "$RESULTS/$ds-hdd.device.txt" >&2
 }
@@ -237,7 +253,7 @@ cgroup_reads() { # MAJ:MIN -> "N read requests, B bytes" counted by the cgroup s
     fi
 }
 
-hdd_selftest() { # MAJ:MIN: what the throttle lets through for buffered reads on the mounted image
+hdd_selftest() { # MAJ:MIN: what the throttle lets through for buffered reads and a walk on the mounted image
     local dir=$HDD_MNT/selftest t0 t1 i
     mkdir -p "$dir/small"
     head -c $((256 << 20)) /dev/zero | tr '\0' 'x' > "$dir/big"
@@ -252,14 +268,24 @@ hdd_selftest() { # MAJ:MIN: what the throttle lets through for buffered reads on
     "$BENCH/in-cgroup.sh" "$CG_DIR" sh -c 'cat "$1"/* > /dev/null' sh "$dir/small"
     t1=$(date +%s.%N)
     echo "selftest: cat of 240 files of 4 KiB: $(python3 -c "import sys; print(f'{240/(float(sys.argv[2])-float(sys.argv[1])):.0f} files/s')" "$t0" "$t1"); $(cgroup_reads "$1")"
+    # The walk's metadata reads must wait their turn too (see the note above cgroup_setup).
+    sync; echo 3 > /proc/sys/vm/drop_caches
+    local n0 n1
+    n0=$(cgroup_reads "$1"); n0=${n0%% *}
+    t0=$(date +%s.%N)
+    "$BENCH/in-cgroup.sh" "$CG_DIR" find "$HDD_TREE" -size +0 > /dev/null
+    t1=$(date +%s.%N)
+    n1=$(cgroup_reads "$1"); n1=${n1%% *}
+    echo "selftest: find over the tree (metadata only): $((n1 - n0)) requests at $(python3 -c "import sys; print(f'{int(sys.argv[3])/(float(sys.argv[2])-float(sys.argv[1])):.0f} requests/s')" "$t0" "$t1" "$((n1 - n0))"); $(cgroup_reads "$1")"
 }
 
 hdd_teardown() {
     [[ -n $HDD_MNT ]] && mountpoint -q "$HDD_MNT" && umount "$HDD_MNT"
     [[ -n $LOOPDEV ]] && losetup -d "$LOOPDEV"
+    [[ -n $DISKDEV ]] && { losetup -d "$DISKDEV" || log "hdd: cannot detach $DISKDEV"; }
     if [[ -n $HDD_IMG && $KEEP_IMAGES != 1 ]]; then rm -f "$HDD_IMG"; fi
     [[ -n $CG_DIR && -d $CG_DIR ]] && rmdir "$CG_DIR" 2>/dev/null || true
-    LOOPDEV='' HDD_MNT='' HDD_IMG='' CG_DIR=''
+    LOOPDEV='' DISKDEV='' HDD_MNT='' HDD_IMG='' CG_DIR=''
 }
 trap hdd_teardown EXIT
 
@@ -382,7 +408,7 @@ for ds in "${datasets[@]}"; do
                 s=-
                 is_generated "$ds" && s=$(hdd_scale "$ds")
                 run_hyperfine "$ds" hdd "$HDD_TREE" "$s"
-                echo "after the hdd runs: $(cgroup_reads "$(cat "/sys/block/${LOOPDEV#/dev/}/dev")")" \
+                echo "after the hdd runs: $(cgroup_reads "$(dev_number "$DISKDEV")")" \
                     >> "$RESULTS/$ds-hdd.device.txt"
                 hdd_teardown
                 ;;
