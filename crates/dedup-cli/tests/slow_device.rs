@@ -177,6 +177,38 @@ fn a_slow_device_reads_large_files_in_whole_requests_around_the_page_cache() {
 }
 
 #[test]
+fn a_slow_device_reads_whole_only_the_timed_files_alike_in_their_heads() {
+    let test = "a_slow_device_reads_whole_only_the_timed_files_alike_in_their_heads";
+    let Some(fs) = LoopFs::new("xfs", test) else { return };
+    let dir = fs.mnt.join("t");
+    fs::create_dir(&dir).unwrap();
+    // Eight pairs of one size each, sixteen files in all: every one is timed to measure the
+    // device (no file is over a mebibyte). Only the first pair are copies.
+    for pair in 0..8u64 {
+        let size = (256 << 10) + pair as usize * 4096;
+        let first = pattern(size, 100 + pair);
+        let second = if pair == 0 { first.clone() } else { pattern(size, 200 + pair) };
+        fs::write(dir.join(format!("pair{pair}-a")), &first).unwrap();
+        fs::write(dir.join(format!("pair{pair}-b")), &second).unwrap();
+    }
+    let dev = fs::metadata(&dir).unwrap().dev();
+    let Some(throttle) = Throttle::new(dev, 100, test) else { return };
+    evict(&dir);
+
+    let before = throttle.requests();
+    let out = throttle.find_json(&fs.mnt, &["t"]);
+    let requests = throttle.requests() - before;
+    out.assert_code(0);
+    let line = samples_line(&out).unwrap_or_else(|| panic!("no samples line:\n{}", out.dump()));
+    assert!(line.contains("files up to 1.00 MiB read whole"), "{line}");
+    assert_groups(&out, &sets(&[&["t/pair0-a", "t/pair0-b"]]));
+    // The timed heads already tell the other seven pairs apart: sixteen heads and the two
+    // copies read whole (19 requests with the walk when measured). Reading every timed class
+    // whole again made 33.
+    assert!(requests <= 24, "{requests} read requests for 16 heads and 2 copies");
+}
+
+#[test]
 fn a_fast_device_keeps_sampling_files_above_64_kib() {
     let dir = tmp();
     let data = pattern(SIZE, 7);

@@ -74,7 +74,8 @@ pub(crate) struct Heads {
 /// first of them which classes are read whole instead. Timed first are the members of every
 /// class too large ever to be read whole, and where those are fewer than [`PROBE_READS`], the
 /// first members of the other classes. A class read whole then joins the full comparison with
-/// the members whose head was read and those not yet touched.
+/// the members whose head was read and those not yet touched; one whose members were all timed
+/// joins it split by their heads.
 pub(crate) fn heads_measured(
     sampled: Vec<Class>,
     ctx: &Reading,
@@ -122,6 +123,16 @@ pub(crate) fn heads_measured(
         let device_of = |inode: &Inode| inode.meta(ctx.tree).id.dev;
         let slow_everywhere =
             class.inodes.iter().all(|i| class.size <= up_to(&out.whole_reads, device_of(i), floor));
+        if !large(&class) && slow_everywhere && rest.is_empty() {
+            // Every member was timed, so every head is known: only members alike in theirs
+            // are read whole (a member alone in its head drops out as no group), not the whole
+            // class again.
+            for same_head in heads.chunk_by(|a, b| a.0 == b.0) {
+                let inodes = same_head.iter().map(|&(_, inode)| inode).collect();
+                out.whole.push(Class { size: class.size, inodes, cached: class.cached });
+            }
+            continue;
+        }
         if !large(&class) && slow_everywhere {
             // A member whose head could not be read has been reported and drops out.
             let mut inodes: Vec<Inode> = heads.iter().map(|&(_, inode)| inode).collect();
