@@ -102,8 +102,7 @@ pub(crate) fn split_by_samples(
             })),
             _ => {}
         }
-        for same_head in heads.chunk_by(|a, b| a.0 == b.0) {
-            let inodes: Vec<Inode> = same_head.iter().map(|&(_, inode)| inode).collect();
+        for inodes in same_key_runs(&heads) {
             if inodes.len() < 2 {
                 // One file (with -H perhaps several names of it): nothing to tell apart.
                 out.push(Class { size, inodes, cached: false });
@@ -115,8 +114,7 @@ pub(crate) fn split_by_samples(
     let (sizes, sets): (Vec<u64>, Vec<Vec<Inode>>) = alike.into_iter().unzip();
     let tails = keyed(ctx, sets, &|set, inode| sample_hash(inode, sizes[set] - len, len, ctx));
     for (&size, tails) in sizes.iter().zip(tails) {
-        for same_tail in tails.chunk_by(|a, b| a.0 == b.0) {
-            let inodes = same_tail.iter().map(|&(_, inode)| inode).collect();
+        for inodes in same_key_runs(&tails) {
             out.push(Class { size, inodes, cached: false });
         }
     }
@@ -141,6 +139,11 @@ pub(crate) fn keyed(
         sort_keyed(set);
     }
     keyed
+}
+
+/// The members of a set sorted as [`keyed`] gives, in runs of one key each.
+pub(crate) fn same_key_runs(set: &[(u64, Inode)]) -> impl Iterator<Item = Vec<Inode>> + '_ {
+    set.chunk_by(|a, b| a.0 == b.0).map(|run| run.iter().map(|&(_, inode)| inode).collect())
 }
 
 /// Members with their key in the order [`keyed`] gives: by key, then as the walk sorted them.

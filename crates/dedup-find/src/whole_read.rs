@@ -24,7 +24,7 @@ use crate::candidates::{Class, Inode};
 use crate::direct;
 use crate::exact::FIRST_CHUNK;
 use crate::reading::Reading;
-use crate::sample::{keyed, sort_keyed};
+use crate::sample::{keyed, same_key_runs, sort_keyed};
 
 /// Head reads timed before the switch is chosen: enough that one slow open does not decide.
 pub(crate) const PROBE_READS: usize = 16;
@@ -123,23 +123,21 @@ pub(crate) fn heads_measured(
         let device_of = |inode: &Inode| inode.meta(ctx.tree).id.dev;
         let slow_everywhere =
             class.inodes.iter().all(|i| class.size <= up_to(&out.whole_reads, device_of(i), floor));
-        if !large(&class) && slow_everywhere && rest.is_empty() {
-            // Every member was timed, so every head is known: only members alike in theirs
-            // are read whole (a member alone in its head drops out as no group), not the whole
-            // class again.
-            for same_head in heads.chunk_by(|a, b| a.0 == b.0) {
-                let inodes = same_head.iter().map(|&(_, inode)| inode).collect();
-                out.whole.push(Class { size: class.size, inodes, cached: class.cached });
-            }
-            continue;
-        }
         if !large(&class) && slow_everywhere {
-            // A member whose head could not be read has been reported and drops out.
-            let mut inodes: Vec<Inode> = heads.iter().map(|&(_, inode)| inode).collect();
-            inodes.extend_from_slice(rest);
-            inodes.sort_unstable_by_key(|i| i.first());
-            ctx.progress.done(rest.len() as u64);
-            out.whole.push(Class { inodes, ..class });
+            if rest.is_empty() {
+                // Every member was timed, so every head is known: only members alike in theirs
+                // are read whole (one alone in its head drops out as no group).
+                for inodes in same_key_runs(&heads) {
+                    out.whole.push(Class { size: class.size, inodes, cached: class.cached });
+                }
+            } else {
+                // A member whose head could not be read has been reported and drops out.
+                let mut inodes: Vec<Inode> = heads.iter().map(|&(_, inode)| inode).collect();
+                inodes.extend_from_slice(rest);
+                inodes.sort_unstable_by_key(|i| i.first());
+                ctx.progress.done(rest.len() as u64);
+                out.whole.push(Class { inodes, ..class });
+            }
             continue;
         }
         if !rest.is_empty() {
