@@ -47,23 +47,23 @@ impl Throttle {
             .sum()
     }
 
-    /// `dedup find -v --format json ARGS` run in `dir` inside the cgroup.
-    fn find_json(&self, dir: &Path, args: &[&str]) -> Out {
-        self.find_json_env(dir, args, &[])
-    }
-
-    /// `find_json` with variables added to the environment.
-    fn find_json_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    /// `dedup find -v --format json t` run in `mnt` inside the cgroup, with `env` added to the
+    /// environment, after `t`'s files have left the page cache: its output, which must report
+    /// success, and the read requests it made.
+    fn find_cold(&self, mnt: &Path, env: &[(&str, &str)]) -> (Out, u64) {
+        evict(&mnt.join("t"));
+        let before = self.requests();
         let mut c = assert_cmd::Command::new("sh");
         c.envs(env.iter().copied());
-        c.current_dir(dir)
+        c.current_dir(mnt)
             .arg("-c")
             .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
             .arg(&self.dir)
             .arg(BIN)
-            .args(["find", "-v", "--format", "json"])
-            .args(args);
-        run(&mut c)
+            .args(["find", "-v", "--format", "json", "t"]);
+        let out = run(&mut c);
+        out.assert_code(0);
+        (out, self.requests() - before)
     }
 }
 
@@ -93,6 +93,11 @@ fn samples_line(out: &Out) -> Option<String> {
     out.stderr_lines().into_iter().find(|l| l.starts_with("dedup: samples: "))
 }
 
+/// The `-v` line on the sample stage's choice, which a run on a slow device must print.
+fn slow_samples_line(out: &Out) -> String {
+    samples_line(out).unwrap_or_else(|| panic!("no samples line:\n{}", out.dump()))
+}
+
 #[test]
 fn a_slow_device_reads_same_size_files_whole_and_finds_the_same_groups() {
     let test = "a_slow_device_reads_same_size_files_whole_and_finds_the_same_groups";
@@ -108,13 +113,9 @@ fn a_slow_device_reads_same_size_files_whole_and_finds_the_same_groups() {
     fs::write(dir.join("differs-in-the-middle"), &other).unwrap();
     let dev = fs::metadata(&dir).unwrap().dev();
     let Some(throttle) = Throttle::new(dev, 100, test) else { return };
-    evict(&dir);
 
-    let before = throttle.requests();
-    let out = throttle.find_json(&fs.mnt, &["t"]);
-    let requests = throttle.requests() - before;
-    out.assert_code(0);
-    let line = samples_line(&out).unwrap_or_else(|| panic!("no samples line:\n{}", out.dump()));
+    let (out, requests) = throttle.find_cold(&fs.mnt, &[]);
+    let line = slow_samples_line(&out);
     assert!(line.contains("files up to 1.00 MiB read whole"), "{line}");
     let copies: Vec<String> = (0..COPIES).map(|i| format!("t/copy{i:02}")).collect();
     let copies: Vec<&str> = copies.iter().map(String::as_str).collect();
@@ -154,18 +155,15 @@ fn a_slow_device_reads_large_files_in_whole_requests_around_the_page_cache() {
     let dev = fs::metadata(&dir).unwrap().dev();
     let Some(throttle) = Throttle::new(dev, 100, test) else { return };
     let requests_of = |env: &[(&str, &str)]| {
-        evict(&dir);
-        let before = throttle.requests();
-        let out = throttle.find_json_env(&fs.mnt, &["t"], env);
-        out.assert_code(0);
+        let (out, requests) = throttle.find_cold(&fs.mnt, env);
         let copies: Vec<String> = copies.iter().map(|c| format!("t/{c}")).collect();
         let copies: Vec<&str> = copies.iter().map(String::as_str).collect();
         assert_groups(&out, &sets(&[&copies]));
-        (throttle.requests() - before, out)
+        (requests, out)
     };
     let (through_cache, _) = requests_of(&[("DEDUP_DIRECT_READS", "0")]);
     let (direct, out) = requests_of(&[]);
-    let line = samples_line(&out).unwrap_or_else(|| panic!("no samples line:\n{}", out.dump()));
+    let line = slow_samples_line(&out);
     assert!(line.contains("full reads around the page cache, 1.25 MiB a request"), "{line}");
     // Around the cache a whole file's chunks of 1.25, 2.5 and 4.25 MiB cost 7 requests, one
     // per 1.25 MiB (61 requests in all, with the samples and the walk, when measured); through
@@ -196,13 +194,9 @@ fn a_slow_device_reads_whole_only_the_timed_files_alike_in_their_heads() {
     // time since its slice began allows, so a slow start (the walk on a loaded machine) passed
     // all 16 timed reads at 100 a second in one CI run, and the device looked fast.
     let Some(throttle) = Throttle::new(dev, 20, test) else { return };
-    evict(&dir);
 
-    let before = throttle.requests();
-    let out = throttle.find_json(&fs.mnt, &["t"]);
-    let requests = throttle.requests() - before;
-    out.assert_code(0);
-    let line = samples_line(&out).unwrap_or_else(|| panic!("no samples line:\n{}", out.dump()));
+    let (out, requests) = throttle.find_cold(&fs.mnt, &[]);
+    let line = slow_samples_line(&out);
     assert!(line.contains("files up to 1.00 MiB read whole"), "{line}");
     assert_groups(&out, &sets(&[&["t/pair0-a", "t/pair0-b"]]));
     // The timed heads already tell the other seven pairs apart: sixteen heads and the two
