@@ -2,10 +2,13 @@
 
 import os
 import shlex
+import subprocess
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CONF = os.path.join(BENCH_DIR, "peers.conf")
-DEFAULT_DEDUP = os.environ.get("DEDUP", "/work/main/target/release/dedup")
+DEFAULT_DEDUP = os.environ.get("DEDUP") or subprocess.run(
+    [os.path.join(BENCH_DIR, "default-dedup.sh")], capture_output=True, text=True, check=True
+).stdout.strip()
 
 
 class Tool:

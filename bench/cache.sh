@@ -11,13 +11,13 @@
 #
 # usage: bench/cache.sh [--runs N] [--cold-runs N] [--no-cold] [--changed] [--results DIR] NAME=PATH...
 #   e.g. bench/cache.sh --changed nested=/work/bench-data/scale-1/nested rustup=$HOME/.rustup
-# environment: DEDUP (default /work/main/target/release/dedup), SCRATCH (copies for --changed,
+# environment: DEDUP (default: the release build, see default-dedup.sh), SCRATCH (copies for --changed,
 # default /work/bench-scratch). Needs root for the cold runs (drop_caches). Prints a table of
 # medians and ratios at the end; hyperfine JSON goes to RESULTS/cache-<name>-<condition>.json.
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-DEDUP=${DEDUP:-/work/main/target/release/dedup}
+DEDUP=${DEDUP:-$("$BENCH/default-dedup.sh")}
 SCRATCH=${SCRATCH:-/work/bench-scratch}
 RESULTS=$BENCH/results/cache
 RUNS=7

@@ -21,7 +21,7 @@
 #   --no-rss / --no-check   skip the peak-RSS runs / the group check                   [RSS=0 CHECK=0]
 #   --keep-images           keep the hdd XFS images (default: delete after each dataset) [KEEP_IMAGES=1]
 # environment only:
-#   DEDUP       the dedup binary (default /work/main/target/release/dedup)
+#   DEDUP       the dedup binary (default: the release build, see default-dedup.sh)
 #   HDD_IOPS    read IOPS limit (default 120), HDD_BPS read bytes/s limit (default 150000000)
 #   HDD_ROTATIONAL  rotational flag set on the loop devices (default 1, as a real HDD reports)
 #   MNT         mount point root for the hdd images (default /mnt/dedup-bench)
@@ -33,7 +33,7 @@
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-DEDUP=${DEDUP:-/work/main/target/release/dedup}
+DEDUP=${DEDUP:-$("$BENCH/default-dedup.sh")}
 CONDITIONS=${CONDITIONS:-warm,cold,hdd}
 TOOLS=${TOOLS:-}
 SCALE=${SCALE:-1}
