@@ -76,7 +76,7 @@ mod tests {
     use super::*;
 
     fn aligned(buf: &ReadBuf) -> bool {
-        buf.bytes().as_ptr() as usize % PAGE == 0
+        (buf.bytes().as_ptr() as usize).is_multiple_of(PAGE)
     }
 
     #[test]
