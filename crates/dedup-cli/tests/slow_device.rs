@@ -1,5 +1,5 @@
 //! `dedup find` on a device that answers slowly: an XFS loop device read through a blkio cgroup
-//! throttled to 100 read requests per second, as on a spinning disk (the HDD proxy of
+//! throttled to 20 read requests per second, slower than a spinning disk (the HDD proxy of
 //! docs/BENCHMARKS.md). Measuring its first head reads, dedup reads same-size files of up to
 //! a mebibyte whole instead of sampling them, and reads large files around the page cache in
 //! requests of the device's size, and so makes fewer requests, with the same groups.
@@ -16,6 +16,13 @@ use common::*;
 
 const COPIES: usize = 40;
 const SIZE: usize = 512 << 10;
+
+/// Read requests per second the throttled device serves. The throttle lets through at once what
+/// the time since its slice began allows, so a slow start (the walk on a loaded machine) can pass
+/// all 16 of the probe's timed reads unthrottled, and the device then measures fast. At 100 a
+/// second that happened in two CI runs, once in each of two tests; at 20 the walk would have to
+/// take 0.8 s.
+const SLOW_IOPS: u32 = 20;
 
 /// A blkio cgroup (v1) throttling reads from one device; removed when dropped.
 struct Throttle {
@@ -112,7 +119,7 @@ fn a_slow_device_reads_same_size_files_whole_and_finds_the_same_groups() {
     other[SIZE / 2] ^= 1;
     fs::write(dir.join("differs-in-the-middle"), &other).unwrap();
     let dev = fs::metadata(&dir).unwrap().dev();
-    let Some(throttle) = Throttle::new(dev, 100, test) else { return };
+    let Some(throttle) = Throttle::new(dev, SLOW_IOPS, test) else { return };
 
     let (out, requests) = throttle.find_cold(&fs.mnt, &[]);
     let line = slow_samples_line(&out);
@@ -153,7 +160,7 @@ fn a_slow_device_reads_large_files_in_whole_requests_around_the_page_cache() {
         fs::write(dir.join(name), &other).unwrap();
     }
     let dev = fs::metadata(&dir).unwrap().dev();
-    let Some(throttle) = Throttle::new(dev, 100, test) else { return };
+    let Some(throttle) = Throttle::new(dev, SLOW_IOPS, test) else { return };
     let requests_of = |env: &[(&str, &str)]| {
         let (out, requests) = throttle.find_cold(&fs.mnt, env);
         let copies: Vec<String> = copies.iter().map(|c| format!("t/{c}")).collect();
@@ -190,10 +197,7 @@ fn a_slow_device_reads_whole_only_the_timed_files_alike_in_their_heads() {
         fs::write(dir.join(format!("pair{pair}-b")), &second).unwrap();
     }
     let dev = fs::metadata(&dir).unwrap().dev();
-    // Slower than the other tests' 100 a second. The throttle lets through at once what the
-    // time since its slice began allows, so a slow start (the walk on a loaded machine) passed
-    // all 16 timed reads at 100 a second in one CI run, and the device looked fast.
-    let Some(throttle) = Throttle::new(dev, 20, test) else { return };
+    let Some(throttle) = Throttle::new(dev, SLOW_IOPS, test) else { return };
 
     let (out, requests) = throttle.find_cold(&fs.mnt, &[]);
     let line = slow_samples_line(&out);
