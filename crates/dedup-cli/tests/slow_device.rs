@@ -54,11 +54,11 @@ impl Throttle {
             .sum()
     }
 
-    /// `dedup find -v --format json t` run in `mnt` inside the cgroup, with `env` added to the
-    /// environment, after `t`'s files have left the page cache: its output, which must report
-    /// success, and the read requests it made.
+    /// `dedup find -v --format json` of [`TREE`] in `mnt` inside the cgroup, with `env` added
+    /// to the environment, after its files have left the page cache: its output, which must
+    /// report success, and the read requests it made.
     fn find_cold(&self, mnt: &Path, env: &[(&str, &str)]) -> (Out, u64) {
-        evict(&mnt.join("t"));
+        evict(&mnt.join(TREE));
         let before = self.requests();
         let mut c = assert_cmd::Command::new("sh");
         c.envs(env.iter().copied());
@@ -67,7 +67,7 @@ impl Throttle {
             .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
             .arg(&self.dir)
             .arg(BIN)
-            .args(["find", "-v", "--format", "json", "t"]);
+            .args(["find", "-v", "--format", "json", TREE]);
         let out = run(&mut c);
         out.assert_code(0);
         (out, self.requests() - before)
@@ -105,12 +105,21 @@ fn slow_samples_line(out: &Out) -> String {
     samples_line(out).unwrap_or_else(|| panic!("no samples line:\n{}", out.dump()))
 }
 
+/// The directory under the mount that the tests fill and `find_cold` scans.
+const TREE: &str = "t";
+
+/// A fresh XFS loop device with an empty [`TREE`] directory, or `None` where the test skips.
+fn xfs_tree(test: &str) -> Option<(LoopFs, PathBuf)> {
+    let fs = LoopFs::new("xfs", test)?;
+    let dir = fs.mnt.join(TREE);
+    fs::create_dir(&dir).unwrap();
+    Some((fs, dir))
+}
+
 #[test]
 fn a_slow_device_reads_same_size_files_whole_and_finds_the_same_groups() {
     let test = "a_slow_device_reads_same_size_files_whole_and_finds_the_same_groups";
-    let Some(fs) = LoopFs::new("xfs", test) else { return };
-    let dir = fs.mnt.join("t");
-    fs::create_dir(&dir).unwrap();
+    let Some((fs, dir)) = xfs_tree(test) else { return };
     let data = pattern(SIZE, 7);
     for i in 0..COPIES {
         fs::write(dir.join(format!("copy{i:02}")), &data).unwrap();
@@ -143,9 +152,7 @@ fn a_slow_device_reads_large_files_in_whole_requests_around_the_page_cache() {
     if !require(huge_pages, test, "transparent huge pages are off") {
         return;
     }
-    let Some(fs) = LoopFs::new("xfs", test) else { return };
-    let dir = fs.mnt.join("t");
-    fs::create_dir(&dir).unwrap();
+    let Some((fs, dir)) = xfs_tree(test) else { return };
     // Not a whole number of blocks, so the last direct read ends inside one.
     let size = (8 << 20) + 123;
     let data = pattern(size, 11);
@@ -184,9 +191,7 @@ fn a_slow_device_reads_large_files_in_whole_requests_around_the_page_cache() {
 #[test]
 fn a_slow_device_reads_whole_only_the_timed_files_alike_in_their_heads() {
     let test = "a_slow_device_reads_whole_only_the_timed_files_alike_in_their_heads";
-    let Some(fs) = LoopFs::new("xfs", test) else { return };
-    let dir = fs.mnt.join("t");
-    fs::create_dir(&dir).unwrap();
+    let Some((fs, dir)) = xfs_tree(test) else { return };
     // Eight pairs of one size each, sixteen files in all: every one is timed to measure the
     // device (no file is over a mebibyte). Only the first pair are copies.
     for pair in 0..8u64 {
