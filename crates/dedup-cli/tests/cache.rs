@@ -64,13 +64,6 @@ fn hits(out: &Out) -> (u64, u64) {
     (words[2].replace(',', "").parse().unwrap(), words[4].replace(',', "").parse().unwrap())
 }
 
-/// Files the `-v` cache line says needed no read at all.
-fn unread(out: &Out) -> u64 {
-    let line = out.stderr_lines().into_iter().find(|l| l.starts_with("dedup: cache: ")).unwrap();
-    let before = line.split(" needed no read").next().unwrap();
-    before.rsplit(' ').next().unwrap().replace(',', "").parse().unwrap()
-}
-
 /// Files the `-v` funnel says were left to compare in full: what a scan had to read.
 fn left_to_read(out: &Out) -> u64 {
     let line = out
@@ -124,7 +117,7 @@ fn an_unchanged_rescan_groups_from_the_cache_and_verify_compares_again() {
     // samples (big-other), their digest (mid-other, equal to mid1 in its samples) or the hash of
     // their content (s3): nothing is read, not even a sample.
     assert_eq!(left_to_read(&second), 0, "{}", second.dump());
-    assert_eq!(unread(&second), looked, "{}", second.dump());
+    assert_eq!(second.cache_unread(), looked, "{}", second.dump());
     assert!(String::from_utf8_lossy(&second.stderr).contains("3 groups rest on cached digests"));
     let verified = cached(d, &["--verify"]);
     verified.assert_code(0);
@@ -187,11 +180,11 @@ fn new_files_are_compared_only_with_cached_files_they_could_equal() {
         assert_eq!(sets.len(), 3, "{}", out.dump());
         // k2..k5 share no fingerprint with a new file: settled without a read. g1 and g2 are
         // known by digest: n2 is read for its own and joins them, they are not read.
-        assert_eq!(unread(&out), 6, "size {size}: {}", out.dump());
+        assert_eq!(out.cache_unread(), 6, "size {size}: {}", out.dump());
         assert_eq!(cached_groups(&out), 1, "size {size}: {}", out.dump());
         // And the next scan settles everything.
         let again = check(d);
-        assert_eq!(unread(&again), hits(&again).1, "size {size}: {}", again.dump());
+        assert_eq!(again.cache_unread(), hits(&again).1, "size {size}: {}", again.dump());
     }
 }
 
@@ -214,7 +207,7 @@ fn new_files_join_cached_copies_only_by_their_own_digest() {
     settle();
     let out = check(d);
     assert_groups(&out, &sets(&[&["t/g1", "t/g2", "t/n1"], &["t/n3", "t/n4"]]));
-    assert_eq!(unread(&out), 2, "{}", out.dump());
+    assert_eq!(out.cache_unread(), 2, "{}", out.dump());
     assert_eq!(cached_groups(&out), 1, "{}", out.dump());
     // n3 and n4 were compared with each other, nothing else was.
     assert_eq!(left_to_read(&out), 2, "{}", out.dump());

@@ -55,9 +55,9 @@ impl Throttle {
     }
 
     /// `dedup find -v --format json` of [`TREE`] in `mnt` inside the cgroup, with `env` added
-    /// to the environment, after its files have left the page cache: its output, which must
-    /// report success, and the read requests it made.
-    fn find_cold(&self, mnt: &Path, env: &[(&str, &str)]) -> (Out, u64) {
+    /// to the environment and `args` to the options, after its files have left the page cache:
+    /// its output, which must report success, and the read requests it made.
+    fn find_cold(&self, mnt: &Path, env: &[(&str, &str)], args: &[&str]) -> (Out, u64) {
         evict(&mnt.join(TREE));
         let before = self.requests();
         let mut c = assert_cmd::Command::new("sh");
@@ -67,7 +67,9 @@ impl Throttle {
             .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
             .arg(&self.dir)
             .arg(BIN)
-            .args(["find", "-v", "--format", "json", TREE]);
+            .args(["find", "-v", "--format", "json"])
+            .args(args)
+            .arg(TREE);
         let out = run(&mut c);
         out.assert_code(0);
         (out, self.requests() - before)
@@ -130,7 +132,7 @@ fn a_slow_device_reads_same_size_files_whole_and_finds_the_same_groups() {
     let dev = fs::metadata(&dir).unwrap().dev();
     let Some(throttle) = Throttle::new(dev, SLOW_IOPS, test) else { return };
 
-    let (out, requests) = throttle.find_cold(&fs.mnt, &[]);
+    let (out, requests) = throttle.find_cold(&fs.mnt, &[], &[]);
     let line = slow_samples_line(&out);
     assert!(line.contains("files up to 1.00 MiB read whole"), "{line}");
     let copies: Vec<String> = (0..COPIES).map(|i| format!("t/copy{i:02}")).collect();
@@ -169,7 +171,7 @@ fn a_slow_device_reads_large_files_in_whole_requests_around_the_page_cache() {
     let dev = fs::metadata(&dir).unwrap().dev();
     let Some(throttle) = Throttle::new(dev, SLOW_IOPS, test) else { return };
     let requests_of = |env: &[(&str, &str)]| {
-        let (out, requests) = throttle.find_cold(&fs.mnt, env);
+        let (out, requests) = throttle.find_cold(&fs.mnt, env, &[]);
         let copies: Vec<String> = copies.iter().map(|c| format!("t/{c}")).collect();
         let copies: Vec<&str> = copies.iter().map(String::as_str).collect();
         assert_groups(&out, &sets(&[&copies]));
@@ -204,7 +206,7 @@ fn a_slow_device_reads_whole_only_the_timed_files_alike_in_their_heads() {
     let dev = fs::metadata(&dir).unwrap().dev();
     let Some(throttle) = Throttle::new(dev, SLOW_IOPS, test) else { return };
 
-    let (out, requests) = throttle.find_cold(&fs.mnt, &[]);
+    let (out, requests) = throttle.find_cold(&fs.mnt, &[], &[]);
     let line = slow_samples_line(&out);
     assert!(line.contains("files up to 1.00 MiB read whole"), "{line}");
     assert_groups(&out, &sets(&[&["t/pair0-a", "t/pair0-b"]]));
@@ -212,6 +214,44 @@ fn a_slow_device_reads_whole_only_the_timed_files_alike_in_their_heads() {
     // copies read whole (19 requests with the walk when measured). Reading every timed class
     // whole again made 33.
     assert!(requests <= 24, "{requests} read requests for 16 heads and 2 copies");
+}
+
+/// Files a slow device reads whole are not sampled, but the cache keeps their head fingerprints
+/// as it does of sampled files (taken from the first chunk, or from the timed head of one that
+/// is read no further): a rescan with new files of their size reads only what could equal a new
+/// file.
+#[test]
+fn a_slow_device_leaves_fingerprints_in_the_cache_for_files_it_read_whole() {
+    let test = "a_slow_device_leaves_fingerprints_in_the_cache_for_files_it_read_whole";
+    let Some((fs, dir)) = xfs_tree(test) else { return };
+    // Twelve files of one size, fewer than the probe times: every head is timed, and only the
+    // two copies are read whole.
+    for k in 0..10u64 {
+        fs::write(dir.join(format!("k{k}")), pattern(SIZE, 300 + k)).unwrap();
+    }
+    let copy = pattern(SIZE, 399);
+    fs::write(dir.join("g1"), &copy).unwrap();
+    fs::write(dir.join("g2"), &copy).unwrap();
+    let dev = fs::metadata(&dir).unwrap().dev();
+    let Some(throttle) = Throttle::new(dev, SLOW_IOPS, test) else { return };
+    let cache = tmp();
+    let cache_dir = cache.path().to_str().unwrap();
+    // Files changed within 100 ms of a run's start are not cached (racily clean).
+    std::thread::sleep(std::time::Duration::from_millis(250));
+
+    let (first, _) = throttle.find_cold(&fs.mnt, &[], &["--cache-dir", cache_dir]);
+    let line = slow_samples_line(&first);
+    assert!(line.contains("files up to 1.00 MiB read whole"), "{line}");
+    assert_groups(&first, &sets(&[&["t/g1", "t/g2"]]));
+
+    fs::copy(dir.join("k1"), dir.join("n1")).unwrap();
+    fs::write(dir.join("n2"), pattern(SIZE, 398)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    let (second, _) = throttle.find_cold(&fs.mnt, &[], &["--cache-dir", cache_dir]);
+    assert_groups(&second, &sets(&[&["t/g1", "t/g2"], &["t/k1", "t/n1"]]));
+    // The new files' heads tell them apart from every cached file but k1: the nine other k
+    // files and the copies (known by digest) are settled without a read.
+    assert_eq!(second.cache_unread(), 11, "{}", second.dump());
 }
 
 #[test]

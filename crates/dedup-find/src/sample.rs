@@ -83,25 +83,33 @@ pub(crate) fn split_by_samples(
         ctx.progress.done(1);
         key
     };
-    let Heads { classes: sampled, heads, whole, whole_reads } = if tuning.measure_whole_read {
-        whole_read::heads_measured(sampled, ctx, tuning.whole_read_max, tuning.direct_reads, &head)
-    } else {
-        let heads = keyed(ctx, sampled.iter().map(|c| c.inodes.clone()).collect(), &head);
-        Heads { classes: sampled, heads, whole: Vec::new(), whole_reads: Vec::new() }
-    };
+    let Heads { classes: sampled, heads, whole, whole_heads, whole_reads } =
+        if tuning.measure_whole_read {
+            let floor = tuning.whole_read_max;
+            whole_read::heads_measured(sampled, ctx, floor, tuning.direct_reads, &head)
+        } else {
+            let heads = keyed(ctx, sampled.iter().map(|c| c.inodes.clone()).collect(), &head);
+            let (whole, whole_heads, whole_reads) = (Vec::new(), Vec::new(), Vec::new());
+            Heads { classes: sampled, heads, whole, whole_heads, whole_reads }
+        };
     out.extend(whole);
     let mut learned = Vec::new();
+    let mut learn_heads = |size: u64, heads: &[(u64, Inode)]| {
+        if let Some(kind) = kind_for(size, tuning).filter(|_| learn) {
+            learned.extend(heads.iter().map(|&(key, inode)| {
+                let fingerprint = Some(Fingerprint { kind, value: key });
+                (inode, Entry { fingerprint, digest: None })
+            }));
+        }
+    };
+    for (size, heads) in &whole_heads {
+        learn_heads(*size, heads);
+    }
     // Files whose heads are alike, and their size: only these need their tails.
     let mut alike: Vec<(u64, Vec<Inode>)> = Vec::new();
     for (class, heads) in sampled.into_iter().zip(heads) {
         let size = class.size;
-        match kind_for(size, tuning) {
-            Some(kind) if learn => learned.extend(heads.iter().map(|&(key, inode)| {
-                let fingerprint = Some(Fingerprint { kind, value: key });
-                (inode, Entry { fingerprint, digest: None })
-            })),
-            _ => {}
-        }
+        learn_heads(size, &heads);
         for inodes in same_key_runs(&heads) {
             if inodes.len() < 2 {
                 // One file (with -H perhaps several names of it): nothing to tell apart.

@@ -66,6 +66,9 @@ pub(crate) struct Heads {
     pub heads: Vec<Vec<(u64, Inode)>>,
     /// Classes a slow device reads whole instead, not sampled.
     pub whole: Vec<Class>,
+    /// With its size, every head of each class read whole whose members were all timed: the
+    /// cache's fingerprints of the members alone in their head, which are read no further.
+    pub whole_heads: Vec<(u64, Vec<(u64, Inode)>)>,
     /// The switch measured on each device.
     pub whole_reads: Vec<WholeRead>,
 }
@@ -115,7 +118,13 @@ pub(crate) fn heads_measured(
         choice.direct = direct::request_size(choice.dev);
     }
 
-    let mut out = Heads { classes: Vec::new(), heads: Vec::new(), whole: Vec::new(), whole_reads };
+    let mut out = Heads {
+        classes: Vec::new(),
+        heads: Vec::new(),
+        whole: Vec::new(),
+        whole_heads: Vec::new(),
+        whole_reads,
+    };
     // Members still to read, and the index in `out.classes` of the class they belong to.
     let mut untouched: Vec<(usize, Vec<Inode>)> = Vec::new();
     for ((class, heads), timed) in sampled.into_iter().zip(probed).zip(timed) {
@@ -130,6 +139,7 @@ pub(crate) fn heads_measured(
                 for inodes in same_key_runs(&heads) {
                     out.whole.push(Class { size: class.size, inodes, cached: class.cached });
                 }
+                out.whole_heads.push((class.size, heads));
             } else {
                 // A member whose head could not be read has been reported and drops out.
                 let mut inodes: Vec<Inode> = heads.iter().map(|&(_, inode)| inode).collect();

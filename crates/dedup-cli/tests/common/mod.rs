@@ -71,6 +71,18 @@ impl Out {
         String::from_utf8_lossy(&self.stderr).lines().map(str::to_owned).collect()
     }
 
+    /// Files the `-v` cache line says needed no read at all.
+    #[track_caller]
+    pub fn cache_unread(&self) -> u64 {
+        let lines = self.stderr_lines();
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with("dedup: cache: "))
+            .unwrap_or_else(|| panic!("no cache line\n{}", self.dump()));
+        let before = line.split(" needed no read").next().unwrap();
+        before.rsplit(' ').next().unwrap().replace(',', "").parse().unwrap()
+    }
+
     /// Asserts there is a stderr line `dedup: <kind>: ...` that mentions `fragment`.
     #[track_caller]
     pub fn assert_message(&self, kind: &str, fragment: &str) {

@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_cache::{Digest, Entry, Fingerprint, FingerprintKind};
 use dedup_core::Stage;
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::buffers::BufferPool;
 use crate::cached::Learned;
@@ -42,7 +43,7 @@ use crate::reading::Reading;
 use crate::sample::Tuning;
 use crate::whole_read::{direct_request, WholeRead};
 use chunk_read::Slot;
-use split::{Seen, Split};
+use split::{Rep, Seen, Split};
 
 /// First chunk size; chunks then double while a class stays equal, up to `MAX_CHUNK`.
 pub(crate) const FIRST_CHUNK: u64 = 1 << 20;
@@ -65,7 +66,8 @@ const IN_FLIGHT_BYTES: u64 = 32 << 20;
 const KEEP_OPEN_MAX: usize = 64;
 
 /// Compare the classes in full; returns the groups of identical files, and (when `hash`) what
-/// the cache may keep of every file read: digests, and fingerprints of small files. Classes on
+/// the cache may keep of every file read: digests, and the fingerprint of the kind a run takes
+/// of its size (`fingerprint::kind_for`), from its first chunk. Classes on
 /// devices that `whole_reads` says read around the page cache are read that way.
 pub(crate) fn compare_classes(
     classes: Vec<Class>,
@@ -88,8 +90,10 @@ pub(crate) fn compare_classes(
             if classes.len() < threads { IN_FLIGHT_BYTES / classes.len().max(1) as u64 } else { 0 };
         let compared = ctx.each(classes, threads, &|class| {
             let size = class.size;
-            // Read in one chunk and never sampled, a file's chunk hash is a fingerprint.
-            let whole_fingerprint = hash && kind_for(size, tuning) == Some(FingerprintKind::Whole);
+            // Every fingerprint lies in the first chunk: a small file's whole content, a larger
+            // one's head sample. The sample stage took the head of the files it sampled, but not
+            // of those a slow device reads whole instead (`crate::whole_read`).
+            let fingerprint = if hash { kind_for(size, tuning) } else { None };
             let direct_request = direct_request_of(&class, ctx, whole_reads);
             let comparer = Comparer {
                 ctx,
@@ -99,7 +103,7 @@ pub(crate) fn compare_classes(
                 hardlinks,
                 hash,
                 size,
-                whole_fingerprint,
+                fingerprint,
                 in_flight_bytes,
                 threads,
             };
@@ -140,21 +144,17 @@ struct Pending {
     members: Vec<Member>,
     offset: u64,
     chunk: u64,
-    /// XXH3-64 of their first chunk (once `offset` > 0).
-    first_chunk: u64,
+    /// The cache's fingerprint of their content, once the first chunk is read (when wanted).
+    fingerprint: Option<Fingerprint>,
     /// BLAKE3 of their common bytes `[0, offset)`.
     hash: Hash,
 }
 
 impl Pending {
     /// What the cache may keep of every member, once none will be read further.
-    fn learned(&self, whole_fingerprint: bool) -> impl Iterator<Item = Learned> + '_ {
-        let read = self.offset > 0;
-        let fingerprint = (read && whole_fingerprint)
-            .then_some(Fingerprint { kind: FingerprintKind::Whole, value: self.first_chunk });
-        let digest = if read { self.hash.digest() } else { None };
-        let entry = Entry { fingerprint, digest };
-        let useful = fingerprint.is_some() || digest.is_some();
+    fn learned(&self) -> impl Iterator<Item = Learned> + '_ {
+        let entry = Entry { fingerprint: self.fingerprint, digest: self.hash.digest() };
+        let useful = entry.fingerprint.is_some() || entry.digest.is_some();
         self.members.iter().filter(move |_| useful).map(move |m| (m.inode, entry))
     }
 }
@@ -208,9 +208,8 @@ struct Comparer<'a> {
     hardlinks: bool,
     hash: bool,
     size: u64,
-    /// Files of this class are read in one chunk and were not sampled: the hash of that chunk
-    /// is the cache's fingerprint of their content.
-    whole_fingerprint: bool,
+    /// The kind of fingerprint the cache keeps of files of this size, when it wants one.
+    fingerprint: Option<FingerprintKind>,
     /// Bytes of large chunks this class may read for several members at once (0: none).
     in_flight_bytes: u64,
     /// Threads that may read for this class's stage at once.
@@ -224,12 +223,12 @@ impl Comparer<'_> {
         let members = class.inodes.into_iter().map(|inode| Member { inode, file: None });
         let members = members.collect();
         let mut work =
-            vec![Pending { members, offset: 0, chunk: FIRST_CHUNK, first_chunk: 0, hash }];
+            vec![Pending { members, offset: 0, chunk: FIRST_CHUNK, fingerprint: None, hash }];
         let mut groups = Vec::new();
         let mut learned = Vec::new();
         while let Some(pending) = work.pop() {
             if pending.offset >= self.size || pending.members.len() < 2 {
-                learned.extend(pending.learned(self.whole_fingerprint));
+                learned.extend(pending.learned());
             }
             if pending.members.len() < 2 {
                 self.finish_alone(pending.members, &mut groups);
@@ -258,9 +257,21 @@ impl Comparer<'_> {
         }
     }
 
+    /// The fingerprint the cache keeps of the members of `rep`, from their first chunk.
+    fn fingerprint_of(&self, rep: &Rep) -> Option<Fingerprint> {
+        let kind = self.fingerprint?;
+        let value = match kind {
+            // A file of this kind is read in one chunk.
+            FingerprintKind::Whole => rep.xxh3,
+            FingerprintKind::Head { len } => xxh3_64(rep.chunk.bytes().get(..len as usize)?),
+            FingerprintKind::Samples { .. } => return None,
+        };
+        Some(Fingerprint { kind, value })
+    }
+
     /// Read one chunk of every member and split them by its bytes.
     fn step(&self, pending: Pending, keep_open: bool, work: &mut Vec<Pending>) {
-        let Pending { members, offset, chunk, first_chunk, hash } = pending;
+        let Pending { members, offset, chunk, fingerprint, hash } = pending;
         // A direct read goes to the device as it is: a chunk of whole requests costs no more
         // requests than its size needs.
         let len = match self.direct_request {
@@ -314,23 +325,24 @@ impl Comparer<'_> {
             // Content without a copy read in one chunk needs no digest: its fingerprint keeps it
             // apart next time. Otherwise a file read to its end gets one.
             let copies = rep.members.len() > 1;
-            let fingerprinted = self.whole_fingerprint && matches!(hash, Hash::Empty);
+            let fingerprinted =
+                self.fingerprint == Some(FingerprintKind::Whole) && matches!(hash, Hash::Empty);
             let rep_hash = if copies || (to_end && !fingerprinted) {
                 hash.extended(rep.chunk.bytes(), to_end)
             } else {
                 Hash::Off
             };
+            let fingerprint = if offset == 0 { self.fingerprint_of(&rep) } else { fingerprint };
             // Every reader's handle on the lead was dropped with the step's reads.
             if let Ok(buf) = Arc::try_unwrap(rep.chunk) {
                 self.buffers.give(buf);
             }
-            let first_chunk = if offset == 0 { rep.xxh3 } else { first_chunk };
             let (members, offset, chunk, hash) = (rep.members, offset + len, next_chunk, rep_hash);
-            work.push(Pending { members, offset, chunk, first_chunk, hash });
+            work.push(Pending { members, offset, chunk, fingerprint, hash });
         }
         for members in set_aside.into_values() {
             let hash = hash.clone();
-            work.push(Pending { members, offset, chunk, first_chunk, hash });
+            work.push(Pending { members, offset, chunk, fingerprint, hash });
         }
     }
 }
