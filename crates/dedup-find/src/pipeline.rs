@@ -171,12 +171,11 @@ fn find_groups(
     let follow_links = options.selection.follow_links;
     let ctx = Reading { tree, observer, progress, io, follow_links };
     let same_size = inodes(&classes);
-    let (groups, learned, sampled) = content_stages(classes, &ctx, options, cache, tree);
-    let files_scanned = tree.files.len() as u64 - repeated_entries;
-    let grouped = inodes(&groups);
-    let after_samples = sampled.after;
-    let funnel = Funnel { files: files_scanned, same_size, after_samples, grouped };
-    Found { groups, funnel, learned, whole_reads: sampled.whole_reads }
+    let mut found = content_stages(classes, &ctx, options, cache, tree);
+    found.funnel.files = tree.files.len() as u64 - repeated_entries;
+    found.funnel.same_size = same_size;
+    found.funnel.grouped = inodes(&found.groups);
+    found
 }
 
 /// Files in a list of classes (inodes, not paths).
@@ -185,15 +184,15 @@ fn inodes(classes: &[Class]) -> u64 {
 }
 
 /// From size classes to groups: the cache's shortcut when there is a cache, then the samples
-/// and the exact comparison. Returns the groups, what the cache may learn, and what the sample
-/// stage did.
+/// and the exact comparison. Of the funnel, only the files left after the samples are known
+/// here.
 fn content_stages(
     classes: Vec<Class>,
     ctx: &Reading,
     options: &FindOptions,
     mut cache: Option<&mut CacheRun>,
     tree: &Tree,
-) -> (Vec<Class>, Vec<Learned>, SampleStage) {
+) -> Found {
     let (hardlinks, tuning) = (options.hardlinks, options.tuning);
     let (classes, cached_groups) = match cache.as_deref_mut() {
         Some(cache) => {
@@ -208,7 +207,7 @@ fn content_stages(
     let learn = cache.is_some();
     let Sampled { classes, learned: sampled, whole_reads } =
         split_by_samples(classes, ctx, hardlinks, tuning, learn);
-    let after = inodes(&classes);
+    let after_samples = inodes(&classes);
     let (mut groups, mut learned) =
         compare_classes(classes, ctx, hardlinks, learn, tuning, &whole_reads);
     learned.extend(sampled);
@@ -216,15 +215,8 @@ fn content_stages(
         cache.expand(&mut groups, |inode| inode.meta(tree).size);
     }
     groups.extend(cached_groups);
-    (groups, learned, SampleStage { after, whole_reads })
-}
-
-/// What the sample stage did, for the funnel and `-v`.
-struct SampleStage {
-    /// Files left after the samples.
-    after: u64,
-    /// The measured switch to whole reads.
-    whole_reads: Vec<WholeRead>,
+    let funnel = Funnel { after_samples, ..Funnel::default() };
+    Found { groups, funnel, learned, whole_reads }
 }
 
 /// The result of a helper thread; its panic, if any, goes on in this one.
