@@ -15,10 +15,13 @@
 //! Only devices measured slow per request read this way (`crate::whole_read`), and only where
 //! the kernel can give huge pages: elsewhere the page cache's readahead is what keeps a fast
 //! device busy, and warm data is read from memory. A file system that refuses direct reads is
-//! read through the page cache as before.
+//! read through the page cache as before, and so is everything once the kernel has not given a
+//! buffer its huge pages (memory too fragmented): direct reads into small pages cost more
+//! requests than the page cache's readahead.
 
 use std::fs::{self, File};
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use memmap2::{Advice, MmapMut};
@@ -96,15 +99,24 @@ pub(crate) struct DirectBuf {
 }
 
 impl DirectBuf {
-    /// A buffer for direct reads of up to `len` bytes.
+    /// A buffer for direct reads of up to `len` bytes, backed by huge pages; an error when the
+    /// kernel gave it small pages.
     fn new(len: usize) -> io::Result<DirectBuf> {
         let room = len.next_multiple_of(HUGE_PAGE);
         // An anonymous map starts on a page, not a huge page: map one more and start inside.
-        let map = MmapMut::map_anon(room + HUGE_PAGE)?;
+        let mut map = MmapMut::map_anon(room + HUGE_PAGE)?;
         let start = (map.as_ptr() as usize).next_multiple_of(HUGE_PAGE) - map.as_ptr() as usize;
-        // Without huge pages the read still works, only in more requests.
-        let _ = map.advise_range(Advice::HugePage, start, room);
-        Ok(DirectBuf { map, start, room })
+        map.advise_range(Advice::HugePage, start, room)?;
+        // One write per huge page faults it in, as one huge page if the kernel can give one.
+        for page in (start..start + room).step_by(HUGE_PAGE) {
+            map[page] = 0;
+        }
+        let address = map.as_ptr() as usize + start;
+        let smaps = fs::read_to_string("/proc/self/smaps")?;
+        match huge_kib_at(&smaps, address) {
+            Some(kib) if kib * 1024 >= room as u64 => Ok(DirectBuf { map, start, room }),
+            _ => Err(io::Error::other("the kernel gave a direct read buffer small pages")),
+        }
     }
 
     /// Read `len` bytes of `file` at `offset` (a multiple of [`ALIGN`]); the bytes read. A file
@@ -129,25 +141,45 @@ impl DirectBuf {
     }
 }
 
+/// The huge pages (`AnonHugePages`, in KiB) of the mapping that holds `address`, from the text
+/// of `/proc/self/smaps`.
+fn huge_kib_at(smaps: &str, address: usize) -> Option<u64> {
+    let mut lines = smaps.lines();
+    // Each mapping is a header line (`start-end perms ...`, in hex) and then its fields.
+    let range = |line: &str| {
+        let (start, rest) = line.split_once('-')?;
+        let end = rest.split_once(' ')?.0;
+        Some(usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?)
+    };
+    lines.find(|line| range(line).is_some_and(|r| r.contains(&address)))?;
+    let field = lines.find_map(|line| line.strip_prefix("AnonHugePages:"))?;
+    field.trim().strip_suffix("kB")?.trim().parse().ok()
+}
+
 /// Direct buffers kept for reuse by the threads of one comparison: mapping and faulting in
 /// huge pages costs more than the copy a reused buffer saves.
 #[derive(Default)]
 pub(crate) struct DirectBufs {
     spare: Mutex<Vec<DirectBuf>>,
+    /// Set once a buffer did not get its huge pages: memory is fragmented, and asking again for
+    /// every read would only add the cost of mapping and faulting.
+    refused: AtomicBool,
 }
 
 impl DirectBufs {
-    /// A buffer with room for a direct read of `len` bytes.
+    /// A buffer with room for a direct read of `len` bytes; an error when none can be had with
+    /// huge pages.
     pub(crate) fn take(&self, len: usize) -> io::Result<DirectBuf> {
         let want = len.next_multiple_of(ALIGN);
         let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
-        match spare.iter().position(|buf| buf.room >= want) {
-            Some(at) => Ok(spare.swap_remove(at)),
-            None => {
-                drop(spare);
-                DirectBuf::new(want)
-            }
+        if let Some(at) = spare.iter().position(|buf| buf.room >= want) {
+            return Ok(spare.swap_remove(at));
         }
+        drop(spare);
+        if self.refused.load(Ordering::Relaxed) {
+            return Err(io::Error::other("direct read buffers get no huge pages"));
+        }
+        DirectBuf::new(want).inspect_err(|_| self.refused.store(true, Ordering::Relaxed))
     }
 
     pub(crate) fn give(&self, buf: DirectBuf) {
@@ -170,10 +202,59 @@ mod tests {
     }
 
     #[test]
+    fn the_huge_pages_of_a_mapping_are_read_from_smaps() {
+        let smaps = "\
+55d0a0000000-55d0a0021000 rw-p 00000000 00:00 0                          [heap]
+Size:                132 kB
+AnonHugePages:         0 kB
+7f0000200000-7f0000600000 rw-p 00000000 00:00 0 
+Size:               4096 kB
+Rss:                4096 kB
+AnonHugePages:      4096 kB
+7f0000600000-7f0000800000 rw-p 00000000 00:00 0 
+AnonHugePages:         0 kB
+";
+        assert_eq!(huge_kib_at(smaps, 0x7f00_0020_0000), Some(4096));
+        assert_eq!(huge_kib_at(smaps, 0x7f00_0040_0000), Some(4096));
+        assert_eq!(huge_kib_at(smaps, 0x7f00_0060_0000), Some(0));
+        assert_eq!(huge_kib_at(smaps, 0x55d0_a000_0000), Some(0));
+        assert_eq!(huge_kib_at(smaps, 0x1000), None, "in no mapping");
+    }
+
+    #[test]
     fn huge_pages_count_only_when_a_buffer_can_ask_for_them() {
         assert!(huge_pages_on_request("always [madvise] never\n"));
         assert!(huge_pages_on_request("[always] madvise never\n"));
         assert!(!huge_pages_on_request("always madvise [never]\n"));
+    }
+
+    /// Whether the kernel gives buffers huge pages, which direct read buffers need. Where it
+    /// does not the test skips, unless `DEDUP_TEST_REQUIRE_ALL=1` (CI) makes that a failure.
+    fn huge_pages_or_skip(test: &str) -> bool {
+        let on = fs::read_to_string(THP_ENABLED).is_ok_and(|s| huge_pages_on_request(&s));
+        let required = std::env::var("DEDUP_TEST_REQUIRE_ALL").is_ok_and(|v| v == "1");
+        assert!(on || !required, "{test}: transparent huge pages are off");
+        if !on {
+            eprintln!("skipped {test}: transparent huge pages are off");
+        }
+        on
+    }
+
+    #[test]
+    fn the_check_tells_a_buffer_of_huge_pages_from_one_of_small_pages() {
+        if !huge_pages_or_skip("the_check_tells_a_buffer_of_huge_pages_from_one_of_small_pages") {
+            return;
+        }
+        let buf = DirectBuf::new(HUGE_PAGE).unwrap();
+        let address = buf.map.as_ptr() as usize + buf.start;
+        let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
+        assert!(huge_kib_at(&smaps, address).unwrap() >= HUGE_PAGE as u64 / 1024);
+        // The same check on a mapping of small pages.
+        let mut small = MmapMut::map_anon(2 * HUGE_PAGE).unwrap();
+        small.advise(Advice::NoHugePage).unwrap();
+        small.iter_mut().step_by(4096).for_each(|byte| *byte = 1);
+        let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
+        assert_eq!(huge_kib_at(&smaps, small.as_ptr() as usize), Some(0));
     }
 
     /// A file of `len` bytes of a pattern that differs at every offset. Where the temporary
@@ -188,6 +269,9 @@ mod tests {
 
     #[test]
     fn a_direct_read_returns_the_bytes_of_a_chunk_and_of_a_last_chunk_of_any_length() {
+        if !huge_pages_or_skip("a_direct_read_returns_the_bytes_of_a_chunk_and_of_a_last_chunk") {
+            return;
+        }
         let len = 3 * HUGE_PAGE + 12_345;
         let (_dir, file, bytes) = patterned(len);
         let direct = set_direct(&file);
@@ -209,6 +293,9 @@ mod tests {
 
     #[test]
     fn buffers_are_reused_when_they_have_room() {
+        if !huge_pages_or_skip("buffers_are_reused_when_they_have_room") {
+            return;
+        }
         let bufs = DirectBufs::default();
         let buf = bufs.take(HUGE_PAGE + 1).unwrap();
         let address = buf.map.as_ptr();
