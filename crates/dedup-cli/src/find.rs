@@ -214,6 +214,10 @@ fn describe_choice(choice: &DeviceChoice) -> String {
 /// around the page cache, and why.
 fn describe_whole_read(choice: &WholeRead) -> String {
     let direct = match choice.direct {
+        Some(request) if choice.direct_refused => format!(
+            "; full reads through the page cache (direct reads of {} a request got no huge pages)",
+            HumanBytes(request)
+        ),
         Some(request) => {
             format!("; full reads around the page cache, {} a request", HumanBytes(request))
         }

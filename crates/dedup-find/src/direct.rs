@@ -182,6 +182,11 @@ impl DirectBufs {
         DirectBuf::new(want).inspect_err(|_| self.refused.store(true, Ordering::Relaxed))
     }
 
+    /// Whether a buffer was refused for want of huge pages.
+    pub(crate) fn refused(&self) -> bool {
+        self.refused.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn give(&self, buf: DirectBuf) {
         self.spare.lock().unwrap_or_else(PoisonError::into_inner).push(buf);
     }

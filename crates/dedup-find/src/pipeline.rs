@@ -205,11 +205,11 @@ fn content_stages(
         None => (classes, Vec::new()),
     };
     let learn = cache.is_some();
-    let Sampled { classes, learned: sampled, whole_reads } =
+    let Sampled { classes, learned: sampled, mut whole_reads } =
         split_by_samples(classes, ctx, hardlinks, tuning, learn);
     let after_samples = inodes(&classes);
     let (mut groups, mut learned) =
-        compare_classes(classes, ctx, hardlinks, learn, tuning, &whole_reads);
+        compare_classes(classes, ctx, hardlinks, learn, tuning, &mut whole_reads);
     learned.extend(sampled);
     if let Some(cache) = cache {
         cache.expand(&mut groups, |inode| inode.meta(tree).size);

@@ -56,6 +56,9 @@ pub struct WholeRead {
     /// On a device slow per request, the full comparison reads around the page cache in
     /// requests of this many bytes (`crate::direct`).
     pub direct: Option<u64>,
+    /// The kernel gave a direct read buffer small pages, so the full comparison read through
+    /// the page cache after all.
+    pub direct_refused: bool,
 }
 
 /// The heads of the classes to sample, and the classes read whole instead.
@@ -193,7 +196,13 @@ pub(crate) fn choose(
             // Break-even for p = 1/2 (module doc).
             let streamed = (2.0 * per_read.as_secs_f64() * SLOW_DEVICE_STREAM_RATE) as u64;
             let up_to = if per_read < SLOW_REQUEST { floor } else { streamed.clamp(floor, most) };
-            WholeRead { dev, per_read, up_to: up_to.max(floor), direct: None }
+            WholeRead {
+                dev,
+                per_read,
+                up_to: up_to.max(floor),
+                direct: None,
+                direct_refused: false,
+            }
         })
         .collect();
     chosen.sort_unstable_by_key(|choice| choice.dev);

@@ -68,14 +68,15 @@ const KEEP_OPEN_MAX: usize = 64;
 /// Compare the classes in full; returns the groups of identical files, and (when `hash`) what
 /// the cache may keep of every file read: digests, and the fingerprint of the kind a run takes
 /// of its size (`fingerprint::kind_for`), from its first chunk. Classes on
-/// devices that `whole_reads` says read around the page cache are read that way.
+/// devices that `whole_reads` says read around the page cache are read that way, and marked
+/// there when the kernel would not give those reads their buffers of huge pages.
 pub(crate) fn compare_classes(
     classes: Vec<Class>,
     ctx: &Reading,
     hardlinks: bool,
     hash: bool,
     tuning: Tuning,
-    whole_reads: &[WholeRead],
+    whole_reads: &mut [WholeRead],
 ) -> (Vec<Class>, Vec<Learned>) {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress.start_stage(Stage::Comparing, total);
@@ -120,6 +121,11 @@ pub(crate) fn compare_classes(
     let (large_groups, large_learned) = compare(large, LARGE_CLASSES_AT_ONCE.min(ctx.io.threads()));
     groups.extend(large_groups);
     learned.extend(large_learned);
+    if direct_bufs.refused() {
+        for choice in whole_reads.iter_mut().filter(|c| c.direct.is_some()) {
+            choice.direct_refused = true;
+        }
+    }
     (groups, learned)
 }
 
