@@ -327,25 +327,40 @@ mod tests {
     fn the_first_climb_is_measured_in_short_windows() {
         // A short run (a small tree) must still get to measure and climb: several windows fit
         // in 200 ms while climbing, where one settled window alone lasts 150 ms.
-        let s = IoScheduler::new(Concurrency::Adaptive { start: 2, max: 64 });
-        let until = Instant::now() + Duration::from_millis(200);
-        std::thread::scope(|scope| {
-            for _ in 0..16 {
-                scope.spawn(|| {
-                    while Instant::now() < until {
-                        let permit = s.acquire(1);
-                        std::thread::sleep(Duration::from_millis(1));
-                        permit.done(1 << 20);
-                    }
-                });
+        let climb = || {
+            let s = IoScheduler::new(Concurrency::Adaptive { start: 2, max: 64 });
+            let until = Instant::now() + Duration::from_millis(200);
+            std::thread::scope(|scope| {
+                for _ in 0..16 {
+                    scope.spawn(|| {
+                        while Instant::now() < until {
+                            let permit = s.acquire(1);
+                            std::thread::sleep(Duration::from_millis(1));
+                            permit.done(1 << 20);
+                        }
+                    });
+                }
+            });
+            let choice = s.choices().remove(0);
+            assert_eq!(s.workers_wanted(), choice.level, "workers follow the level as it climbs");
+            choice
+        };
+        // It climbed to 8 at least once; whether it stays there depends on the last windows.
+        // The device is threads sleeping 1 ms, and on a loaded machine (the test suite itself,
+        // or CI beside other work) waking them late can make 4 at once look no faster than 2:
+        // a climb that never happens in three tries is a failure.
+        let climbed = |c: &DeviceChoice| {
+            c.history.len() >= 3 && c.history.iter().any(|sample| sample.level >= 8)
+        };
+        let mut tries = Vec::new();
+        while tries.len() < 3 {
+            let choice = climb();
+            if climbed(&choice) {
+                return;
             }
-        });
-        let c = &s.choices()[0];
-        assert!(c.history.len() >= 3, "{c:?}");
-        // It climbed to 8 at least once. Whether it stays there depends on the last windows,
-        // which a loaded machine (the test suite itself) can make slower than the ones before.
-        assert!(c.history.iter().any(|sample| sample.level >= 8), "{c:?}");
-        assert_eq!(s.workers_wanted(), c.level, "workers follow the level as it climbs");
+            tries.push(choice);
+        }
+        panic!("no climb to 8 in three tries: {tries:#?}");
     }
 
     #[test]
