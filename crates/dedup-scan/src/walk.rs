@@ -8,14 +8,15 @@
 //! (symlink or bind-mount loop) is not entered again; special files are never opened.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsStr;
+use std::ffi::{CStr, OsStr};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use dedup_core::{FileId, FileMeta, Observer, Problem, ProblemKind, Progress};
-use rustix::fs::{fstat, statat, AtFlags, Dir, FileType};
+use rustix::fd::OwnedFd;
+use rustix::fs::{fstat, statat, AtFlags, FileType, RawDir};
 use rustix::io::Errno;
 
 use crate::crew::{work_off, Staffing};
@@ -232,6 +233,11 @@ fn start_root(
 /// and its share of a directory block).
 const ENTRY_COST: u64 = 512;
 
+/// Bytes of entries one `getdents` call may return: a few hundred entries. rustix's `Dir` starts
+/// at 768 bytes (about 20 entries) and grows from there, so a directory of 40 entries took three
+/// calls, and on ext4 each call into a hashed directory rebuilds its place from the blocks.
+const LISTING_BUF: usize = 32 << 10;
+
 /// What one directory entry turned out to be.
 enum Found {
     File(FileMeta),
@@ -268,14 +274,12 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
     }
     shared.dir_ids.lock().unwrap().insert(task.node, id);
 
-    let mut dir = match Dir::new(fd) {
-        Ok(dir) => dir,
-        Err(e) => return failed(&task.path, e.into()),
-    };
+    let mut buf = Vec::with_capacity(LISTING_BUF);
+    let mut dir = RawDir::new(&fd, buf.spare_capacity_mut());
     let mut names: Vec<Vec<u8>> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
     let mut relative = task.relative.clone();
-    while let Some(entry) = dir.read() {
+    while let Some(entry) = dir.next() {
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
@@ -283,7 +287,8 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
                 break;
             }
         };
-        let name = entry.file_name().to_bytes();
+        let c_name = entry.file_name();
+        let name = c_name.to_bytes();
         if name == b"." || name == b".." {
             continue;
         }
@@ -299,8 +304,8 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
         }
         let classified = match entry.file_type() {
             FileType::Directory => Ok(Some(Found::Dir { follow: false })),
-            FileType::RegularFile | FileType::Unknown => classify(&dir, name, false),
-            FileType::Symlink if selection.follow_links => classify(&dir, name, true),
+            FileType::RegularFile | FileType::Unknown => classify(&fd, c_name, false),
+            FileType::Symlink if selection.follow_links => classify(&fd, c_name, true),
             _ => Ok(None),
         };
         match classified {
@@ -318,7 +323,7 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
             }
         }
     }
-    drop(dir);
+    drop(fd);
     permit.done(names.len() as u64 * ENTRY_COST);
     if names.is_empty() {
         return Vec::new();
@@ -363,9 +368,9 @@ fn walk_dir(shared: &Shared, task: DirTask) -> Vec<DirTask> {
 
 /// Stat an entry whose type the listing did not settle (regular files need their metadata;
 /// unknown types and followed links need their target's type).
-fn classify(dir: &Dir, name: &[u8], follow: bool) -> Result<Option<Found>, Errno> {
+fn classify(dir: &OwnedFd, name: &CStr, follow: bool) -> Result<Option<Found>, Errno> {
     let flags = if follow { AtFlags::empty() } else { AtFlags::SYMLINK_NOFOLLOW };
-    let st = statat(dir.fd()?, OsStr::from_bytes(name), flags)?;
+    let st = statat(dir, name, flags)?;
     Ok(match FileType::from_raw_mode(st.st_mode) {
         FileType::RegularFile => Some(Found::File(meta_from_stat(&st))),
         FileType::Directory => Some(Found::Dir { follow }),
