@@ -67,8 +67,8 @@ const KEEP_OPEN_MAX: usize = 64;
 
 /// Compare the classes in full; returns the groups of identical files, and (when `hash`) what
 /// the cache may keep of every file read: digests, and the fingerprint of the kind a run takes
-/// of its size (`fingerprint::kind_for`), from its first chunk. Classes on
-/// devices that `whole_reads` says read around the page cache are read that way, and marked
+/// of its size (`fingerprint::kind_for`), from its first chunk. Classes on devices that
+/// `whole_reads` says read around the page cache are read that way, and the devices are marked
 /// there when the kernel would not give those reads their buffers of huge pages.
 pub(crate) fn compare_classes(
     classes: Vec<Class>,
