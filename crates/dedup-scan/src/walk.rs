@@ -233,9 +233,10 @@ fn start_root(
 /// and its share of a directory block).
 const ENTRY_COST: u64 = 512;
 
-/// Bytes of entries one `getdents` call may return: a few hundred entries. rustix's `Dir` starts
-/// at 768 bytes (about 20 entries) and grows from there, so a directory of 40 entries took three
-/// calls, and on ext4 each call into a hashed directory rebuilds its place from the blocks.
+/// Bytes of entries one `getdents` call may return: a few hundred entries, so that most
+/// directories are listed in one call and a second that finds the end. rustix's `Dir` starts at
+/// 768 bytes (about 20 entries) and grows slowly: a directory of 40 entries took three calls,
+/// and dataset 1 @ 10 % (350 entries a directory) 14.4 ms warm instead of 12.3.
 const LISTING_BUF: usize = 32 << 10;
 
 /// What one directory entry turned out to be.
