@@ -42,11 +42,6 @@ fn check(d: &Path) -> Out {
     with
 }
 
-/// Files whose ctime is within 100 ms of a run's start are not cached (racily clean): wait.
-fn settle() {
-    std::thread::sleep(Duration::from_millis(250));
-}
-
 /// Number of groups marked `"cached": true`.
 fn cached_groups(out: &Out) -> usize {
     let r = out.json();

@@ -236,8 +236,7 @@ fn a_slow_device_leaves_fingerprints_in_the_cache_for_files_it_read_whole() {
     let Some(throttle) = Throttle::new(dev, SLOW_IOPS, test) else { return };
     let cache = tmp();
     let cache_dir = cache.path().to_str().unwrap();
-    // Files changed within 100 ms of a run's start are not cached (racily clean).
-    std::thread::sleep(std::time::Duration::from_millis(250));
+    settle();
 
     let (first, _) = throttle.find_cold(&fs.mnt, &[], &["--cache-dir", cache_dir]);
     let line = slow_samples_line(&first);
@@ -246,7 +245,7 @@ fn a_slow_device_leaves_fingerprints_in_the_cache_for_files_it_read_whole() {
 
     fs::copy(dir.join("k1"), dir.join("n1")).unwrap();
     fs::write(dir.join("n2"), pattern(SIZE, 398)).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(250));
+    settle();
     let (second, _) = throttle.find_cold(&fs.mnt, &[], &["--cache-dir", cache_dir]);
     assert_groups(&second, &sets(&[&["t/g1", "t/g2"], &["t/k1", "t/n1"]]));
     // The new files' heads tell them apart from every cached file but k1: the nine other k

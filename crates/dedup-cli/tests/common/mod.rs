@@ -362,6 +362,12 @@ pub fn assert_groups(out: &Out, expected: &Sets) -> Report {
 // Building trees
 // ---------------------------------------------------------------------------
 
+/// Files whose ctime is within 100 ms of a run's start are not cached (racily clean): wait
+/// before a run that must cache what was just written.
+pub fn settle() {
+    std::thread::sleep(Duration::from_millis(250));
+}
+
 /// A fresh temporary directory.
 pub fn tmp() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("dedup-test-").tempdir().expect("create temp dir")
