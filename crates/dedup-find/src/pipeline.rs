@@ -17,7 +17,7 @@ use crate::cached::{CacheOptions, CacheRun, CacheUse, Learned};
 use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
-use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
+use crate::report::{Group, Report, ReportFile, Summary, PARALLEL_FROM, REPORT_VERSION};
 use crate::sample::{split_by_samples, Sampled, Tuning};
 use crate::whole_read::WholeRead;
 
@@ -224,8 +224,8 @@ fn joined<T>(handle: std::thread::ScopedJoinHandle<T>) -> T {
     handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
-/// The report of the groups found; groups are built in parallel (on ~/.rustup, 15,500 groups
-/// and 33,000 paths took 30 ms on one thread, as much in a rescan as in a first scan).
+/// The report of the groups found; many groups are built in parallel (on ~/.rustup, 15,500
+/// groups and 33,000 paths took 30 ms on one thread, as much in a rescan as in a first scan).
 fn build_report(tree: &Tree, classes: &[Class], hardlinks: bool, summary: Summary) -> Report {
     let mut summary = Summary { groups: classes.len() as u64, ..summary };
     for class in classes {
@@ -233,7 +233,11 @@ fn build_report(tree: &Tree, classes: &[Class], hardlinks: bool, summary: Summar
         summary.redundant_files += copies - 1;
         summary.redundant_bytes += (copies - 1) * class.size;
     }
-    let groups = classes.par_iter().map(|class| group_of(tree, class)).collect();
+    let groups = if classes.len() < PARALLEL_FROM {
+        classes.iter().map(|class| group_of(tree, class)).collect()
+    } else {
+        classes.par_iter().map(|class| group_of(tree, class)).collect()
+    };
     let mut report = Report {
         version: REPORT_VERSION,
         tool: format!("dedup {}", env!("CARGO_PKG_VERSION")),

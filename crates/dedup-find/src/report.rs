@@ -183,12 +183,20 @@ impl Report {
     }
 }
 
+/// Fewer groups than this are built and sorted on the calling thread: on a small tree, starting
+/// rayon's pool (a thread per core) for them costs more than the work.
+pub(crate) const PARALLEL_FROM: usize = 512;
+
 /// Sort groups in the documented order: by size descending, then by their first path.
 pub(crate) fn sort_groups(groups: &mut [Group]) {
     fn key(g: &Group) -> (std::cmp::Reverse<u64>, Option<&[u8]>) {
         (std::cmp::Reverse(g.size), g.files.first().map(|f| f.path.as_os_str().as_bytes()))
     }
-    groups.par_sort_by(|a, b| key(a).cmp(&key(b)));
+    if groups.len() < PARALLEL_FROM {
+        groups.sort_by(|a, b| key(a).cmp(&key(b)));
+    } else {
+        groups.par_sort_by(|a, b| key(a).cmp(&key(b)));
+    }
 }
 
 #[cfg(test)]
