@@ -28,6 +28,7 @@ use crate::digest;
 use crate::fingerprint::{self, kind_for};
 use crate::reading::Reading;
 use crate::sample::Tuning;
+use crate::PARALLEL_FROM;
 
 /// A file the exact stage read, with what the cache may keep of it.
 pub(crate) type Learned = (Inode, Entry);
@@ -375,7 +376,11 @@ impl CacheRun {
         // A file fingerprinted or sampled, then compared, is learned more than once: keep what
         // each stage found.
         learned.append(&mut self.fingerprinted);
-        learned.par_sort_by_key(|(inode, _)| inode.first());
+        if learned.len() < PARALLEL_FROM {
+            learned.sort_by_key(|(inode, _)| inode.first());
+        } else {
+            learned.par_sort_by_key(|(inode, _)| inode.first());
+        }
         let mut merged = Vec::with_capacity(learned.len());
         for same in learned.chunk_by(|a, b| a.0.first() == b.0.first()) {
             let inode = same[0].0;
@@ -391,8 +396,11 @@ impl CacheRun {
         }
         // The cache wants the entries in the order of its key, paths are cheapest to write in
         // the order of the tree's nodes: both orders are found at once, as lists of indices.
-        let (by_key, (names, ranges)) =
-            rayon::join(|| order_by_key(&merged), || write_paths(&merged, tree));
+        let (by_key, (names, ranges)) = if merged.len() < PARALLEL_FROM {
+            (order_by_key(&merged), write_paths(&merged, tree))
+        } else {
+            rayon::join(|| order_by_key(&merged), || write_paths(&merged, tree))
+        };
         let files = by_key.iter().map(|&(_, i)| {
             let (meta, entry, _) = merged[i as usize];
             (meta, entry, ranges[i as usize])

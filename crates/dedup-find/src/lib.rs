@@ -28,6 +28,11 @@ mod testtree;
 mod whole_read;
 mod write;
 
+/// Fewer items of computing work than this (groups to build or sort, cache entries to order)
+/// are done on the calling thread: on a small tree, starting rayon's pool, a thread per core
+/// that spins looking for work beside the caller, costs more than the work.
+const PARALLEL_FROM: usize = 512;
+
 pub use analysis::Analysis;
 pub use cached::{CacheOptions, CacheUse};
 pub use pipeline::{find, find_run, FindOptions, Funnel, Run};

@@ -17,9 +17,10 @@ use crate::cached::{CacheOptions, CacheRun, CacheUse, Learned};
 use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
-use crate::report::{Group, Report, ReportFile, Summary, PARALLEL_FROM, REPORT_VERSION};
+use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
 use crate::sample::{split_by_samples, Sampled, Tuning};
 use crate::whole_read::WholeRead;
+use crate::PARALLEL_FROM;
 
 /// What to find.
 #[derive(Debug, Clone, Default)]

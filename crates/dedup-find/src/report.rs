@@ -183,16 +183,12 @@ impl Report {
     }
 }
 
-/// Fewer groups than this are built and sorted on the calling thread: on a small tree, starting
-/// rayon's pool (a thread per core) for them costs more than the work.
-pub(crate) const PARALLEL_FROM: usize = 512;
-
 /// Sort groups in the documented order: by size descending, then by their first path.
 pub(crate) fn sort_groups(groups: &mut [Group]) {
     fn key(g: &Group) -> (std::cmp::Reverse<u64>, Option<&[u8]>) {
         (std::cmp::Reverse(g.size), g.files.first().map(|f| f.path.as_os_str().as_bytes()))
     }
-    if groups.len() < PARALLEL_FROM {
+    if groups.len() < crate::PARALLEL_FROM {
         groups.sort_by(|a, b| key(a).cmp(&key(b)));
     } else {
         groups.par_sort_by(|a, b| key(a).cmp(&key(b)));
@@ -277,5 +273,32 @@ mod tests {
         r.sort_groups();
         let order: Vec<_> = r.groups.iter().map(|g| (g.size, g.files[0].path.clone())).collect();
         assert_eq!(order, [(5, "b".into()), (1, "c".into()), (1, "z".into())]);
+    }
+
+    #[test]
+    fn few_and_many_groups_sort_the_same_way() {
+        // Fewer than PARALLEL_FROM groups sort on the calling thread, more on rayon's pool.
+        for count in [crate::PARALLEL_FROM - 1, crate::PARALLEL_FROM * 3] {
+            let mut groups: Vec<Group> = (0..count)
+                .map(|i| {
+                    // Sizes repeat so that the path decides between many groups; scrambled so
+                    // that the input is in no useful order.
+                    let scrambled = (i * 7919) % count;
+                    let file = ReportFile {
+                        path: format!("p{scrambled:05}").into(),
+                        dev: 0,
+                        ino: 0,
+                        mtime_ns: 0,
+                        ctime_ns: None,
+                    };
+                    Group { size: (scrambled % 13) as u64, files: vec![file], cached: false }
+                })
+                .collect();
+            sort_groups(&mut groups);
+            let keys: Vec<_> =
+                groups.iter().map(|g| (std::cmp::Reverse(g.size), &g.files[0].path)).collect();
+            assert!(keys.is_sorted(), "{count} groups out of order");
+            assert_eq!(keys.len(), count);
+        }
     }
 }
