@@ -1,6 +1,6 @@
 //! `find`: walk, then the stages in order, then the report. The walk and the content stages
 //! start threads as their schedulers allow (`dedup_scan::crew`): one per listing or read in
-//! flight. The report and the cache file are built on rayon's pool (one thread per core): that
+//! flight. A large report and cache file are built on rayon's pool (one thread per core): that
 //! work is computing, not waiting for a device.
 
 use std::os::unix::ffi::OsStrExt;
