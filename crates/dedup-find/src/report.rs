@@ -298,7 +298,6 @@ mod tests {
             let keys: Vec<_> =
                 groups.iter().map(|g| (std::cmp::Reverse(g.size), &g.files[0].path)).collect();
             assert!(keys.is_sorted(), "{count} groups out of order");
-            assert_eq!(keys.len(), count);
         }
     }
 }
