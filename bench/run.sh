@@ -21,6 +21,7 @@
 #   --data DIR              where generated datasets live (default /work/bench-data)   [DATA]
 #   --results DIR           where results go (default bench/results)                  [RESULTS]
 #   --no-rss / --no-check   skip the peak-RSS runs / the group check                   [RSS=0 CHECK=0]
+#                           (both run on the warm/cold tree; with -c hdd alone, on the HDD tree)
 #   --keep-images           keep the hdd XFS images (default: delete after each dataset) [KEEP_IMAGES=1]
 # environment only:
 #   DEDUP       the dedup binary (default: the release build, see default-dedup.sh)
@@ -396,6 +397,11 @@ machine_info() {
 check_devnull "start"
 machine_info
 IFS=, read -ra conds <<< "$CONDITIONS"
+# Peak RSS and the group check run on the tree the warm and cold runs used; a run of the HDD proxy
+# alone checks its own tree instead (a generated one is smaller there: --hdd-factor), before the
+# image goes, rather than generate the full-scale tree only for them.
+hdd_only=1
+[[ ,$CONDITIONS, == *,warm,* || ,$CONDITIONS, == *,cold,* ]] && hdd_only=0
 for ds in "${datasets[@]}"; do
     case $ds in flat | nested | media | small | adversarial | usr | rustup) ;; *) die "unknown dataset $ds" ;; esac
     tree=$(tree_of "$ds")
@@ -416,12 +422,16 @@ for ds in "${datasets[@]}"; do
                 run_hyperfine "$ds" hdd "$HDD_TREE" "$s"
                 echo "after the hdd runs: $(cgroup_reads "$(dev_number "$DISKDEV")")" \
                     >> "$RESULTS/$ds-hdd.device.txt"
+                if ((hdd_only)); then
+                    [[ $RSS == 1 ]] && measure_rss "$ds" "$HDD_TREE"
+                    [[ $CHECK == 1 ]] && check_groups "$HDD_TREE" "$ds"
+                fi
                 hdd_teardown
                 ;;
             *) die "unknown condition $cond" ;;
         esac
     done
-    if [[ $RSS == 1 || $CHECK == 1 ]]; then
+    if ((!hdd_only)) && [[ $RSS == 1 || $CHECK == 1 ]]; then
         is_generated "$ds" && generate "$ds" "$tree" "$SCALE"
         [[ $RSS == 1 ]] && measure_rss "$ds" "$tree"
         [[ $CHECK == 1 ]] && check_groups "$tree" "$ds"
