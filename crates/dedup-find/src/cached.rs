@@ -20,7 +20,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_cache::{Cache, Entry, Fingerprint, FingerprintKind, Lookup, Opened, Update};
 use dedup_core::{FileId, FileMeta, Observer, Problem, ProblemKind};
-use dedup_scan::{NodeId, PathWriter, Tree};
+use dedup_scan::{NodeId, PathWriter};
+
+use crate::tree::Tree;
 use rayon::prelude::*;
 
 use crate::candidates::{Class, Inode};

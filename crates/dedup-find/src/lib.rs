@@ -14,8 +14,8 @@ mod dir_summary;
 mod direct;
 mod dirs;
 mod exact;
+mod extras;
 mod fingerprint;
-mod listing;
 mod nodes;
 mod pipeline;
 mod reading;
@@ -23,8 +23,10 @@ mod replication;
 mod report;
 mod report_path;
 mod sample;
+mod selection;
 #[cfg(test)]
 mod testtree;
+mod tree;
 mod whole_read;
 mod write;
 
@@ -42,5 +44,6 @@ pub use report::{
     Summary, REPORT_VERSION,
 };
 pub use sample::Tuning;
+pub use selection::Selection;
 pub use whole_read::WholeRead;
 pub use write::{write_csv, write_dir_summary, write_json, write_text, TextStyle};

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use dedup_core::{Observer, Problem, Progress, Stage};
 use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
-use dedup_scan::{walk, Selection, Tree};
+
+use crate::selection::Selection;
+use crate::tree::{walk_tree, Tree};
 use rayon::prelude::*;
 
 use crate::analysis::{analyse, Analysis, Recorder};
@@ -120,7 +122,7 @@ pub fn find_run(
     });
     progress.start_stage(Stage::Done, 0);
     report.summary.errors = counting.errors.into_inner();
-    let (hardlinks, depth) = (options.hardlinks, options.selection.max_depth);
+    let (hardlinks, depth) = (options.hardlinks, options.selection.walk.max_depth);
     let findings =
         analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
     findings.apply(&mut report);
@@ -140,7 +142,7 @@ fn walk_and_load(
     std::thread::scope(|scope| {
         let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, counting)));
         progress.start_stage(Stage::Walking, 0);
-        let tree = walk(roots, &options.selection, walk_io, counting, progress);
+        let tree = walk_tree(roots, &options.selection, walk_io, counting, progress);
         (tree, loading.and_then(joined))
     })
 }
@@ -169,7 +171,7 @@ fn find_groups(
     progress.start_stage(Stage::Grouping, tree.files.len() as u64);
     let SizeClasses { classes, repeated_entries } = size_classes(tree, options.hardlinks);
     let tree = &*tree;
-    let follow_links = options.selection.follow_links;
+    let follow_links = options.selection.walk.follow_links;
     let ctx = Reading { tree, observer, progress, io, follow_links };
     let same_size = inodes(&classes);
     let mut found = content_stages(classes, &ctx, options, cache, tree);

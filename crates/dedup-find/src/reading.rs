@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use dedup_core::{Observer, Problem, ProblemKind, Progress};
 use dedup_scan::crew::{map_each, Staffing};
 use dedup_scan::io::IoScheduler;
-use dedup_scan::{meta_of, open_recorded, OpenRecordedError, Tree};
+use dedup_scan::{meta_of, open_recorded, OpenRecordedError};
+
+use crate::tree::Tree;
 
 use crate::candidates::Inode;
 
