@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use dedup_core::{Observer, Problem, Progress, Stage};
 use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
+use dedup_scan::read::Reader;
 
 use crate::selection::Selection;
 use crate::tree::{walk_tree, Tree};
@@ -20,7 +21,8 @@ use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
 use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
-use crate::sample::{split_by_samples, Sampled, Tuning};
+use crate::sample::{split_by_samples, Sampled};
+use crate::tuning::Tuning;
 use crate::whole_read::WholeRead;
 use crate::PARALLEL_FROM;
 
@@ -172,7 +174,8 @@ fn find_groups(
     let SizeClasses { classes, repeated_entries } = size_classes(tree, options.hardlinks);
     let tree = &*tree;
     let follow_links = options.selection.walk.follow_links;
-    let ctx = Reading { tree, observer, progress, io, follow_links };
+    let reader = Reader { observer, progress, io };
+    let ctx = Reading { tree, reader, follow_links };
     let same_size = inodes(&classes);
     let mut found = content_stages(classes, &ctx, options, cache, tree);
     found.funnel.files = tree.files.len() as u64 - repeated_entries;

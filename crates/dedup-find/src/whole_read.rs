@@ -21,10 +21,10 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::candidates::{Class, Inode};
-use crate::direct;
-use crate::exact::FIRST_CHUNK;
+use crate::keyed::{keyed, same_key_runs, sort_keyed};
 use crate::reading::Reading;
-use crate::sample::{keyed, same_key_runs, sort_keyed};
+use crate::tuning::FIRST_CHUNK;
+use dedup_scan::read::direct;
 
 /// Head reads timed before the switch is chosen: enough that one slow open does not decide.
 pub(crate) const PROBE_READS: usize = 16;
@@ -148,7 +148,7 @@ pub(crate) fn heads_measured(
                 let mut inodes: Vec<Inode> = heads.iter().map(|&(_, inode)| inode).collect();
                 inodes.extend_from_slice(rest);
                 inodes.sort_unstable_by_key(|i| i.first());
-                ctx.progress.done(rest.len() as u64);
+                ctx.progress().done(rest.len() as u64);
                 out.whole.push(Class { inodes, ..class });
             }
             continue;

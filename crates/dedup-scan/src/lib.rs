@@ -6,14 +6,14 @@ pub mod crew;
 pub mod io;
 mod open;
 mod paths;
-mod read_buf;
+pub mod read;
 mod walk;
 
 pub use open::{
     meta_from_stat, meta_of, open_dir, open_for_read, open_recorded, OpenRecordedError,
 };
 pub use paths::{NodeId, PathArena, PathWriter};
-pub use read_buf::ReadBuf;
+pub use read::ReadBuf;
 pub use walk::{
     walk, Detail, Entry, EntryKind, Listing, Metadata, RootVisit, Visitor, WalkOptions,
     WalkOptionsError, Xattr,

@@ -21,7 +21,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::split::{Lead, Seen};
 use super::{Comparer, Member};
-use crate::direct;
+use dedup_scan::read::direct;
 
 /// Bytes read at a time when a chunk is compared with the lead as it is read: a piece and the
 /// lead's bytes beside it fit in a core's own cache (512 KiB on the reference machine).
