@@ -1,9 +1,8 @@
 //! The sample stage: the head block of each large candidate, then the tail block of those whose
 //! heads are alike, hashed, split classes cheaply before any full read. Files that differ usually
 //! differ in their first or last bytes (headers, trailers, indexes), most often in the first: a
-//! file whose head is unique in its class needs no second request (on dataset 1 cold, two
-//! requests per file made dedup slower than fclones with 8 threads, which reads the prefix
-//! first). Small files skip this stage: one whole read costs about what a sample read costs, so
+//! file whose head is unique in its class needs no second request (two requests per file cost
+//! more than a peer that reads the prefix first: docs/BENCHMARKS.md). Small files skip this stage: one whole read costs about what a sample read costs, so
 //! reading twice would only add requests.
 
 use dedup_cache::{Entry, Fingerprint};

@@ -56,9 +56,8 @@ const LARGE_CLASSES_AT_ONCE: usize = 8;
 const PARALLEL_READ_MIN: u64 = 256 << 10;
 /// Bytes of such chunks in flight at once for the classes of one pool together (beside their
 /// representatives' `REP_BUDGET`): it caps how many members of a class are read at once, and
-/// the scheduler's gate bounds the reads below that. It must leave room above the gate: at
-/// 8 MiB, dataset 5's 3,000 files of 1 MiB were read 8 at a time where the device wanted 16 to
-/// 64 (cold, 3 interleaved runs: 4.1–5.0 s at 8 MiB, 3.0–4.4 s at 32 MiB).
+/// the scheduler's gate bounds the reads below that. It must leave room above the gate, or files
+/// of 1 MiB are read fewer at a time than the device wants (docs/BENCHMARKS.md).
 const IN_FLIGHT_BYTES: u64 = 32 << 20;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
