@@ -8,7 +8,7 @@
 //!                    name offset u64, name length u32, flags u32, fingerprint u64,
 //!                    BLAKE3 digest [u8; 32]
 //!          flags: bit 0 the digest is set (else all zero); bit 1 the fingerprint is of the whole
-//!          content, bit 2 of head and tail samples (before session 3), bit 3 of the head
+//!          content, bit 2 of head and tail samples (older caches), bit 3 of the head
 //!          sample; a sample's length is in bits 8..32 (none: no fingerprint, the field is zero)
 //! names    the path each file was last seen at (raw bytes; a hint for `prune`, never a key)
 //! checksum XXH3-128 of everything above, 16 bytes
@@ -73,8 +73,8 @@ pub struct Fingerprint {
 pub enum FingerprintKind {
     /// XXH3-64 of the whole content.
     Whole,
-    /// XXH3-128 (low half) of the first and last `len` bytes (written by dedup before
-    /// session 3; still read, and compared only with its own kind).
+    /// XXH3-128 (low half) of the first and last `len` bytes (written by older
+    /// versions of dedup; still read, and compared only with its own kind).
     Samples {
         /// Bytes read at each end (at most [`MAX_SAMPLE_LEN`]).
         len: u32,

@@ -11,10 +11,10 @@ use anyhow::{Context, Result};
 use dedup_core::Progress;
 use dedup_find::{
     find_run, write_csv, write_dir_summary, write_json, write_text, Analysis, CacheUse,
-    FindOptions, Replication, Report, Run, TextStyle, WholeRead,
+    FindOptions, Replication, Report, Run, Selection, TextStyle, WholeRead,
 };
 use dedup_scan::io::{Concurrency, DeviceChoice};
-use dedup_scan::Selection;
+use dedup_scan::WalkOptions;
 use indicatif::{HumanBytes, HumanCount};
 
 use crate::args::{FindArgs, Format, SelectArgs};
@@ -102,13 +102,16 @@ fn options(args: &FindArgs) -> Result<FindOptions> {
 
 /// Scan settings from the selection options (shared with the actions).
 pub fn find_options(args: &SelectArgs) -> Result<FindOptions> {
-    let mut selection = Selection::default().with_excludes(&args.exclude)?;
-    selection.min_size = args.min_size.unwrap_or(0);
-    selection.max_size = args.max_size.unwrap_or(u64::MAX);
-    selection.include_empty = args.include_empty;
-    selection.max_depth = args.max_depth;
-    selection.one_file_system = args.one_file_system;
-    selection.follow_links = args.follow_links;
+    let mut walk = WalkOptions::default().with_excludes(&args.exclude)?;
+    walk.max_depth = args.max_depth;
+    walk.one_file_system = args.one_file_system;
+    walk.follow_links = args.follow_links;
+    let selection = Selection {
+        min_size: args.min_size.unwrap_or(0),
+        max_size: args.max_size.unwrap_or(u64::MAX),
+        include_empty: args.include_empty,
+        walk,
+    };
     if selection.min_size > selection.max_size {
         anyhow::bail!("--min-size is larger than --max-size: no file could match");
     }

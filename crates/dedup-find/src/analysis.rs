@@ -9,14 +9,16 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use dedup_core::{Observer, Problem};
-use dedup_scan::{NodeId, Tree};
+use dedup_scan::NodeId;
+
+use crate::tree::Tree;
 
 use crate::candidates::Class;
 use crate::contained::{choose, Chosen, Contained};
 use crate::content::Contents;
 use crate::dir_summary::summarise;
-use crate::dirs::{candidate_groups, known_names, path_bytes, DirFacts, Extras};
-use crate::listing::extras;
+use crate::dirs::{candidate_groups, path_bytes, DirFacts, Extras};
+use crate::extras::extras;
 use crate::nodes::Nodes;
 use crate::replication::{copies, unique_files, Replication, Troubled};
 use crate::report::{DirCopy, DirGroup, DirKind, Report, ReportFile};
@@ -180,8 +182,7 @@ fn duplicate_dirs(
     let mut listed = Extras::new();
     for group in candidate_groups(tree, &first) {
         for dir in group {
-            let path = tree.arena.path(NodeId::from_index(dir as usize));
-            listed.insert(dir, extras(&path, &known_names(tree, nodes, dir)));
+            listed.insert(dir, extras(tree, NodeId::from_index(dir as usize)));
         }
     }
     // Usually the directories hold nothing else: then the first classification stands.

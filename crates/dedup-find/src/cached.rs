@@ -20,14 +20,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_cache::{Cache, Entry, Fingerprint, FingerprintKind, Lookup, Opened, Update};
 use dedup_core::{FileId, FileMeta, Observer, Problem, ProblemKind};
-use dedup_scan::{NodeId, PathWriter, Tree};
+use dedup_scan::{NodeId, PathWriter};
+
+use crate::tree::Tree;
 use rayon::prelude::*;
 
 use crate::candidates::{Class, Inode};
-use crate::digest;
+
 use crate::fingerprint::{self, kind_for};
 use crate::reading::Reading;
-use crate::sample::Tuning;
+use crate::tuning::Tuning;
 use crate::PARALLEL_FROM;
 
 /// A file the exact stage read, with what the cache may keep of it.
@@ -289,8 +291,7 @@ impl CacheRun {
         groups: &mut Vec<Class>,
     ) {
         let new = sets.iter_mut().map(|d| std::mem::take(&mut d.new)).collect();
-        let digested =
-            ctx.keyed_sets(new, &|set, inode| digest::digest_of(inode, sets[set].size, ctx));
+        let digested = ctx.keyed_sets(new, &|_, inode| ctx.digest(inode));
         for (Digesting { size, mut known, .. }, mut new) in sets.into_iter().zip(digested) {
             for &(d, inode) in &new {
                 self.fingerprinted.push((inode, Entry { fingerprint: None, digest: Some(d) }));

@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 
 use dedup_core::FileMeta;
-use dedup_scan::{FileEntry, Tree};
+
+use crate::tree::{FileEntry, Tree};
 
 /// One file (inode): its paths are `count` consecutive entries of `Tree::files` from `first`
 /// (the sort by (size, dev, ino) puts them side by side), so a candidate costs 8 bytes and no

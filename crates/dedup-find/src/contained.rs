@@ -10,7 +10,9 @@
 //! A stops as soon as no candidate is left. Copies inside a directory already reported as
 //! redundant do not count, so two directories never vouch for each other.
 
-use dedup_scan::{NodeId, Tree};
+use dedup_scan::NodeId;
+
+use crate::tree::Tree;
 
 use crate::content::{Content, Contents};
 use crate::dirs::{report_key, DirFacts};

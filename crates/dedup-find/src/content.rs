@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use dedup_core::FileId;
-use dedup_scan::Tree;
+
+use crate::tree::Tree;
 
 use crate::candidates::Class;
 use crate::nodes::NONE;

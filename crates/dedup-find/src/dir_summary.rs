@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 
-use dedup_scan::{NodeId, Tree};
+use dedup_scan::NodeId;
+
+use crate::tree::Tree;
 
 use crate::candidates::Class;
 use crate::nodes::Nodes;

@@ -12,11 +12,13 @@
 
 use std::collections::HashMap;
 
-use dedup_scan::{NodeId, Tree};
+use dedup_scan::NodeId;
+
+use crate::tree::Tree;
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::content::{Content, Contents};
-use crate::listing::Extra;
+use crate::extras::Extra;
 use crate::nodes::{Nodes, NONE};
 
 /// Extra entries per directory: `None` when its contents are unknown.
@@ -203,17 +205,6 @@ pub(crate) fn report_key(tree: &Tree, nodes: &Nodes, node: u32) -> (u32, Vec<u8>
     let mut path = Vec::new();
     tree.arena.write_path(id, &mut path);
     (index, path)
-}
-
-/// The names the walk kept in a directory, sorted (for [`crate::listing::extras`]).
-pub(crate) fn known_names<'t>(tree: &'t Tree, nodes: &Nodes, node: u32) -> Vec<&'t [u8]> {
-    let mut names: Vec<&[u8]> = nodes
-        .children(node)
-        .iter()
-        .map(|&c| tree.arena.name(NodeId::from_index(c as usize)))
-        .collect();
-    names.sort_unstable();
-    names
 }
 
 /// A node's path as bytes.

@@ -8,9 +8,9 @@ use dedup_scan::ReadBuf;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::candidates::Inode;
-use crate::exact::FIRST_CHUNK;
 use crate::reading::Reading;
-use crate::sample::Tuning;
+use crate::tuning::Tuning;
+use crate::tuning::FIRST_CHUNK;
 
 /// The kind of fingerprint a run with `tuning` takes of files of `size`, if any: the head
 /// sample's hash when they are sampled, the content's hash when they are read in one chunk.

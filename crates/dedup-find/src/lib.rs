@@ -4,18 +4,16 @@
 //! remaining candidate once. Also the report model, its writers and its reader.
 
 mod analysis;
-mod buffers;
 mod cached;
 mod candidates;
 mod contained;
 mod content;
-mod digest;
 mod dir_summary;
-mod direct;
 mod dirs;
 mod exact;
+mod extras;
 mod fingerprint;
-mod listing;
+mod keyed;
 mod nodes;
 mod pipeline;
 mod reading;
@@ -23,8 +21,11 @@ mod replication;
 mod report;
 mod report_path;
 mod sample;
+mod selection;
 #[cfg(test)]
 mod testtree;
+mod tree;
+mod tuning;
 mod whole_read;
 mod write;
 
@@ -41,6 +42,7 @@ pub use report::{
     DirCopy, DirGroup, DirKind, DirSummary, Group, Report, ReportError, ReportFile, SharedWith,
     Summary, REPORT_VERSION,
 };
-pub use sample::Tuning;
+pub use selection::Selection;
+pub use tuning::Tuning;
 pub use whole_read::WholeRead;
 pub use write::{write_csv, write_dir_summary, write_json, write_text, TextStyle};

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use dedup_scan::{NodeId, Tree};
+use dedup_scan::NodeId;
+
+use crate::tree::Tree;
 
 /// No file, no node.
 pub(crate) const NONE: u32 = u32::MAX;

@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use dedup_core::{Observer, Problem, Progress, Stage};
 use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
-use dedup_scan::{walk, Selection, Tree};
+use dedup_scan::read::Reader;
+
+use crate::selection::Selection;
+use crate::tree::{walk_tree, Tree};
 use rayon::prelude::*;
 
 use crate::analysis::{analyse, Analysis, Recorder};
@@ -18,7 +21,8 @@ use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::reading::Reading;
 use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
-use crate::sample::{split_by_samples, Sampled, Tuning};
+use crate::sample::{split_by_samples, Sampled};
+use crate::tuning::Tuning;
 use crate::whole_read::WholeRead;
 use crate::PARALLEL_FROM;
 
@@ -120,7 +124,7 @@ pub fn find_run(
     });
     progress.start_stage(Stage::Done, 0);
     report.summary.errors = counting.errors.into_inner();
-    let (hardlinks, depth) = (options.hardlinks, options.selection.max_depth);
+    let (hardlinks, depth) = (options.hardlinks, options.selection.walk.max_depth);
     let findings =
         analyse(&tree, &groups, hardlinks, depth, &options.analysis, recorder.into_paths());
     findings.apply(&mut report);
@@ -140,7 +144,7 @@ fn walk_and_load(
     std::thread::scope(|scope| {
         let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, counting)));
         progress.start_stage(Stage::Walking, 0);
-        let tree = walk(roots, &options.selection, walk_io, counting, progress);
+        let tree = walk_tree(roots, &options.selection, walk_io, counting, progress);
         (tree, loading.and_then(joined))
     })
 }
@@ -169,8 +173,9 @@ fn find_groups(
     progress.start_stage(Stage::Grouping, tree.files.len() as u64);
     let SizeClasses { classes, repeated_entries } = size_classes(tree, options.hardlinks);
     let tree = &*tree;
-    let follow_links = options.selection.follow_links;
-    let ctx = Reading { tree, observer, progress, io, follow_links };
+    let follow_links = options.selection.walk.follow_links;
+    let reader = Reader { observer, progress, io };
+    let ctx = Reading { tree, reader, follow_links };
     let same_size = inodes(&classes);
     let mut found = content_stages(classes, &ctx, options, cache, tree);
     found.funnel.files = tree.files.len() as u64 - repeated_entries;
@@ -225,8 +230,8 @@ fn joined<T>(handle: std::thread::ScopedJoinHandle<T>) -> T {
     handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
-/// The report of the groups found; many groups are built in parallel (on ~/.rustup, 15,500
-/// groups and 33,000 paths took 30 ms on one thread, as much in a rescan as in a first scan).
+/// The report of the groups found; many groups are built in parallel (tens of thousands of
+/// groups take tens of milliseconds on one thread).
 fn build_report(tree: &Tree, classes: &[Class], hardlinks: bool, summary: Summary) -> Report {
     let mut summary = Summary { groups: classes.len() as u64, ..summary };
     for class in classes {

@@ -1,64 +1,48 @@
-//! Opening and reading candidate files for the content stages, turning every failure into a
-//! problem for the observer (the file then simply drops out of its class), and the crew of
-//! threads the stages read on: it grows with the read scheduler's level, so a warm tree is read
-//! by as many threads as it has cores and a cold one by as many as the device answers at once.
+//! The content stages' view of the shared read path ([`dedup_scan::read::Reader`]): files are
+//! named by their inode's first path in the walked tree, and the tree decides whether that path
+//! may be followed through a symlink.
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use dedup_core::{Observer, Problem, ProblemKind, Progress};
-use dedup_scan::crew::{map_each, Staffing};
-use dedup_scan::io::IoScheduler;
-use dedup_scan::{meta_of, open_recorded, OpenRecordedError, Tree};
+use dedup_cache::Digest;
+use dedup_core::Progress;
+use dedup_scan::read::{digest_file, Reader};
 
 use crate::candidates::Inode;
+use crate::tree::Tree;
 
-/// What the content stages need from the run: where paths live and where problems go.
+/// What the content stages need from the run: where paths live, and the reader.
 pub(crate) struct Reading<'a> {
     pub tree: &'a Tree,
-    pub observer: &'a dyn Observer,
-    pub progress: &'a Progress,
-    pub io: &'a IoScheduler,
+    pub reader: Reader<'a>,
     pub follow_links: bool,
 }
 
 impl Reading<'_> {
-    /// `f` of every item, in order, computed on a crew of at most `most` threads that grows
-    /// while the read scheduler raises its level.
+    /// Counts bytes read and stage progress.
+    pub fn progress(&self) -> &Progress {
+        self.reader.progress
+    }
+
+    /// `f` of every item, in order, on a crew of at most `most` threads ([`Reader::each`]).
     pub fn each<T: Send, R: Send>(
         &self,
         items: Vec<T>,
         most: usize,
         f: &(dyn Fn(T) -> R + Sync),
     ) -> Vec<R> {
-        let wanted = || self.io.workers_wanted();
-        map_each(items, Staffing { most, wanted: &wanted, name: "dedup-read" }, f)
+        self.reader.each(items, most, f)
     }
 
-    /// Each set's members with their key (`key` is given the set's index), all sets read on one
-    /// crew; a member without a key (it could not be read, and its reader has reported why)
-    /// drops out.
+    /// Each set's members with their key, all sets read on one crew ([`Reader::keyed_sets`]).
     pub fn keyed_sets<T: Copy + Send + Sync, K: Send>(
         &self,
         sets: Vec<Vec<T>>,
         key: &(dyn Fn(usize, &T) -> Option<K> + Sync),
     ) -> Vec<Vec<(K, T)>> {
-        let sizes: Vec<usize> = sets.iter().map(Vec::len).collect();
-        let members: Vec<(usize, T)> = sets
-            .into_iter()
-            .enumerate()
-            .flat_map(|(set, members)| members.into_iter().map(move |m| (set, m)))
-            .collect();
-        let keyed = self.each(members, self.io.threads(), &|(set, m)| (set, key(set, &m), m));
-        let mut out: Vec<Vec<(K, T)>> = sizes.into_iter().map(Vec::with_capacity).collect();
-        for (set, key, member) in keyed {
-            if let Some(key) = key {
-                out[set].push((key, member));
-            }
-        }
-        out
+        self.reader.keyed_sets(sets, key)
     }
 
     /// The path the inode is read through (its first path).
@@ -75,61 +59,35 @@ impl Reading<'_> {
 
     /// Open the inode, checking that it is still the file the walk saw.
     pub fn open(&self, inode: &Inode) -> Option<File> {
-        match open_recorded(&self.path(inode), inode.meta(self.tree), self.follows(inode)) {
-            Ok(file) => Some(file),
-            Err(OpenRecordedError::Io(e)) => self.failed(inode, e),
-            Err(OpenRecordedError::Replaced) => {
-                self.observer.problem(Problem::left_out(self.path(inode), ProblemKind::Replaced));
-                None
-            }
-        }
+        self.reader.open(&self.path(inode), *inode.meta(self.tree), self.follows(inode))
     }
 
     /// Fill `buf` from `offset`. A file that ends early has shrunk since the walk.
     pub fn read_at(&self, inode: &Inode, file: &File, buf: &mut [u8], offset: u64) -> Option<()> {
-        self.read_with(inode, buf.len() as u64, || file.read_exact_at(buf, offset))
+        let dev = inode.meta(self.tree).id.dev;
+        self.reader.read_at(|| self.path(inode), dev, file, buf, offset)
     }
 
     /// Run `read`, which reads `len` bytes of the inode in as many requests as it likes, as one
-    /// read in the scheduler's eyes. A file that ends early has shrunk since the walk.
+    /// read in the scheduler's eyes.
     pub fn read_with<R>(
         &self,
         inode: &Inode,
         len: u64,
         read: impl FnOnce() -> io::Result<R>,
     ) -> Option<R> {
-        let permit = self.io.acquire(inode.meta(self.tree).id.dev);
-        let read = read();
-        permit.done(len);
-        match read {
-            Ok(result) => {
-                self.progress.read(len);
-                Some(result)
-            }
-            Err(e) => self.failed(inode, e),
-        }
+        let dev = inode.meta(self.tree).id.dev;
+        self.reader.read_with(|| self.path(inode), dev, len, read)
     }
 
-    /// After the last byte was read: the file must still have the size and mtime of the walk,
-    /// or what was read may be a mix of two versions.
+    /// After the last byte was read: the file must still have the size and mtime of the walk.
     pub fn unchanged_after_read(&self, inode: &Inode, file: &File) -> bool {
-        match meta_of(file) {
-            Ok(now) if inode.meta(self.tree).same_content_stamp(&now) => true,
-            Ok(_) => {
-                self.observer.problem(Problem::left_out(self.path(inode), ProblemKind::Changed));
-                false
-            }
-            Err(e) => self.failed::<()>(inode, e).is_some(),
-        }
+        self.reader.unchanged_after_read(|| self.path(inode), *inode.meta(self.tree), file)
     }
 
-    fn failed<T>(&self, inode: &Inode, e: io::Error) -> Option<T> {
-        let problem = if e.kind() == io::ErrorKind::UnexpectedEof {
-            Problem::left_out(self.path(inode), ProblemKind::Changed)
-        } else {
-            Problem::error(self.path(inode), ProblemKind::Io(e))
-        };
-        self.observer.problem(problem);
-        None
+    /// The BLAKE3 digest of the whole inode, read start to end; `None` when it cannot be read
+    /// or changed while being read (the reader has reported why).
+    pub fn digest(&self, inode: &Inode) -> Option<Digest> {
+        digest_file(&self.reader, &self.path(inode), *inode.meta(self.tree), self.follows(inode))
     }
 }

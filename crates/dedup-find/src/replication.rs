@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use dedup_scan::Tree;
+use crate::tree::Tree;
 
 use crate::content::Contents;
 use crate::report::{sort_groups, Group, ReportFile};

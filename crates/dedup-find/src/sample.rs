@@ -1,9 +1,8 @@
 //! The sample stage: the head block of each large candidate, then the tail block of those whose
 //! heads are alike, hashed, split classes cheaply before any full read. Files that differ usually
 //! differ in their first or last bytes (headers, trailers, indexes), most often in the first: a
-//! file whose head is unique in its class needs no second request (on dataset 1 cold, two
-//! requests per file made dedup slower than fclones with 8 threads, which reads the prefix
-//! first). Small files skip this stage: one whole read costs about what a sample read costs, so
+//! file whose head is unique in its class needs no second request (two requests per file cost
+//! more than a peer that reads the prefix first: docs/BENCHMARKS.md). Small files skip this stage: one whole read costs about what a sample read costs, so
 //! reading twice would only add requests.
 
 use dedup_cache::{Entry, Fingerprint};
@@ -12,45 +11,10 @@ use dedup_core::Stage;
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
 use crate::fingerprint::{kind_for, sample_hash};
+use crate::keyed::{keyed, same_key_runs};
 use crate::reading::Reading;
+use crate::tuning::Tuning;
 use crate::whole_read::{self, Heads, WholeRead};
-
-/// Sizes of the sample stage, chosen by measurement (docs/BENCHMARKS.md); settable for
-/// benchmarks only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tuning {
-    /// Files up to this size skip sampling and are read whole, in one request.
-    pub whole_read_max: u64,
-    /// Bytes read at each end of a sampled file.
-    pub sample_len: u64,
-    /// Raise `whole_read_max` on devices measured to answer slowly (`crate::whole_read`).
-    pub measure_whole_read: bool,
-    /// Read around the page cache on devices measured to answer slowly (`crate::direct`).
-    pub direct_reads: bool,
-}
-
-impl Default for Tuning {
-    fn default() -> Self {
-        Tuning {
-            whole_read_max: 64 * 1024,
-            sample_len: 4096,
-            measure_whole_read: true,
-            direct_reads: true,
-        }
-    }
-}
-
-impl Tuning {
-    /// A sample must fit twice into the smallest sampled file.
-    pub(crate) fn sample_len(&self) -> u64 {
-        self.sample_len.clamp(1, (self.whole_read_max / 2).max(1))
-    }
-
-    /// True when the members of a class of `size` are sampled before any full read.
-    pub(crate) fn samples(&self, size: u64) -> bool {
-        size > self.whole_read_max.max(2)
-    }
-}
 
 /// What the sample stage leaves for the full comparison.
 pub(crate) struct Sampled {
@@ -76,11 +40,11 @@ pub(crate) fn split_by_samples(
     let (sampled, mut out): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| needs_sampling(c, tuning));
     let to_sample = sampled.iter().map(|c| c.inodes.len() as u64).sum();
-    ctx.progress.start_stage(Stage::Sampling, to_sample);
+    ctx.progress().start_stage(Stage::Sampling, to_sample);
     let len = tuning.sample_len();
     let head = |_: usize, inode: &Inode| {
         let key = sample_hash(inode, 0, len, ctx);
-        ctx.progress.done(1);
+        ctx.progress().done(1);
         key
     };
     let Heads { classes: sampled, heads, whole, whole_heads, whole_reads } =
@@ -132,31 +96,6 @@ pub(crate) fn split_by_samples(
 
 fn needs_sampling(class: &Class, tuning: Tuning) -> bool {
     tuning.samples(class.size) && class.inodes.len() >= 2
-}
-
-/// Each set's members with their key, sorted by key and then as the walk sorted them (entries
-/// are sorted by (dev, ino), so `first` keeps that order); members that could not be read drop
-/// out (the reader has reported why).
-pub(crate) fn keyed(
-    ctx: &Reading,
-    sets: Vec<Vec<Inode>>,
-    key: &(dyn Fn(usize, &Inode) -> Option<u64> + Sync),
-) -> Vec<Vec<(u64, Inode)>> {
-    let mut keyed = ctx.keyed_sets(sets, key);
-    for set in &mut keyed {
-        sort_keyed(set);
-    }
-    keyed
-}
-
-/// The members of a set sorted as [`keyed`] gives, in runs of one key each.
-pub(crate) fn same_key_runs(set: &[(u64, Inode)]) -> impl Iterator<Item = Vec<Inode>> + '_ {
-    set.chunk_by(|a, b| a.0 == b.0).map(|run| run.iter().map(|&(_, inode)| inode).collect())
-}
-
-/// Members with their key in the order [`keyed`] gives: by key, then as the walk sorted them.
-pub(crate) fn sort_keyed(set: &mut [(u64, Inode)]) {
-    set.sort_unstable_by_key(|&(key, inode)| (key, inode.first()));
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use dedup_core::{FileId, FileMeta};
-use dedup_scan::{FileEntry, NodeId, Root, Tree};
+use dedup_scan::NodeId;
+
+use crate::tree::{FileEntry, Root, Tree};
 
 use crate::candidates::{size_classes, Class};
 

@@ -7,11 +7,10 @@
 //! same-size files whose heads differ, sampling a file of size `S` costs `t` plus, when its head
 //! is alike, a tail read `t` and the full read `t + S/B`; a whole read costs `t + S/B`. The whole
 //! read costs less while `S < 2·t·B·(1 − p)/p`. On this machine's real trees most same-size
-//! files of 64 KiB–1 MiB are copies: on /usr 38 % of them differ in their first 4 KiB and 62 %
-//! are in groups; on ~/.rustup, 36 % and 64 %. Taking `p = 1/2`, below what real trees show,
+//! files of 64 KiB–1 MiB are copies (docs/BENCHMARKS.md has the shares). Taking `p = 1/2`, below what real trees show,
 //! files up to `2·t·B` are read whole, never more than one chunk of the full comparison, and
 //! only where `t` is a seek or an operation cap ([`SLOW_REQUEST`]): where requests are fast,
-//! trees whose same-size files all differ (dataset 1) pay for the premise in bandwidth. A
+//! trees whose same-size files all differ pay for the premise in bandwidth. A
 //! device throttled in operations rather than seeks (the proxy) gains even more: there a request
 //! of up to `t·B` bytes costs the same whatever its size. Virtual disks report `rotational=1`
 //! even on SSD storage, so only measuring can tell the devices apart.
@@ -21,10 +20,10 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::candidates::{Class, Inode};
-use crate::direct;
-use crate::exact::FIRST_CHUNK;
+use crate::keyed::{keyed, same_key_runs, sort_keyed};
 use crate::reading::Reading;
-use crate::sample::{keyed, same_key_runs, sort_keyed};
+use crate::tuning::FIRST_CHUNK;
+use dedup_scan::read::direct;
 
 /// Head reads timed before the switch is chosen: enough that one slow open does not decide.
 pub(crate) const PROBE_READS: usize = 16;
@@ -34,9 +33,8 @@ pub(crate) const PROBE_READS: usize = 16;
 const PROBE_READS_PER_DEVICE: usize = 8;
 
 /// Only a device slower than this per request reads more whole: a seek or an operation cap,
-/// not a queue of fast requests. Below it, on this machine's virtio disk (0.3–0.8 ms per head
-/// read, cold), dataset 1's 48,000 distinct files show what reading whole costs where heads do
-/// differ: with the switch at 2·t·B (93 KiB), its compare stage took 1.5 s instead of 0.05 s.
+/// not a queue of fast requests: below it, reading whole where heads do differ costs far more
+/// than it saves (docs/BENCHMARKS.md).
 const SLOW_REQUEST: Duration = Duration::from_millis(2);
 
 /// Streaming rate, in bytes per second, assumed of a device whose requests are slow: a spinning
@@ -148,7 +146,7 @@ pub(crate) fn heads_measured(
                 let mut inodes: Vec<Inode> = heads.iter().map(|&(_, inode)| inode).collect();
                 inodes.extend_from_slice(rest);
                 inodes.sort_unstable_by_key(|i| i.first());
-                ctx.progress.done(rest.len() as u64);
+                ctx.progress().done(rest.len() as u64);
                 out.whole.push(Class { inodes, ..class });
             }
             continue;

@@ -4,10 +4,9 @@
 //! it, and the content stages read files on it ([`map_each`]).
 //!
 //! Why not rayon tasks on a pool sized for the highest level: every thread of the pool took one
-//! and then parked at the device's gate, so a warm walk at 4 listings at once kept 32 threads
-//! waking and sleeping (15–20 % of the walk of a 118,000-file tree), and a small tree paid for
-//! starting 32 threads it never used (a 32-thread read pool made a warm scan of 4,800 files
-//! 16 ms instead of 12).
+//! and then parked at the device's gate, so a warm walk kept dozens of threads waking and
+//! sleeping, and a small tree paid for starting threads it never used (docs/BENCHMARKS.md has
+//! the figures).
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::Scope;

@@ -5,9 +5,9 @@
 //! read back by the comparison. When the lead is worth trying and the data is in the page
 //! cache, the chunk is read a piece at a time into a small buffer instead, each piece compared
 //! with the lead's bytes while both are in the core's own cache; a chunk equal to the lead is
-//! then never held whole (docs/BENCHMARKS.md, eighth round). Data not in the page cache is read
+//! then never held whole (docs/BENCHMARKS.md). Data not in the page cache is read
 //! whole, so that the device gets one large request; on a device measured slow per request, it
-//! is read around the page cache, in requests of the device's size (`crate::direct`).
+//! is read around the page cache, in requests of the device's size (`dedup_scan::read::direct`).
 
 use std::fs::File;
 use std::io::{self, IoSliceMut};
@@ -21,7 +21,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::split::{Lead, Seen};
 use super::{Comparer, Member};
-use crate::direct;
+use dedup_scan::read::direct;
 
 /// Bytes read at a time when a chunk is compared with the lead as it is read: a piece and the
 /// lead's bytes beside it fit in a core's own cache (512 KiB on the reference machine).
@@ -84,7 +84,7 @@ impl Comparer<'_> {
         seen
     }
 
-    /// Read a chunk around the page cache (`crate::direct`), and copy it to the slot only if it
+    /// Read a chunk around the page cache (`dedup_scan::read::direct`), and copy it to the slot only if it
     /// differs from the lead. A direct read refused (`EINVAL`: the file system wants other
     /// alignments) turns the file back to reads through the cache.
     fn read_direct(

@@ -34,19 +34,17 @@ use dedup_cache::{Digest, Entry, Fingerprint, FingerprintKind};
 use dedup_core::Stage;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::buffers::BufferPool;
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
-use crate::direct::DirectBufs;
 use crate::fingerprint::kind_for;
 use crate::reading::Reading;
-use crate::sample::Tuning;
+use crate::tuning::{Tuning, FIRST_CHUNK};
 use crate::whole_read::{direct_request, WholeRead};
 use chunk_read::Slot;
+use dedup_scan::read::direct::DirectBufs;
+use dedup_scan::read::BufferPool;
 use split::{Rep, Seen, Split};
 
-/// First chunk size; chunks then double while a class stays equal, up to `MAX_CHUNK`.
-pub(crate) const FIRST_CHUNK: u64 = 1 << 20;
 const MAX_CHUNK: u64 = 4 << 20;
 /// Bytes of representative chunks one class may hold at once.
 const REP_BUDGET: u64 = 8 << 20;
@@ -58,9 +56,8 @@ const LARGE_CLASSES_AT_ONCE: usize = 8;
 const PARALLEL_READ_MIN: u64 = 256 << 10;
 /// Bytes of such chunks in flight at once for the classes of one pool together (beside their
 /// representatives' `REP_BUDGET`): it caps how many members of a class are read at once, and
-/// the scheduler's gate bounds the reads below that. It must leave room above the gate: at
-/// 8 MiB, dataset 5's 3,000 files of 1 MiB were read 8 at a time where the device wanted 16 to
-/// 64 (cold, 3 interleaved runs: 4.1–5.0 s at 8 MiB, 3.0–4.4 s at 32 MiB).
+/// the scheduler's gate bounds the reads below that. It must leave room above the gate, or files
+/// of 1 MiB are read fewer at a time than the device wants (docs/BENCHMARKS.md).
 const IN_FLIGHT_BYTES: u64 = 32 << 20;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
@@ -79,7 +76,7 @@ pub(crate) fn compare_classes(
     whole_reads: &mut [WholeRead],
 ) -> (Vec<Class>, Vec<Learned>) {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
-    ctx.progress.start_stage(Stage::Comparing, total);
+    ctx.progress().start_stage(Stage::Comparing, total);
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
     let buffers = BufferPool::default();
@@ -117,8 +114,9 @@ pub(crate) fn compare_classes(
         }
         (groups, learned)
     };
-    let (mut groups, mut learned) = compare(small, ctx.io.threads());
-    let (large_groups, large_learned) = compare(large, LARGE_CLASSES_AT_ONCE.min(ctx.io.threads()));
+    let (mut groups, mut learned) = compare(small, ctx.reader.io.threads());
+    let (large_groups, large_learned) =
+        compare(large, LARGE_CLASSES_AT_ONCE.min(ctx.reader.io.threads()));
     groups.extend(large_groups);
     learned.extend(large_learned);
     if direct_bufs.refused() {
@@ -239,7 +237,7 @@ impl Comparer<'_> {
             if pending.members.len() < 2 {
                 self.finish_alone(pending.members, &mut groups);
             } else if pending.offset >= self.size {
-                self.ctx.progress.done(pending.members.len() as u64);
+                self.ctx.progress().done(pending.members.len() as u64);
                 let inodes = pending.members.into_iter().map(|m| m.inode).collect();
                 groups.push(Class { size: self.size, inodes, cached: false });
             } else {
@@ -252,7 +250,7 @@ impl Comparer<'_> {
     /// A member left without partners is unique, unless it is one file with several names and
     /// hard links count as duplicates.
     fn finish_alone(&self, members: Vec<Member>, groups: &mut Vec<Class>) {
-        self.ctx.progress.done(members.len() as u64);
+        self.ctx.progress().done(members.len() as u64);
         let class = Class {
             size: self.size,
             inodes: members.into_iter().map(|m| m.inode).collect(),
@@ -311,7 +309,7 @@ impl Comparer<'_> {
             );
             drop(lead);
             if matches!(seen, Seen::Dropped) {
-                self.ctx.progress.done(1);
+                self.ctx.progress().done(1);
             }
             lock().place(member, seen, slot.buf);
         };

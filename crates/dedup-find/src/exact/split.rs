@@ -54,7 +54,7 @@ pub(super) struct Split {
 impl Split {
     pub fn new(members: usize, rep_limit: usize) -> Split {
         // Sized up front: classes of small files can hold many thousands of members, and growing
-        // the index from empty rehashed it again and again (3 % of a 1M-file run).
+        // the index from empty rehashed it again and again.
         let expected_reps = members.min(rep_limit);
         Split {
             reps: Vec::with_capacity(expected_reps),

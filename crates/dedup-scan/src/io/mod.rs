@@ -37,8 +37,7 @@ impl Default for Concurrency {
 /// Level listing starts at, at least, when adaptive. A listing is small random metadata reads on
 /// every kind of device, so more of them in flight cannot turn streams into seeks as large reads
 /// can; on a cold tree they are served from the device, and a walk of a small tree ends before
-/// a climb from 2 gets anywhere (dataset 1 @ 10 %, cold, whole run: 92 → 82 ms together with the
-/// shorter climbing windows below). Starting at 8 measured no better.
+/// a climb from 2 gets anywhere; starting higher measured no better (docs/BENCHMARKS.md).
 const LISTING_START: usize = 4;
 
 impl Concurrency {
@@ -59,9 +58,8 @@ impl Concurrency {
 const WINDOW: Duration = Duration::from_millis(150);
 const WINDOW_OPS: u64 = 16;
 /// While the first climb lasts, windows are shorter: a small tree is walked and sampled in tens
-/// of milliseconds each, and a climb of 150 ms steps never left the start level there (25 ms
-/// steps reached 4 in a cold sample stage of 35 ms; 10 ms steps take dataset 1 @ 10 % cold from
-/// 88 to 80 ms). On a slow device the operation count, not the time, still ends the window (16
+/// of milliseconds each, and a climb of 150 ms steps never left the start level there
+/// (docs/BENCHMARKS.md). On a slow device the operation count, not the time, still ends the window (16
 /// reads at 120 IOPS take 130 ms).
 const CLIMB_WINDOW: Duration = Duration::from_millis(10);
 
@@ -142,8 +140,7 @@ impl IoScheduler {
     /// measured that a device gains from more concurrency than its start level, this one starts
     /// at the level `earlier` reached there instead of climbing again from the start. A device
     /// that answers many directory listings at once well is not a spinning disk, and every
-    /// climbing window spent below its level costs a cold read stage time (on dataset 1 cold,
-    /// four windows from 2 to 16 at 0.7 to 1.6 GiB/s).
+    /// climbing window spent below its level costs a cold read stage time.
     pub fn following(earlier: &IoScheduler, policy: Concurrency) -> IoScheduler {
         let mut next = IoScheduler::new(policy);
         if let (Concurrency::Adaptive { start, .. }, Concurrency::Adaptive { .. }) =

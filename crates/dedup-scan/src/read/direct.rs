@@ -12,7 +12,7 @@
 //! contiguous segments, goes to the device as exactly that many requests (7.5 per 8 MiB file
 //! measured, against 10.5–13.6 for the same reads into a buffer of small pages).
 //!
-//! Only devices measured slow per request read this way (`crate::whole_read`), and only where
+//! Only devices measured slow per request read this way (the finder measures that per device), and only where
 //! the kernel can give huge pages: elsewhere the page cache's readahead is what keeps a fast
 //! device busy, and warm data is read from memory. A file system that refuses direct reads is
 //! read through the page cache as before, and so is everything once the kernel has not given a
@@ -41,7 +41,7 @@ const REQUEST_MIN: u64 = 64 << 10;
 /// The largest request the block device `dev` (`st_dev`) accepts, from sysfs, when direct reads
 /// of that size can be given contiguous buffers; `None` for devices without a block queue (a
 /// btrfs subvolume, a network or FUSE file system) or without huge pages.
-pub(crate) fn request_size(dev: u64) -> Option<u64> {
+pub fn request_size(dev: u64) -> Option<u64> {
     if !huge_pages_on_request(&fs::read_to_string(THP_ENABLED).ok()?) {
         return None;
     }
@@ -71,7 +71,7 @@ fn request_bytes(max_sectors_kb: &str) -> Option<u64> {
 }
 
 /// Ask for reads of `file` to go around the page cache; false if its file system cannot.
-pub(crate) fn set_direct(file: &File) -> bool {
+pub fn set_direct(file: &File) -> bool {
     match fcntl_getfl(file) {
         Ok(flags) => fcntl_setfl(file, flags | OFlags::DIRECT).is_ok(),
         Err(_) => false,
@@ -79,19 +79,19 @@ pub(crate) fn set_direct(file: &File) -> bool {
 }
 
 /// Whether reads of `file` go around the page cache.
-pub(crate) fn is_direct(file: &File) -> bool {
+pub fn is_direct(file: &File) -> bool {
     fcntl_getfl(file).is_ok_and(|flags| flags.contains(OFlags::DIRECT))
 }
 
 /// Read `file` through the page cache again, after a direct read was refused.
-pub(crate) fn clear_direct(file: &File) {
+pub fn clear_direct(file: &File) {
     if let Ok(flags) = fcntl_getfl(file) {
         let _ = fcntl_setfl(file, flags - OFlags::DIRECT);
     }
 }
 
 /// A read buffer of whole huge pages, aligned to one, for direct reads.
-pub(crate) struct DirectBuf {
+pub struct DirectBuf {
     map: MmapMut,
     /// Where the first huge page starts in `map`.
     start: usize,
@@ -121,7 +121,7 @@ impl DirectBuf {
 
     /// Read `len` bytes of `file` at `offset` (a multiple of [`ALIGN`]); the bytes read. A file
     /// that ends before `offset + len` has shrunk since the walk (`UnexpectedEof`).
-    pub(crate) fn read_at(&mut self, file: &File, offset: u64, len: usize) -> io::Result<&[u8]> {
+    pub fn read_at(&mut self, file: &File, offset: u64, len: usize) -> io::Result<&[u8]> {
         use std::os::unix::fs::FileExt;
         // The last chunk of a file ends anywhere: ask for whole blocks, and the read stops at
         // the end of the file.
@@ -159,7 +159,7 @@ fn huge_kib_at(smaps: &str, address: usize) -> Option<u64> {
 /// Direct buffers kept for reuse by the threads of one comparison: mapping and faulting in
 /// huge pages costs more than the copy a reused buffer saves.
 #[derive(Default)]
-pub(crate) struct DirectBufs {
+pub struct DirectBufs {
     spare: Mutex<Vec<DirectBuf>>,
     /// Set once a buffer did not get its huge pages: memory is fragmented, and asking again for
     /// every read would only add the cost of mapping and faulting.
@@ -169,7 +169,7 @@ pub(crate) struct DirectBufs {
 impl DirectBufs {
     /// A buffer with room for a direct read of `len` bytes; an error when none can be had with
     /// huge pages.
-    pub(crate) fn take(&self, len: usize) -> io::Result<DirectBuf> {
+    pub fn take(&self, len: usize) -> io::Result<DirectBuf> {
         let want = len.next_multiple_of(ALIGN);
         let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(at) = spare.iter().position(|buf| buf.room >= want) {
@@ -183,11 +183,12 @@ impl DirectBufs {
     }
 
     /// Whether a buffer was refused for want of huge pages.
-    pub(crate) fn refused(&self) -> bool {
+    pub fn refused(&self) -> bool {
         self.refused.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn give(&self, buf: DirectBuf) {
+    /// Hand a buffer back for the next read.
+    pub fn give(&self, buf: DirectBuf) {
         self.spare.lock().unwrap_or_else(PoisonError::into_inner).push(buf);
     }
 }

@@ -1,4 +1,5 @@
-//! Read buffers for the exact stage, handed back after each chunk and reused by the next one.
+//! Read buffers handed back after each chunk and reused by the next one (the finder's exact stage
+//! reads through them; so can any job that reads many large chunks).
 //!
 //! A buffer fresh from the allocator costs more than the read it serves when the data is in the
 //! page cache: large allocations are new pages the kernel must map and clear, and glibc hands them
@@ -14,11 +15,11 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use dedup_scan::ReadBuf;
+use super::ReadBuf;
 
 /// Idle buffers, the longest idle first.
 #[derive(Default)]
-pub(crate) struct BufferPool {
+pub struct BufferPool {
     idle: Mutex<VecDeque<ReadBuf>>,
 }
 

@@ -1,4 +1,6 @@
-//! Which files a walk keeps: size bounds, exclusion globs, depth, file-system boundaries, links.
+//! How far and how deep a walk looks: exclusion globs, depth, file-system boundaries, links,
+//! and how much it finds out about each entry. What a job then keeps of the entries (the finder's
+//! size bounds, for one) is the job's own policy.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -6,9 +8,9 @@ use std::path::Path;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-/// A bad selection setting.
+/// A bad walk setting.
 #[derive(Debug, thiserror::Error)]
-pub enum SelectionError {
+pub enum WalkOptionsError {
     /// An `--exclude` pattern that is not a valid glob.
     #[error("invalid exclude pattern {pattern:?}: {source}")]
     BadGlob {
@@ -19,41 +21,49 @@ pub enum SelectionError {
     },
 }
 
-/// The user's choice of files.
+/// How much the walk finds out about each entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// The metadata of regular files (and of what followed links lead to); other entries are
+    /// known by kind and name only. What the finder needs, at one `stat` per file.
+    #[default]
+    Files,
+    /// The metadata of every entry and every symlink's target: what a backup or a mirror needs.
+    Everything,
+}
+
+/// The user's choice of where a walk goes and what it finds out.
 #[derive(Debug, Clone)]
-pub struct Selection {
-    /// Smallest size kept, in bytes.
-    pub min_size: u64,
-    /// Largest size kept, in bytes.
-    pub max_size: u64,
-    /// Keep empty files (they are never duplicates otherwise).
-    pub include_empty: bool,
+pub struct WalkOptions {
     /// Levels below a root directory to descend; 0 keeps only the roots themselves.
     pub max_depth: Option<u32>,
     /// Do not enter directories on another device than their root.
     pub one_file_system: bool,
     /// Follow symbolic links below the roots.
     pub follow_links: bool,
-    excludes: GlobSet,
+    /// How much to find out about each entry.
+    pub detail: Detail,
+    /// Read every entry's extended attributes (with [`Detail::Everything`]).
+    pub xattrs: bool,
+    pub(crate) excludes: GlobSet,
 }
 
-impl Default for Selection {
+impl Default for WalkOptions {
     fn default() -> Self {
-        Selection {
-            min_size: 0,
-            max_size: u64::MAX,
-            include_empty: false,
+        WalkOptions {
             max_depth: None,
             one_file_system: false,
             follow_links: false,
+            detail: Detail::Files,
+            xattrs: false,
             excludes: GlobSet::empty(),
         }
     }
 }
 
-impl Selection {
+impl WalkOptions {
     /// Set the exclusion globs; each is matched against the path below the root and the name.
-    pub fn with_excludes<I, S>(mut self, patterns: I) -> Result<Self, SelectionError>
+    pub fn with_excludes<I, S>(mut self, patterns: I) -> Result<Self, WalkOptionsError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
@@ -62,12 +72,13 @@ impl Selection {
         for p in patterns {
             let p = p.as_ref();
             let glob = Glob::new(p)
-                .map_err(|source| SelectionError::BadGlob { pattern: p.to_owned(), source })?;
+                .map_err(|source| WalkOptionsError::BadGlob { pattern: p.to_owned(), source })?;
             builder.add(glob);
         }
-        self.excludes = builder
-            .build()
-            .map_err(|source| SelectionError::BadGlob { pattern: String::from("<set>"), source })?;
+        self.excludes = builder.build().map_err(|source| WalkOptionsError::BadGlob {
+            pattern: String::from("<set>"),
+            source,
+        })?;
         Ok(self)
     }
 
@@ -83,11 +94,6 @@ impl Selection {
                 || self.excludes.is_match(Path::new(OsStr::from_bytes(relative))))
     }
 
-    /// True when a regular file of this size is kept.
-    pub fn size_wanted(&self, size: u64) -> bool {
-        (size > 0 || self.include_empty) && size >= self.min_size && size <= self.max_size
-    }
-
     /// True when entries at `depth` below a root (1 = directly inside it) are kept.
     pub fn depth_wanted(&self, depth: u32) -> bool {
         self.max_depth.is_none_or(|max| depth <= max)
@@ -99,26 +105,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn empty_files_only_on_request() {
-        let s = Selection::default();
-        assert!(!s.size_wanted(0));
-        assert!(s.size_wanted(1));
-        let s = Selection { include_empty: true, ..Selection::default() };
-        assert!(s.size_wanted(0));
-    }
-
-    #[test]
-    fn size_bounds_are_inclusive() {
-        let s = Selection { min_size: 10, max_size: 20, ..Selection::default() };
-        assert!(!s.size_wanted(9));
-        assert!(s.size_wanted(10));
-        assert!(s.size_wanted(20));
-        assert!(!s.size_wanted(21));
-    }
-
-    #[test]
     fn globs_match_name_or_relative_path() {
-        let s = Selection::default().with_excludes(["*.tmp", "build/cache"]).unwrap();
+        let s = WalkOptions::default().with_excludes(["*.tmp", "build/cache"]).unwrap();
         assert!(s.excluded(b"a/b/x.tmp", b"x.tmp"));
         assert!(s.excluded(b"build/cache", b"cache"));
         assert!(!s.excluded(b"other/cache", b"cache"));
@@ -127,15 +115,15 @@ mod tests {
 
     #[test]
     fn bad_glob_is_reported_with_its_pattern() {
-        let err = Selection::default().with_excludes(["a[b"]).unwrap_err();
+        let err = WalkOptions::default().with_excludes(["a[b"]).unwrap_err();
         assert!(err.to_string().contains("a[b"), "{err}");
     }
 
     #[test]
     fn depth_limit() {
-        let s = Selection { max_depth: Some(1), ..Selection::default() };
+        let s = WalkOptions { max_depth: Some(1), ..WalkOptions::default() };
         assert!(s.depth_wanted(1));
         assert!(!s.depth_wanted(2));
-        assert!(Selection::default().depth_wanted(1000));
+        assert!(WalkOptions::default().depth_wanted(1000));
     }
 }

@@ -1,0 +1,139 @@
+//! Listing one open directory into entries: `getdents` into one buffer, then a `stat` relative
+//! to the directory for each entry whose metadata the walk was asked for (or whose type the
+//! listing did not settle), and a `readlink` for symlinks when every detail is wanted.
+
+use std::ffi::{CStr, OsStr};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use dedup_core::{Observer, Problem, ProblemKind};
+use rustix::fs::{readlinkat, statat, AtFlags, FileType, RawDir};
+use rustix::io::Errno;
+
+use super::entry::{Entry, EntryKind, Metadata};
+use super::options::{Detail, WalkOptions};
+use super::xattr;
+
+/// Bytes of entries one `getdents` call may return: a few hundred entries, so that most
+/// directories are listed in one call and a second that finds the end (rustix's `Dir` starts at
+/// 768 bytes and grows slowly; docs/BENCHMARKS.md, "the walk's listing buffer").
+const LISTING_BUF: usize = 32 << 10;
+
+/// A directory's entries, and the names the exclusion globs left out.
+pub(super) struct Found {
+    pub entries: Vec<Entry>,
+    pub excluded: Vec<(Vec<u8>, Option<EntryKind>)>,
+}
+
+/// List `fd` (the directory at `path`, `relative` below its root). Entries that fail to be
+/// examined are reported to `observer` and left out.
+pub(super) fn list(
+    fd: &OwnedFd,
+    path: &Path,
+    relative: &[u8],
+    options: &WalkOptions,
+    observer: &dyn Observer,
+) -> Found {
+    let failed = |path: &Path, e: io::Error| {
+        observer.problem(Problem::error(path, ProblemKind::Io(e)));
+    };
+    let mut found = Found { entries: Vec::new(), excluded: Vec::new() };
+    let mut buf = Vec::with_capacity(LISTING_BUF);
+    let mut dir = RawDir::new(fd, buf.spare_capacity_mut());
+    let mut rel = relative.to_vec();
+    while let Some(entry) = dir.next() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                failed(path, e.into());
+                break;
+            }
+        };
+        let c_name = entry.file_name();
+        let name = c_name.to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let listed = entry.file_type();
+        if options.has_excludes() {
+            rel.truncate(relative.len());
+            if !rel.is_empty() {
+                rel.push(b'/');
+            }
+            rel.extend_from_slice(name);
+            if options.excluded(&rel, name) {
+                found.excluded.push((name.to_vec(), EntryKind::from_file_type(listed)));
+                continue;
+            }
+        }
+        match examine(fd, c_name, listed, options) {
+            Ok(mut e) => {
+                if options.xattrs && options.detail == Detail::Everything {
+                    let full = path.join(OsStr::from_bytes(name));
+                    match xattr::of_path(&full, e.followed) {
+                        Ok(x) => e.xattrs = x,
+                        Err(err) => observer.problem(Problem::warning(&full, ProblemKind::Io(err))),
+                    }
+                }
+                found.entries.push(e);
+            }
+            Err(Errno::NOENT) if listed != FileType::Symlink => {
+                // Gone between the listing and the stat: it is simply not there any more.
+            }
+            Err(e) => failed(&path.join(OsStr::from_bytes(name)), e.into()),
+        }
+    }
+    found
+}
+
+/// Find out what the walk was asked to about one listed entry.
+fn examine(
+    dir: &OwnedFd,
+    name: &CStr,
+    listed: FileType,
+    options: &WalkOptions,
+) -> Result<Entry, Errno> {
+    let everything = options.detail == Detail::Everything;
+    let mut entry = Entry {
+        name: name.to_bytes().to_vec(),
+        kind: EntryKind::File,
+        followed: false,
+        meta: None,
+        target: None,
+        xattrs: Vec::new(),
+    };
+    if listed == FileType::Symlink && options.follow_links {
+        match statat(dir, name, AtFlags::empty()) {
+            Ok(st) => {
+                let meta = Metadata::from_stat(&st).ok_or(Errno::INVAL)?;
+                entry.kind = meta.kind;
+                entry.followed = true;
+                if everything || meta.kind == EntryKind::File {
+                    entry.meta = Some(meta);
+                }
+                return Ok(entry);
+            }
+            // A dangling or self-referring link: nothing to walk behind it, but it is an entry.
+            Err(Errno::NOENT | Errno::LOOP) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let known = EntryKind::from_file_type(listed);
+    let needs_stat = everything || matches!(known, None | Some(EntryKind::File));
+    if needs_stat {
+        let st = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        let meta = Metadata::from_stat(&st).ok_or(Errno::INVAL)?;
+        entry.kind = meta.kind;
+        if everything || meta.kind == EntryKind::File {
+            entry.meta = Some(meta);
+        }
+    } else if let Some(kind) = known {
+        entry.kind = kind;
+    }
+    if everything && entry.kind == EntryKind::Symlink {
+        entry.target = Some(readlinkat(dir, name, Vec::new())?.into_bytes());
+    }
+    Ok(entry)
+}
