@@ -4,6 +4,7 @@
 //! snapshot, restore, check). Libraries never print: results and problems are returned.
 
 pub mod backend;
+pub mod backup;
 pub mod blob;
 pub mod check;
 pub mod chunker;

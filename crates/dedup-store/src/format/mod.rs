@@ -10,13 +10,13 @@ mod snapshot;
 mod tree;
 mod wire;
 
-pub use config::{ChunkerParams, CompressionMode, Config};
+pub use config::{ChunkerParams, CompressionMode, Config, MAX_CHUNK, PACK_SIZE_RANGE};
 pub use entries::{BlobEntry, Compression};
 pub use header::{Header, Magic, HEADER_LEN};
 pub use index_file::{IndexFile, IndexedPack};
 pub use key_file::{Kdf, KdfParams, KeyFile};
 pub use snapshot::{Snapshot, Summary};
-pub use tree::{Content, Node, NodeKind, Tree};
+pub use tree::{valid_name, Content, Node, NodeKind, Tree};
 
 /// The repository format version this program reads and writes.
 pub const FORMAT_VERSION: u8 = 1;

@@ -12,9 +12,10 @@ const MAX_XATTR_NAME: usize = 255;
 const MAX_XATTR_VALUE: usize = 1 << 16;
 
 /// What kind of entry a node is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum NodeKind {
     /// A regular file.
+    #[default]
     File,
     /// A directory.
     Dir,
@@ -119,12 +120,6 @@ pub struct Node {
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
     /// Chunks or subtree.
     pub content: Content,
-}
-
-impl Default for NodeKind {
-    fn default() -> Self {
-        NodeKind::File
-    }
 }
 
 /// A directory's entries, sorted by name bytes.
@@ -295,7 +290,7 @@ mod tests {
                     Node {
                         name,
                         kind,
-                        incomplete: size % 2 == 0,
+                        incomplete: size.is_multiple_of(2),
                         mode: mode & 0o7777,
                         uid,
                         gid,

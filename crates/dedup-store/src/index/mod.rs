@@ -180,7 +180,7 @@ mod tests {
         id[4..8].copy_from_slice(&n.to_le_bytes());
         BlobEntry {
             id: Id(id),
-            compression: if n % 2 == 0 { Compression::Zstd } else { Compression::None },
+            compression: if n.is_multiple_of(2) { Compression::Zstd } else { Compression::None },
             offset: n,
             stored_len: 40 + n,
             raw_len: n,
