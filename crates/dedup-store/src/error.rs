@@ -8,13 +8,12 @@ use crate::format::DecodeError;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A repository object could not be read, written, listed or deleted.
-    #[error("{object}: {source}")]
+    #[error("{object}: {cause}")]
     Io {
         /// The object or path, e.g. `data/ab/ab12…` or `/target/file`.
         object: String,
-        /// What the operating system or the storage said.
-        #[source]
-        source: io::Error,
+        /// What the operating system or the storage said (in the message, not a second line).
+        cause: io::Error,
     },
     /// A repository object is damaged: it does not decode, verify or decrypt.
     #[error("{object}: damaged: {reason}")]
@@ -60,7 +59,7 @@ pub enum Error {
 impl Error {
     /// An I/O error on `object`.
     pub fn io(object: impl Into<String>, source: io::Error) -> Self {
-        Error::Io { object: object.into(), source }
+        Error::Io { object: object.into(), cause: source }
     }
 
     /// `object` is damaged for `reason`.

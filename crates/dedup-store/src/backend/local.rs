@@ -18,7 +18,8 @@ pub struct LocalBackend {
 impl LocalBackend {
     /// The repository at `root` (which need not exist yet).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        LocalBackend { root: root.into() }
+        let root = root.into();
+        LocalBackend { root: std::path::absolute(&root).unwrap_or(root) }
     }
 
     fn path(&self, name: &str) -> io::Result<PathBuf> {
@@ -36,7 +37,7 @@ impl LocalBackend {
 
     /// Creates `dir` and its parents up to the root, fsyncing each parent a new entry went into.
     fn create_dirs(&self, dir: &Path) -> io::Result<()> {
-        if dir.is_dir() {
+        if dir.as_os_str().is_empty() || dir.is_dir() {
             return Ok(());
         }
         if let Some(parent) = dir.parent() {

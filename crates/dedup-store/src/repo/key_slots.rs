@@ -35,6 +35,14 @@ pub(crate) fn load_slots(backend: &dyn Backend) -> Result<Vec<LoadedSlot>> {
     Ok(slots)
 }
 
+/// Whether opening the repository in `backend` takes a password: false when every readable
+/// key slot is of an unencrypted repository.
+pub fn needs_password(backend: &dyn Backend) -> Result<bool> {
+    let slots = load_slots(backend)?;
+    Ok(slots.is_empty()
+        || slots.iter().any(|slot| !matches!(&slot.file, Ok(file) if file.kdf == Kdf::None)))
+}
+
 /// The damaged key files, one message each.
 pub fn key_slot_errors(repo: &Repository) -> Result<Vec<String>> {
     Ok(load_slots(repo.backend())?

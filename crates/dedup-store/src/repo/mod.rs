@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 pub use index_load::LoadedIndex;
 pub use init::InitOptions;
-pub use key_slots::{key_slot_errors, KeySlot};
+pub use key_slots::{key_slot_errors, needs_password, KeySlot};
 pub use marker::WriterMarker;
 pub use sink::{BlobSink, SinkStats};
 pub use snapshots::SnapshotFilter;
