@@ -45,6 +45,8 @@ pub enum Command {
     Move(MoveArgs),
     /// Inspect or maintain the persistent content cache (see `dedup find --cache`).
     Cache(CacheArgs),
+    /// Keep deduplicated, encrypted snapshots of trees in a repository.
+    Store(crate::store::args::StoreArgs),
 }
 
 /// `dedup cache`.

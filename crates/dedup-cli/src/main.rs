@@ -9,6 +9,7 @@ mod find;
 mod messages;
 mod progress;
 mod size;
+mod store;
 mod tuning;
 
 use std::process::ExitCode;
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
         Command::Remove(args) => act::run(act::Kind::Remove, args, None),
         Command::Move(args) => act::run(act::Kind::Move, args.act, Some(args.to)),
         Command::Cache(args) => cache_cmd::run(args),
+        Command::Store(args) => store::run(args),
     };
     match result {
         Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),

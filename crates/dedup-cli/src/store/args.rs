@@ -1,0 +1,231 @@
+//! Arguments of `dedup store`: the repository and password options every store command shares,
+//! and each command's own.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Subcommand};
+
+/// `dedup store`.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Shared options.
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: StoreCommand,
+}
+
+/// Options of every store command.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// The repository [env: DEDUP_REPO]
+    #[arg(short = 'r', long = "repo", value_name = "REPO", global = true)]
+    pub repo: Option<PathBuf>,
+    /// Read the password from FILE (its first line) [env: DEDUP_PASSWORD_FILE]
+    #[arg(long, value_name = "FILE", global = true)]
+    pub password_file: Option<PathBuf>,
+    /// Run COMMAND with `sh -c` and take its first line of output as the password
+    #[arg(long, value_name = "COMMAND", global = true)]
+    pub password_command: Option<String>,
+    /// Print only errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Print more (notes on skipped entries).
+    #[arg(short, long, action = ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+/// The store's commands.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Create a repository.
+    Init(InitArgs),
+    /// Save a snapshot of PATHs (or of standard input).
+    Backup(BackupArgs),
+    /// List snapshots.
+    Snapshots(SnapshotsArgs),
+    /// List the entries of a snapshot, under PATH if given.
+    Ls(LsArgs),
+    /// Recreate a snapshot, or a path in it, under a target directory.
+    Restore(RestoreArgs),
+    /// Write one file of a snapshot to standard output.
+    Dump(DumpArgs),
+    /// Show what differs between two snapshots.
+    Diff(DiffArgs),
+    /// Sizes, dedup and compression ratios, chunks and packs.
+    Stats(StatsArgs),
+    /// Verify the repository's structure, and with --read-data every byte.
+    Check(CheckArgs),
+    /// Manage the passwords (key slots) that open the repository.
+    Key(KeyArgs),
+}
+
+/// `store init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The chunker: `fastcdc` (default, 512 KiB / 1 MiB / 8 MiB), `fastcdc:MIN/AVG/MAX`, or
+    /// `fixed:SIZE` (disk images).
+    #[arg(long, value_name = "CHUNKER", default_value = "fastcdc")]
+    pub chunker: String,
+    /// Compression of blobs: auto (zstd 3 where it shrinks), off, or a zstd level 1-22.
+    #[arg(long, value_name = "auto|off|N", default_value = "auto")]
+    pub compression: String,
+    /// Target size of packs.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB")]
+    pub pack_size: String,
+    /// Store data unencrypted (checksummed only): anyone who can read the repository reads it.
+    #[arg(long)]
+    pub insecure_no_encryption: bool,
+    /// argon2id memory cost in KiB of the first key.
+    #[arg(long, value_name = "KIB", default_value_t = 65536, hide = true)]
+    pub kdf_memory_kib: u32,
+    /// argon2id iterations of the first key.
+    #[arg(long, value_name = "N", default_value_t = 3, hide = true)]
+    pub kdf_iterations: u32,
+}
+
+/// `store backup`.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// Files and directories to back up.
+    #[arg(value_name = "PATH", required_unless_present = "stdin")]
+    pub paths: Vec<PathBuf>,
+    /// Host name to record [default: this machine's]
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Tag the snapshot (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Leave out paths matching GLOB (repeatable).
+    #[arg(long = "exclude", value_name = "GLOB")]
+    pub excludes: Vec<String>,
+    /// Stay on the file system of each PATH.
+    #[arg(short = 'x', long)]
+    pub one_file_system: bool,
+    /// Read and count everything, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Back up standard input as one file.
+    #[arg(long, conflicts_with = "paths", requires = "stdin_filename")]
+    pub stdin: bool,
+    /// The file name standard input is stored under.
+    #[arg(long, value_name = "NAME")]
+    pub stdin_filename: Option<String>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Compare with this snapshot instead of the latest of the same host and paths.
+    #[arg(long, value_name = "SNAPSHOT")]
+    pub parent: Option<String>,
+}
+
+/// `store snapshots`.
+#[derive(Debug, Args)]
+pub struct SnapshotsArgs {
+    /// Print a JSON array.
+    #[arg(long)]
+    pub json: bool,
+    /// Only this host's snapshots.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+}
+
+/// `store ls`.
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// A snapshot id prefix or `latest`.
+    pub snapshot: String,
+    /// A path in the snapshot.
+    pub path: Option<String>,
+    /// Show kind, mode, owner, size and time.
+    #[arg(short, long)]
+    pub long: bool,
+}
+
+/// `store restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// SNAPSHOT or SNAPSHOT:PATH.
+    #[arg(value_name = "SNAPSHOT[:PATH]")]
+    pub snapshot: String,
+    /// Where to restore.
+    #[arg(long, value_name = "DIR")]
+    pub target: PathBuf,
+    /// Restore only paths matching GLOB (repeatable), with what is below them.
+    #[arg(long = "include", value_name = "GLOB")]
+    pub includes: Vec<String>,
+    /// Leave out paths matching GLOB (repeatable).
+    #[arg(long = "exclude", value_name = "GLOB")]
+    pub excludes: Vec<String>,
+    /// Read the restored files back and compare them with the snapshot.
+    #[arg(long)]
+    pub verify: bool,
+}
+
+/// `store dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// A snapshot id prefix or `latest`.
+    pub snapshot: String,
+    /// The file's path in the snapshot.
+    pub file: String,
+}
+
+/// `store diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The older snapshot.
+    pub first: String,
+    /// The newer snapshot.
+    pub second: String,
+}
+
+/// `store stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `store check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Also read every pack and verify every blob.
+    #[arg(long)]
+    pub read_data: bool,
+}
+
+/// `store key`.
+#[derive(Debug, Args)]
+pub struct KeyArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: KeyAction,
+}
+
+/// What `store key` does. A new password comes from DEDUP_NEW_PASSWORD,
+/// --new-password-file, or a prompt.
+#[derive(Debug, Subcommand)]
+pub enum KeyAction {
+    /// List the key slots.
+    List,
+    /// Add a key slot with a new password.
+    Add(NewPasswordArgs),
+    /// Remove the key slot ID (not the one in use).
+    Remove {
+        /// A prefix of the key's id.
+        id: String,
+    },
+    /// Change the password of the key in use.
+    Passwd(NewPasswordArgs),
+}
+
+/// Where a new password comes from.
+#[derive(Debug, Args)]
+pub struct NewPasswordArgs {
+    /// Read the new password from FILE [env: DEDUP_NEW_PASSWORD]
+    #[arg(long, value_name = "FILE")]
+    pub new_password_file: Option<PathBuf>,
+}

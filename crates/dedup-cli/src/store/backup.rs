@@ -1,0 +1,127 @@
+//! `dedup store backup`: choose the parent, run the backup, print the summary.
+
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::Result;
+use dedup_store::backup::{backup, backup_stream, BackupOptions, BackupProgress};
+use dedup_store::repo::SnapshotFilter;
+use indicatif::{HumanBytes, HumanCount};
+
+use super::args::{BackupArgs, CommonArgs};
+use crate::messages::Messages;
+
+/// Run `dedup store backup`; `Ok(false)` when some entries could not be read.
+pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
+    let repo = super::open(common)?;
+    let host = args.host.clone().unwrap_or_else(super::hostname);
+    let paths: Vec<Vec<u8>> = args
+        .paths
+        .iter()
+        .map(|p| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.clone())
+                .into_os_string()
+                .into_encoded_bytes()
+        })
+        .collect();
+    let parent = match &args.parent {
+        Some(spec) => Some(repo.find_snapshot(spec, &SnapshotFilter::default())?),
+        None if !args.stdin => {
+            let (all, _) = repo.snapshots()?;
+            all.into_iter().rev().find(|(_, s)| s.host == host && s.paths == paths)
+        }
+        None => None,
+    };
+    let options = BackupOptions {
+        paths: args.paths.clone(),
+        host,
+        user: super::username(),
+        tags: args.tags.clone(),
+        excludes: args.excludes.clone(),
+        one_file_system: args.one_file_system,
+        dry_run: args.dry_run,
+        parent,
+        program: format!("dedup {}", env!("CARGO_PKG_VERSION")),
+    };
+    let messages = Messages { verbose: common.verbose > 0, bar: None };
+    let progress = BackupProgress::default();
+    let started = Instant::now();
+    let outcome = if args.stdin {
+        let name = args.stdin_filename.clone().unwrap_or_default();
+        backup_stream(&repo, &options, name.as_bytes(), &mut std::io::stdin().lock(), &progress)?
+    } else {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let show = !common.quiet && std::io::stderr().is_terminal();
+            let ticker = show.then(|| scope.spawn(|| tick(&progress, &done, started)));
+            let result = backup(&repo, &options, &messages, &progress);
+            done.store(true, Ordering::Relaxed);
+            if let Some(ticker) = ticker {
+                let _ = ticker.join();
+                eprint!("\r\x1b[K");
+            }
+            result
+        })?
+    };
+    let s = &outcome.snapshot.summary;
+    let seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        let json = serde_json::json!({
+            "snapshot": outcome.id.map(|id| id.to_hex()),
+            "dry_run": args.dry_run,
+            "incomplete": outcome.snapshot.incomplete,
+            "files_new": s.files_new, "files_changed": s.files_changed, "files_unchanged": s.files_unchanged,
+            "dirs": s.dirs, "others": s.others, "errors": s.errors,
+            "bytes_read": s.bytes_read, "bytes_total": s.bytes_total, "bytes_added": s.bytes_added,
+            "blobs_added": s.blobs_added, "packs_written": outcome.packs_written, "seconds": seconds,
+        });
+        println!("{json}");
+    } else if !common.quiet {
+        println!(
+            "files: {} new, {} changed, {} unchanged; {} dirs, {} other entries",
+            HumanCount(s.files_new),
+            HumanCount(s.files_changed),
+            HumanCount(s.files_unchanged),
+            HumanCount(s.dirs),
+            HumanCount(s.others)
+        );
+        println!(
+            "read {} of {}; added {} to the repository ({} blobs, {} packs) in {seconds:.2} s",
+            HumanBytes(s.bytes_read),
+            HumanBytes(s.bytes_total),
+            HumanBytes(s.bytes_added),
+            HumanCount(s.blobs_added),
+            HumanCount(outcome.packs_written)
+        );
+        match outcome.id {
+            Some(id) if outcome.snapshot.incomplete => {
+                println!(
+                    "snapshot {} saved, INCOMPLETE: {} entries could not be read",
+                    id.short(8),
+                    s.errors
+                )
+            }
+            Some(id) => println!("snapshot {} saved", id.short(8)),
+            None => println!("dry run: nothing written"),
+        }
+    }
+    Ok(!outcome.snapshot.incomplete)
+}
+
+/// Redraws the progress line on stderr until `done`.
+fn tick(progress: &BackupProgress, done: &std::sync::atomic::AtomicBool, started: Instant) {
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let read = progress.bytes_read.load(Ordering::Relaxed);
+        let rate = read as f64 / started.elapsed().as_secs_f64().max(0.001);
+        eprint!(
+            "\r\x1b[K{} files, {} done, {} read, {}/s",
+            HumanCount(progress.files.load(Ordering::Relaxed)),
+            HumanBytes(progress.bytes_done.load(Ordering::Relaxed)),
+            HumanBytes(read),
+            HumanBytes(rate as u64)
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! `dedup store init`.
+
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use dedup_store::backend::LocalBackend;
+use dedup_store::format::{ChunkerParams, CompressionMode, KdfParams};
+use dedup_store::repo::{InitOptions, Repository};
+
+use super::args::{CommonArgs, InitArgs};
+use super::password::new_password;
+use crate::size::parse_size;
+
+fn size32(text: &str) -> Result<u32> {
+    let size = parse_size(text).map_err(anyhow::Error::msg)?;
+    u32::try_from(size).with_context(|| format!("{text}: too large"))
+}
+
+/// Parses `fastcdc`, `fastcdc:MIN/AVG/MAX` or `fixed:SIZE`.
+pub fn parse_chunker(text: &str) -> Result<ChunkerParams> {
+    let params = match text.split_once(':') {
+        None if text == "fastcdc" => ChunkerParams::default(),
+        Some(("fixed", size)) => ChunkerParams::Fixed { size: size32(size)? },
+        Some(("fastcdc", sizes)) => {
+            let parts: Vec<&str> = sizes.split('/').collect();
+            let [min, avg, max] = parts.as_slice() else {
+                bail!("--chunker fastcdc:MIN/AVG/MAX, e.g. fastcdc:512K/1M/8M")
+            };
+            ChunkerParams::FastCdc { min: size32(min)?, avg: size32(avg)?, max: size32(max)? }
+        }
+        _ => bail!("--chunker {text}: expected fastcdc, fastcdc:MIN/AVG/MAX or fixed:SIZE"),
+    };
+    params.validate().map_err(anyhow::Error::msg)?;
+    Ok(params)
+}
+
+/// Parses `auto`, `off` or a zstd level.
+pub fn parse_compression(text: &str) -> Result<CompressionMode> {
+    Ok(match text {
+        "auto" => CompressionMode::Auto,
+        "off" => CompressionMode::Off,
+        level => match level.parse::<i32>() {
+            Ok(n @ 1..=22) => CompressionMode::Level(n),
+            _ => bail!("--compression {text}: expected auto, off or a zstd level 1-22"),
+        },
+    })
+}
+
+/// Run `dedup store init`.
+pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
+    let location = super::location(common)?;
+    let options = InitOptions {
+        password: if args.insecure_no_encryption {
+            None
+        } else {
+            Some(new_password(Some(common), None)?)
+        },
+        chunker: parse_chunker(&args.chunker)?,
+        pack_size: size32(&args.pack_size)?,
+        compression: parse_compression(&args.compression)?,
+        kdf: KdfParams {
+            memory_kib: args.kdf_memory_kib,
+            iterations: args.kdf_iterations,
+            lanes: 1,
+        },
+        label: format!("{}@{}", super::username(), super::hostname()),
+    };
+    let repo = Repository::init(Arc::new(LocalBackend::new(&location)), options)?;
+    if !common.quiet {
+        let kind = if repo.encrypted() { "encrypted" } else { "UNENCRYPTED" };
+        println!(
+            "created {kind} repository {} at {}",
+            repo.config().id.short(10),
+            location.display()
+        );
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunker_and_compression_settings_parse() {
+        assert_eq!(parse_chunker("fixed:4M").unwrap(), ChunkerParams::Fixed { size: 4 << 20 });
+        assert_eq!(
+            parse_chunker("fastcdc:64K/256K/1M").unwrap(),
+            ChunkerParams::FastCdc { min: 64 << 10, avg: 256 << 10, max: 1 << 20 }
+        );
+        assert!(parse_chunker("fastcdc:1M/1M/1M").is_err());
+        assert!(parse_chunker("rabin").is_err());
+        assert_eq!(parse_compression("7").unwrap(), CompressionMode::Level(7));
+        assert!(parse_compression("99").is_err());
+    }
+}

@@ -1,0 +1,37 @@
+//! `dedup store key list|add|remove|passwd`.
+
+use anyhow::Result;
+use dedup_store::format::KdfParams;
+
+use super::args::{CommonArgs, KeyAction, KeyArgs};
+use super::password::new_password;
+use super::show_time;
+
+/// Run `dedup store key`.
+pub fn run(common: &CommonArgs, args: KeyArgs) -> Result<bool> {
+    let mut repo = super::open(common)?;
+    let label = format!("{}@{}", super::username(), super::hostname());
+    match args.action {
+        KeyAction::List => {
+            for slot in repo.key_slots()? {
+                let mark = if slot.current { "*" } else { " " };
+                println!("{mark}{}  {}  {}", slot.id.short(8), show_time(slot.created), slot.label);
+            }
+        }
+        KeyAction::Add(a) => {
+            let password = new_password(None, Some(&a))?;
+            let id = repo.add_key(&password, KdfParams::default(), label)?;
+            println!("added key {}", id.short(8));
+        }
+        KeyAction::Remove { id } => {
+            let id = repo.remove_key(&id)?;
+            println!("removed key {}", id.short(8));
+        }
+        KeyAction::Passwd(a) => {
+            let password = new_password(None, Some(&a))?;
+            let id = repo.change_password(&password, KdfParams::default(), label)?;
+            println!("password changed; the key is now {}", id.short(8));
+        }
+    }
+    Ok(true)
+}

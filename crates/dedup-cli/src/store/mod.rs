@@ -1,0 +1,110 @@
+//! `dedup store …`: argument handling, opening the repository with a password, and one module
+//! per group of commands. Library errors become messages here; the exit status is main's.
+
+pub mod args;
+mod backup;
+mod browse;
+mod init;
+mod key;
+mod password;
+mod report;
+mod restore;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+use dedup_store::backend::LocalBackend;
+use dedup_store::repo::{needs_password, Repository};
+
+use self::args::{CommonArgs, StoreArgs, StoreCommand};
+
+/// Run `dedup store`; `Ok(true)` when complete.
+pub fn run(args: StoreArgs) -> Result<bool> {
+    let common = &args.common;
+    match args.command {
+        StoreCommand::Init(a) => init::run(common, a),
+        StoreCommand::Backup(a) => backup::run(common, a),
+        StoreCommand::Snapshots(a) => browse::snapshots(common, a),
+        StoreCommand::Ls(a) => browse::ls(common, a),
+        StoreCommand::Restore(a) => restore::run(common, a),
+        StoreCommand::Dump(a) => browse::dump(common, a),
+        StoreCommand::Diff(a) => browse::diff(common, a),
+        StoreCommand::Stats(a) => report::stats(common, a),
+        StoreCommand::Check(a) => report::check(common, a),
+        StoreCommand::Key(a) => key::run(common, a),
+    }
+}
+
+/// The repository location from `-r` or DEDUP_REPO.
+fn location(common: &CommonArgs) -> Result<PathBuf> {
+    if let Some(repo) = &common.repo {
+        return Ok(repo.clone());
+    }
+    match std::env::var_os("DEDUP_REPO") {
+        Some(repo) if !repo.is_empty() => Ok(PathBuf::from(repo)),
+        _ => bail!("no repository given: use -r/--repo REPO or set DEDUP_REPO"),
+    }
+}
+
+/// Opens the repository, asking for the password where one is needed.
+fn open(common: &CommonArgs) -> Result<Repository> {
+    let location = location(common)?;
+    let backend = Arc::new(LocalBackend::new(&location));
+    if !location.join("config").exists() {
+        bail!(
+            "{}: no repository here (no config file); create one with `dedup store init`",
+            location.display()
+        );
+    }
+    let password =
+        if needs_password(backend.as_ref())? { password::password(common)? } else { Vec::new() };
+    Ok(Repository::open(backend, &password)?)
+}
+
+/// This machine's host name.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+/// The user's name, for key labels and snapshots.
+fn username() -> String {
+    std::env::var("USER").unwrap_or_else(|_| format!("uid{}", rustix::process::geteuid().as_raw()))
+}
+
+/// A time in ns since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
+fn show_time(ns: i64) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let days = secs.div_euclid(86_400);
+    let rest = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::show_time;
+
+    #[test]
+    fn times_show_as_utc_dates() {
+        assert_eq!(show_time(0), "1970-01-01 00:00:00");
+        assert_eq!(show_time(951_782_400_000_000_000), "2000-02-29 00:00:00");
+        assert_eq!(show_time(1_700_000_000_123_000_000), "2023-11-14 22:13:20");
+    }
+}

@@ -1,0 +1,97 @@
+//! Where a password comes from: DEDUP_PASSWORD, a file, a command, else a prompt on a terminal.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+use super::args::{CommonArgs, NewPasswordArgs};
+
+fn first_line(bytes: &[u8]) -> Vec<u8> {
+    let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+    let line = &bytes[..end];
+    line.strip_suffix(b"\r").unwrap_or(line).to_vec()
+}
+
+fn from_file(path: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read the password file {}", path.display()))?;
+    Ok(first_line(&bytes))
+}
+
+fn prompt(text: &str) -> Result<Vec<u8>> {
+    if !std::io::stdin().is_terminal() {
+        bail!("no password given: set DEDUP_PASSWORD, DEDUP_PASSWORD_FILE, --password-file or --password-command");
+    }
+    Ok(rpassword::prompt_password(text)
+        .context("cannot read the password from the terminal")?
+        .into_bytes())
+}
+
+/// The password of the repository.
+pub fn password(common: &CommonArgs) -> Result<Vec<u8>> {
+    if let Some(password) = std::env::var_os("DEDUP_PASSWORD") {
+        return Ok(password.into_encoded_bytes());
+    }
+    if let Some(path) = common
+        .password_file
+        .clone()
+        .or_else(|| std::env::var_os("DEDUP_PASSWORD_FILE").map(Into::into))
+    {
+        return from_file(&path);
+    }
+    if let Some(command) = &common.password_command {
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .output()
+            .context("cannot run the password command")?;
+        if !output.status.success() {
+            bail!("the password command failed ({})", output.status);
+        }
+        return Ok(first_line(&output.stdout));
+    }
+    prompt("repository password: ")
+}
+
+/// A new password (init, key add, key passwd): DEDUP_NEW_PASSWORD, a file, else a prompt asked
+/// twice. For `init`, DEDUP_PASSWORD and the other sources of the password are also taken.
+pub fn new_password(
+    common: Option<&CommonArgs>,
+    args: Option<&NewPasswordArgs>,
+) -> Result<Vec<u8>> {
+    if let Some(password) = std::env::var_os("DEDUP_NEW_PASSWORD") {
+        return Ok(password.into_encoded_bytes());
+    }
+    if let Some(path) = args.and_then(|a| a.new_password_file.as_deref()) {
+        return from_file(path);
+    }
+    if let Some(common) = common {
+        let given = std::env::var_os("DEDUP_PASSWORD").is_some()
+            || common.password_file.is_some()
+            || std::env::var_os("DEDUP_PASSWORD_FILE").is_some()
+            || common.password_command.is_some();
+        if given {
+            return password(common);
+        }
+    }
+    let first = prompt("new password: ")?;
+    let second = prompt("new password again: ")?;
+    if first != second {
+        bail!("the two passwords differ");
+    }
+    Ok(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_line;
+
+    #[test]
+    fn a_password_is_the_first_line_without_its_end() {
+        assert_eq!(first_line(b"secret\nmore"), b"secret");
+        assert_eq!(first_line(b"secret\r\n"), b"secret");
+        assert_eq!(first_line(b"with space "), b"with space ");
+    }
+}

@@ -1,0 +1,178 @@
+//! A repository in a local directory: each object is written to a temporary name beginning with
+//! `.` in its final directory, fsynced, renamed without replacing, and the directory fsynced.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{renameat_with, RenameFlags, CWD};
+
+use super::{Backend, ObjectInfo, PutOutcome};
+use crate::id::Id;
+
+/// Objects stored as files under a root directory.
+pub struct LocalBackend {
+    root: PathBuf,
+}
+
+impl LocalBackend {
+    /// The repository at `root` (which need not exist yet).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        LocalBackend { root: std::path::absolute(&root).unwrap_or(root) }
+    }
+
+    fn path(&self, name: &str) -> io::Result<PathBuf> {
+        if name
+            .split('/')
+            .any(|part| part.is_empty() || part == "." || part == ".." || part.starts_with('.'))
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bad object name {name:?}"),
+            ));
+        }
+        Ok(self.root.join(name))
+    }
+
+    /// Creates `dir` and its parents up to the root, fsyncing each parent a new entry went into.
+    fn create_dirs(&self, dir: &Path) -> io::Result<()> {
+        if dir.as_os_str().is_empty() || dir.is_dir() {
+            return Ok(());
+        }
+        if let Some(parent) = dir.parent() {
+            self.create_dirs(parent)?;
+        }
+        match fs::create_dir(dir) {
+            Ok(()) => sync_dir(dir.parent().unwrap_or(dir)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+impl Backend for LocalBackend {
+    fn location(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
+        let path = self.path(name)?;
+        let dir = path.parent().expect("object paths have a parent").to_path_buf();
+        self.create_dirs(&dir)?;
+        let temp = dir.join(format!(".tmp-{}", Id::random().short(16)));
+        let written = (|| {
+            let mut file = File::options().write(true).create_new(true).open(&temp)?;
+            file.write_all(bytes)?;
+            file.sync_all()
+        })();
+        if let Err(err) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(err);
+        }
+        match renameat_with(CWD, &temp, CWD, &path, RenameFlags::NOREPLACE) {
+            Ok(()) => {
+                sync_dir(&dir)?;
+                Ok(PutOutcome::Created)
+            }
+            Err(rustix::io::Errno::EXIST) => {
+                fs::remove_file(&temp)?;
+                Ok(PutOutcome::AlreadyExisted)
+            }
+            Err(err) => {
+                let _ = fs::remove_file(&temp);
+                Err(err.into())
+            }
+        }
+    }
+
+    fn get(&self, name: &str) -> io::Result<Vec<u8>> {
+        fs::read(self.path(name)?)
+    }
+
+    fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        let mut file = File::open(self.path(name)?)?;
+        file.seek(SeekFrom::Start(offset))?;
+        let len = usize::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "range too large"))?;
+        let mut buf = vec![0u8; len];
+        file.read_exact(&mut buf)?;
+        Ok(buf)
+    }
+
+    fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
+        let mut out = Vec::new();
+        let mut pending = vec![(self.path(prefix)?, prefix.to_string())];
+        while let Some((dir, name)) = pending.pop() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(err),
+            };
+            for entry in entries {
+                let entry = entry?;
+                let file_name = entry.file_name();
+                let Some(file_name) = file_name.to_str() else { continue };
+                if file_name.starts_with('.') {
+                    continue;
+                }
+                let child = format!("{name}/{file_name}");
+                let meta = entry.metadata()?;
+                if meta.is_dir() {
+                    pending.push((entry.path(), child));
+                } else if meta.is_file() {
+                    out.push(ObjectInfo { name: child, size: meta.len() });
+                }
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn delete(&self, name: &str) -> io::Result<()> {
+        let path = self.path(name)?;
+        match fs::remove_file(&path) {
+            Ok(()) => sync_dir(path.parent().expect("object paths have a parent")),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+
+    fn exists(&self, name: &str) -> io::Result<bool> {
+        match fs::symlink_metadata(self.path(name)?) {
+            Ok(_) => Ok(true),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_are_written_once_listed_read_and_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path().join("repo"));
+        assert_eq!(backend.put("data/ab/abc", b"one").unwrap(), PutOutcome::Created);
+        assert_eq!(backend.put("data/ab/abc", b"two").unwrap(), PutOutcome::AlreadyExisted);
+        assert_eq!(backend.get("data/ab/abc").unwrap(), b"one");
+        assert_eq!(backend.get_range("data/ab/abc", 1, 2).unwrap(), b"ne");
+        assert!(backend.get_range("data/ab/abc", 2, 5).is_err());
+        backend.put("data/cd/cde", b"x").unwrap();
+        fs::write(dir.path().join("repo/data/ab/.tmp-leftover"), b"junk").unwrap();
+        let names: Vec<_> = backend.list("data").unwrap().into_iter().map(|o| o.name).collect();
+        assert_eq!(names, ["data/ab/abc", "data/cd/cde"]);
+        assert!(backend.list("snapshots").unwrap().is_empty());
+        backend.delete("data/ab/abc").unwrap();
+        backend.delete("data/ab/abc").unwrap();
+        assert!(!backend.exists("data/ab/abc").unwrap());
+        assert_eq!(backend.get("data/ab/abc").unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert!(backend.get("../escape").is_err());
+    }
+}

@@ -1,0 +1,45 @@
+//! Storage of write-once objects named by paths such as `data/ab/ab12…`: the trait every backend
+//! implements (shaped after OpenDAL's and object_store's operations, so either can implement it
+//! later) and the local-directory backend.
+
+mod local;
+
+pub use local::LocalBackend;
+
+use std::io;
+
+/// An object in a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// Its path relative to the repository, with `/` separators.
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// What `put` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutOutcome {
+    /// The object was written.
+    Created,
+    /// An object of that name existed and was left alone.
+    AlreadyExisted,
+}
+
+/// A store of write-once objects.
+pub trait Backend: Send + Sync {
+    /// A human-readable location, for messages.
+    fn location(&self) -> String;
+    /// Writes `name` whole and durably; never replaces an existing object.
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome>;
+    /// Reads `name` whole (`NotFound` if absent).
+    fn get(&self, name: &str) -> io::Result<Vec<u8>>;
+    /// Reads `len` bytes of `name` from `offset` (`UnexpectedEof` if the object is shorter).
+    fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>>;
+    /// Every object under the folder `prefix` (e.g. `data`), at any depth.
+    fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>>;
+    /// Deletes `name`; deleting an absent object succeeds.
+    fn delete(&self, name: &str) -> io::Result<()>;
+    /// Whether `name` exists.
+    fn exists(&self, name: &str) -> io::Result<bool>;
+}

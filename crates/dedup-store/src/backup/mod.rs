@@ -1,0 +1,213 @@
+//! `backup`: the engine's walker hands each directory's entries over as it lists them, in
+//! parallel; files are read, chunked, looked up and stored (compressed and sealed) on the walk's
+//! threads; a directory's tree is stored when it and everything below it are done; then the
+//! index, then the snapshot. Files unchanged since the parent snapshot are not read.
+
+mod file;
+mod roots;
+mod visitor;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use dedup_core::Observer;
+use dedup_scan::io::{Concurrency, IoScheduler};
+use dedup_scan::{walk, Detail, WalkOptions};
+
+use crate::blob::BlobKind;
+use crate::error::{Error, Result};
+use crate::format::{Content, Node, NodeKind, Snapshot, Summary, Tree};
+use crate::id::Id;
+use crate::repo::{now_ns, BlobSink, Repository, WriterMarker};
+
+/// What to back up and how.
+#[derive(Debug, Clone, Default)]
+pub struct BackupOptions {
+    /// Paths to back up (made absolute, not resolved).
+    pub paths: Vec<PathBuf>,
+    /// Host name recorded.
+    pub host: String,
+    /// User name recorded.
+    pub user: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Exclusion globs (matched against the path below each root and the name).
+    pub excludes: Vec<String>,
+    /// Stay on each root's file system.
+    pub one_file_system: bool,
+    /// Read and count, write nothing.
+    pub dry_run: bool,
+    /// The parent snapshot for the unchanged-file check.
+    pub parent: Option<(Id, Snapshot)>,
+    /// Program name and version recorded.
+    pub program: String,
+}
+
+/// Counters a progress display may poll.
+#[derive(Debug, Default)]
+pub struct BackupProgress {
+    /// Files done.
+    pub files: AtomicU64,
+    /// Bytes read.
+    pub bytes_read: AtomicU64,
+    /// Bytes of files done, read or not.
+    pub bytes_done: AtomicU64,
+}
+
+/// What a backup did.
+#[derive(Debug, Clone)]
+pub struct BackupOutcome {
+    /// The snapshot's id (`None` on a dry run).
+    pub id: Option<Id>,
+    /// The snapshot.
+    pub snapshot: Snapshot,
+    /// Packs written.
+    pub packs_written: u64,
+    /// Packs of an interrupted backup adopted.
+    pub packs_adopted: u64,
+}
+
+/// Backs up `options.paths`. Problems with single entries go to `observer` (the snapshot is then
+/// marked incomplete); a repository error stops the backup with no snapshot written.
+pub fn backup(
+    repo: &Repository,
+    options: &BackupOptions,
+    observer: &dyn Observer,
+    progress: &BackupProgress,
+) -> Result<BackupOutcome> {
+    let start = now_ns();
+    let mut paths = Vec::new();
+    for path in &options.paths {
+        paths
+            .push(std::path::absolute(path).map_err(|e| Error::io(path.display().to_string(), e))?);
+    }
+    let session = Session::begin(repo, options)?;
+    let mut walk_options = WalkOptions::default()
+        .with_excludes(&options.excludes)
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    walk_options.detail = Detail::Everything;
+    walk_options.xattrs = true;
+    walk_options.one_file_system = options.one_file_system;
+    let parent_time = options.parent.as_ref().map(|(_, s)| s.time);
+    let visitor = visitor::BackupVisitor::new(&session.sink, observer, progress, parent_time);
+    let parent_root = options.parent.as_ref().map(|(_, s)| s.tree);
+    let roots = visitor.parent_roots(parent_root, &paths);
+    visitor.set_parent_roots(roots);
+    // The walk reads files on its own threads: a few, each with one chunk buffer.
+    let io = IoScheduler::new(Concurrency::Fixed(4));
+    walk(&paths, &walk_options, &io, &visitor, &visitor);
+    let (found, counts) = visitor.finish()?;
+    let tree = roots::store_root(&session.sink, &paths, found)?;
+    session.commit(options, tree, counts, start)
+}
+
+/// Backs up one stream as the file `name` at the top of the snapshot.
+pub fn backup_stream(
+    repo: &Repository,
+    options: &BackupOptions,
+    name: &[u8],
+    reader: &mut dyn Read,
+    progress: &BackupProgress,
+) -> Result<BackupOutcome> {
+    let start = now_ns();
+    if !crate::format::valid_name(name) {
+        return Err(Error::Invalid(format!(
+            "{:?}: not a valid file name",
+            String::from_utf8_lossy(name)
+        )));
+    }
+    let session = Session::begin(repo, options)?;
+    let (chunks, size) =
+        file::store_stream(&session.sink, reader, progress).map_err(|e| match e {
+            file::StreamError::Read(err) => Error::io("standard input", err),
+            file::StreamError::Store(err) => err,
+        })?;
+    let node = Node {
+        name: name.to_vec(),
+        kind: NodeKind::File,
+        mode: 0o644,
+        uid: rustix::process::geteuid().as_raw(),
+        gid: rustix::process::getegid().as_raw(),
+        size,
+        atime: start,
+        mtime: start,
+        ctime: start,
+        nlink: 1,
+        content: Content::Chunks(chunks),
+        ..Node::default()
+    };
+    let tree = session.sink.store(BlobKind::Tree, &Tree { nodes: vec![node] }.encode())?;
+    let counts =
+        Summary { files_new: 1, bytes_read: size, bytes_total: size, ..Summary::default() };
+    session.commit(options, tree, counts, start)
+}
+
+/// A writing session: marker, sink over the index; committed by writing the snapshot.
+struct Session<'r> {
+    repo: &'r Repository,
+    sink: BlobSink<'r>,
+    marker: Option<WriterMarker>,
+}
+
+impl<'r> Session<'r> {
+    fn begin(repo: &'r Repository, options: &BackupOptions) -> Result<Self> {
+        let marker =
+            if options.dry_run { None } else { Some(WriterMarker::create(repo, &options.host)?) };
+        let loaded = repo.load_index()?;
+        let sink = BlobSink::new(repo, loaded.index, options.dry_run);
+        if !options.dry_run {
+            sink.adopt_unindexed_packs()?;
+        }
+        Ok(Session { repo, sink, marker })
+    }
+
+    fn commit(
+        self,
+        options: &BackupOptions,
+        tree: Id,
+        mut summary: Summary,
+        start: i64,
+    ) -> Result<BackupOutcome> {
+        self.sink.flush()?;
+        let stats = self.sink.stats();
+        summary.bytes_added = stats.bytes_added;
+        summary.blobs_added = stats.blobs_added;
+        let snapshot = Snapshot {
+            time: start,
+            tree,
+            parent: options.parent.as_ref().map(|(id, _)| *id),
+            host: options.host.clone(),
+            user: options.user.clone(),
+            paths: options
+                .paths
+                .iter()
+                .map(|p| {
+                    std::path::absolute(p)
+                        .unwrap_or_else(|_| p.clone())
+                        .into_os_string()
+                        .into_encoded_bytes()
+                })
+                .collect(),
+            tags: options.tags.clone(),
+            incomplete: summary.errors > 0,
+            summary,
+            program: options.program.clone(),
+        };
+        let id = if options.dry_run { None } else { Some(self.repo.save_snapshot(&snapshot)?) };
+        if let Some(marker) = self.marker {
+            marker.remove(self.repo)?;
+        }
+        Ok(BackupOutcome {
+            id,
+            snapshot,
+            packs_written: stats.packs_written,
+            packs_adopted: stats.packs_adopted,
+        })
+    }
+}
+
+/// Adds `n` to a counter.
+fn bump(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}

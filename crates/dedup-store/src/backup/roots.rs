@@ -1,0 +1,97 @@
+//! The snapshot's root tree, which mirrors the absolute paths backed up: `/home/a/docs` becomes
+//! `home` → `a` → `docs`, the directories on the way with their own metadata.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use dedup_scan::Metadata;
+
+use super::visitor::node_of;
+use crate::blob::BlobKind;
+use crate::error::Result;
+use crate::format::{Content, Node, NodeKind, Tree};
+use crate::id::Id;
+use crate::repo::BlobSink;
+
+enum Slot {
+    /// A directory on the way to a root, with its metadata.
+    Between(Node, BTreeMap<Vec<u8>, Slot>),
+    /// A root's own node.
+    Root(Node),
+}
+
+fn between(path: &Path, name: &[u8]) -> Node {
+    let meta = rustix::fs::lstat(path).ok().as_ref().and_then(Metadata::from_stat);
+    match meta {
+        Some(meta) if meta.kind == dedup_scan::EntryKind::Dir => node_of(name, &meta, None),
+        _ => Node { name: name.to_vec(), kind: NodeKind::Dir, mode: 0o755, ..Node::default() },
+    }
+}
+
+/// Stores the trees from `/` down to each root and returns the root tree's id. Roots inside
+/// another root are already in its tree and are not added twice.
+pub fn store_root(sink: &BlobSink<'_>, paths: &[PathBuf], found: Vec<Option<Node>>) -> Result<Id> {
+    let mut order: Vec<(usize, Vec<Vec<u8>>)> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            (
+                i,
+                p.as_os_str()
+                    .as_encoded_bytes()
+                    .split(|&b| b == b'/')
+                    .filter(|c| !c.is_empty() && *c != b".")
+                    .map(<[u8]>::to_vec)
+                    .collect(),
+            )
+        })
+        .collect();
+    order.sort_by_key(|(_, parts)| parts.len());
+    let mut top: BTreeMap<Vec<u8>, Slot> = BTreeMap::new();
+    let mut found = found;
+    for (i, parts) in order {
+        let Some(node) = found[i].take() else { continue };
+        let Some((last, _)) = parts.split_last() else {
+            // `/` itself: its tree is the root tree.
+            return match node.content {
+                Content::Subtree(id) => Ok(id),
+                _ => sink.store(BlobKind::Tree, &Tree::default().encode()),
+            };
+        };
+        let _ = last;
+        insert(&mut top, &parts, PathBuf::from("/"), node);
+    }
+    store_level(sink, top)
+}
+
+/// Puts `node` at `parts` below `level`, adding the directories on the way; nothing when a root
+/// already covers the place.
+fn insert(level: &mut BTreeMap<Vec<u8>, Slot>, parts: &[Vec<u8>], mut path: PathBuf, node: Node) {
+    let Some((first, rest)) = parts.split_first() else { return };
+    if rest.is_empty() {
+        level.insert(first.clone(), Slot::Root(node));
+        return;
+    }
+    path.push(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(first));
+    let slot = level
+        .entry(first.clone())
+        .or_insert_with(|| Slot::Between(between(&path, first), BTreeMap::new()));
+    if let Slot::Between(_, children) = slot {
+        insert(children, rest, path, node);
+    }
+}
+
+fn store_level(sink: &BlobSink<'_>, level: BTreeMap<Vec<u8>, Slot>) -> Result<Id> {
+    let mut tree = Tree::default();
+    for (_, slot) in level {
+        tree.nodes.push(match slot {
+            Slot::Root(node) => node,
+            Slot::Between(mut node, children) => {
+                node.content = Content::Subtree(store_level(sink, children)?);
+                node
+            }
+        });
+    }
+    tree.sort();
+    sink.store(BlobKind::Tree, &tree.encode())
+}

@@ -1,0 +1,170 @@
+//! Blobs (docs/store-format.md §6): their kind, their keyed id, and their sealed form with the
+//! associated data that binds id, kind, compression and length.
+
+use crate::compress;
+use crate::crypto::{OpenError, Sealer};
+use crate::format::{BlobEntry, Compression, CompressionMode, DecodeError};
+use crate::id::Id;
+
+/// Data (file chunks) or tree (directory listings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BlobKind {
+    /// A chunk of a file.
+    Data,
+    /// A directory listing.
+    Tree,
+}
+
+impl BlobKind {
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            BlobKind::Data => 0,
+            BlobKind::Tree => 1,
+        }
+    }
+
+    pub(crate) fn from_code(code: u8) -> Result<Self, DecodeError> {
+        match code {
+            0 => Ok(BlobKind::Data),
+            1 => Ok(BlobKind::Tree),
+            other => Err(DecodeError::Invalid(format!("unknown blob kind {other}"))),
+        }
+    }
+
+    /// `data` or `tree`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlobKind::Data => "data",
+            BlobKind::Tree => "tree",
+        }
+    }
+}
+
+/// The id of a blob: BLAKE3 keyed with the id key over the plaintext.
+pub fn blob_id(id_key: &[u8; 32], plaintext: &[u8]) -> Id {
+    Id(*blake3::keyed_hash(id_key, plaintext).as_bytes())
+}
+
+/// The associated data of a blob's box.
+fn associated_data(id: &Id, kind: BlobKind, compression: Compression, raw_len: u32) -> [u8; 38] {
+    let mut ad = [0u8; 38];
+    ad[..32].copy_from_slice(&id.0);
+    ad[32] = kind.code();
+    ad[33] = compression.code();
+    ad[34..].copy_from_slice(&raw_len.to_le_bytes());
+    ad
+}
+
+/// A blob compressed and sealed, ready for a pack.
+#[derive(Debug, Clone)]
+pub struct SealedBlob {
+    /// Its id.
+    pub id: Id,
+    /// Its kind.
+    pub kind: BlobKind,
+    /// Its compression.
+    pub compression: Compression,
+    /// Plaintext length.
+    pub raw_len: u32,
+    /// The sealed box.
+    pub sealed: Vec<u8>,
+}
+
+/// Compresses (where it shrinks) and seals `plaintext`, whose id is `id`.
+pub fn seal(
+    sealer: &Sealer,
+    id: Id,
+    kind: BlobKind,
+    plaintext: &[u8],
+    mode: CompressionMode,
+) -> SealedBlob {
+    let raw_len = u32::try_from(plaintext.len())
+        .expect("blobs are below 4 GiB: chunks by the config, trees by their count");
+    let compressed = compress::compress(plaintext, mode);
+    let (compression, payload) = match &compressed {
+        Some(bytes) => (Compression::Zstd, bytes.as_slice()),
+        None => (Compression::None, plaintext),
+    };
+    let sealed = sealer.seal(&associated_data(&id, kind, compression, raw_len), payload);
+    SealedBlob { id, kind, compression, raw_len, sealed }
+}
+
+/// Why a stored blob cannot be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlobError {
+    /// The box does not verify.
+    #[error("{0}")]
+    Open(#[from] OpenError),
+    /// The payload does not decompress to the recorded length.
+    #[error("does not decompress: {0}")]
+    Decompress(String),
+    /// The plaintext hashes to another id.
+    #[error("content does not match its id")]
+    IdMismatch,
+}
+
+/// Opens, decompresses and verifies the blob at `entry` whose sealed box is `sealed`.
+pub fn open(
+    sealer: &Sealer,
+    id_key: &[u8; 32],
+    kind: BlobKind,
+    entry: &BlobEntry,
+    sealed: &[u8],
+) -> Result<Vec<u8>, BlobError> {
+    let ad = associated_data(&entry.id, kind, entry.compression, entry.raw_len);
+    let payload = sealer.open(&ad, sealed)?;
+    let plaintext = match entry.compression {
+        Compression::None => payload,
+        Compression::Zstd => {
+            compress::decompress(&payload, entry.raw_len as usize).map_err(BlobError::Decompress)?
+        }
+    };
+    if plaintext.len() != entry.raw_len as usize {
+        return Err(BlobError::Decompress(format!(
+            "{} bytes, expected {}",
+            plaintext.len(),
+            entry.raw_len
+        )));
+    }
+    if blob_id(id_key, &plaintext) != entry.id {
+        return Err(BlobError::IdMismatch);
+    }
+    Ok(plaintext)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_blob_opens_to_its_plaintext_and_detects_swaps() {
+        let sealer = Sealer::new([3; 32], true);
+        let key = [4; 32];
+        let text = b"some text some text some text some text some text".repeat(20);
+        let id = blob_id(&key, &text);
+        let blob = seal(&sealer, id, BlobKind::Data, &text, CompressionMode::Auto);
+        assert_eq!(blob.compression, Compression::Zstd);
+        let entry = BlobEntry {
+            id,
+            compression: blob.compression,
+            offset: 8,
+            stored_len: blob.sealed.len() as u32,
+            raw_len: blob.raw_len,
+        };
+        assert_eq!(open(&sealer, &key, BlobKind::Data, &entry, &blob.sealed).unwrap(), text);
+        assert!(open(&sealer, &key, BlobKind::Tree, &entry, &blob.sealed).is_err());
+        let other = BlobEntry { id: blob_id(&key, b"x"), ..entry };
+        assert!(open(&sealer, &key, BlobKind::Data, &other, &blob.sealed).is_err());
+    }
+
+    #[test]
+    fn incompressible_blobs_are_stored_raw() {
+        let sealer = Sealer::new([3; 32], false);
+        let mut noise = vec![0u8; 4096];
+        crate::crypto::fill_random(&mut noise);
+        let blob =
+            seal(&sealer, blob_id(&[0; 32], &noise), BlobKind::Data, &noise, CompressionMode::Auto);
+        assert_eq!(blob.compression, Compression::None);
+        assert_eq!(blob.sealed.len(), 4096 + crate::crypto::SEAL_OVERHEAD);
+    }
+}

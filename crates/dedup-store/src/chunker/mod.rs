@@ -1,0 +1,48 @@
+//! Splitting a stream into chunks (docs/store-format.md §5): keyed FastCDC, or fixed-size blocks
+//! for disk images, and a reader that feeds either from any `Read` through one reused buffer.
+
+mod fastcdc;
+mod stream;
+
+pub use fastcdc::FastCdc;
+pub use stream::ChunkStream;
+
+use crate::format::ChunkerParams;
+
+/// A configured chunker.
+#[derive(Clone)]
+pub enum Chunker {
+    /// Content-defined, keyed.
+    FastCdc(Box<FastCdc>),
+    /// Fixed-size blocks.
+    Fixed(u32),
+}
+
+impl Chunker {
+    /// The chunker of a repository's config, with its gear key.
+    pub fn new(params: ChunkerParams, gear_key: &[u8; 32]) -> Self {
+        match params {
+            ChunkerParams::FastCdc { min, avg, max } => {
+                Chunker::FastCdc(Box::new(FastCdc::new(gear_key, min, avg, max)))
+            }
+            ChunkerParams::Fixed { size } => Chunker::Fixed(size),
+        }
+    }
+
+    /// The largest chunk; `cut` needs this many bytes (or the whole rest of the stream).
+    pub fn max_size(&self) -> usize {
+        match self {
+            Chunker::FastCdc(cdc) => cdc.max_size(),
+            Chunker::Fixed(size) => *size as usize,
+        }
+    }
+
+    /// Length of the chunk at the start of `data`, which holds at least [`Chunker::max_size`]
+    /// bytes or the whole rest of the stream. Never 0 for non-empty `data`.
+    pub fn cut(&self, data: &[u8]) -> usize {
+        match self {
+            Chunker::FastCdc(cdc) => cdc.cut(data),
+            Chunker::Fixed(size) => data.len().min(*size as usize),
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! The sealed box of docs/store-format.md §2: XChaCha20-Poly1305 with a random 24-byte nonce in
+//! encrypted repositories, a keyed BLAKE3 checksum in unencrypted ones; 40 bytes of overhead.
+
+use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
+
+/// Nonce length.
+pub const NONCE_LEN: usize = 24;
+/// Tag length.
+pub const TAG_LEN: usize = 16;
+/// Bytes a box adds to its payload.
+pub const SEAL_OVERHEAD: usize = NONCE_LEN + TAG_LEN;
+
+/// Fills `buf` from the operating system's CSPRNG.
+pub fn fill_random(buf: &mut [u8]) {
+    // A machine without a working random source cannot make keys or nonces safely: stopping
+    // is the only correct answer, and Linux's getrandom(2) does not fail once booted.
+    getrandom::fill(buf).expect("the operating system's random source failed");
+}
+
+/// A box opened with the wrong key, or damaged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("authentication failed (damaged, or the wrong key)")]
+pub struct OpenError;
+
+/// Seals and opens boxes under one key.
+#[derive(Clone)]
+pub struct Sealer {
+    key: [u8; 32],
+    encrypted: bool,
+}
+
+impl Sealer {
+    /// A sealer with `key`; `encrypted` false gives checksummed plaintext boxes.
+    pub fn new(key: [u8; 32], encrypted: bool) -> Self {
+        Sealer { key, encrypted }
+    }
+
+    /// Whether boxes are encrypted.
+    pub fn encrypted(&self) -> bool {
+        self.encrypted
+    }
+
+    /// Appends the box of `payload` with associated data `ad` to `out`.
+    pub fn seal_into(&self, ad: &[u8], payload: &[u8], out: &mut Vec<u8>) {
+        let start = out.len();
+        out.reserve(payload.len() + SEAL_OVERHEAD);
+        if !self.encrypted {
+            out.extend_from_slice(&[0u8; NONCE_LEN]);
+            out.extend_from_slice(payload);
+            out.extend_from_slice(&self.checksum(ad, payload));
+            return;
+        }
+        let mut nonce = [0u8; NONCE_LEN];
+        fill_random(&mut nonce);
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(payload);
+        let cipher = XChaCha20Poly1305::new((&self.key).into());
+        let tag = cipher
+            .encrypt_in_place_detached(
+                XNonce::from_slice(&nonce),
+                ad,
+                &mut out[start + NONCE_LEN..],
+            )
+            .expect("XChaCha20 encrypts up to 256 GiB per message; blobs are far smaller");
+        out.extend_from_slice(&tag);
+    }
+
+    /// The box of `payload` with associated data `ad`.
+    pub fn seal(&self, ad: &[u8], payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.seal_into(ad, payload, &mut out);
+        out
+    }
+
+    /// The payload of `sealed`, if it verifies under this key and `ad`.
+    pub fn open(&self, ad: &[u8], sealed: &[u8]) -> Result<Vec<u8>, OpenError> {
+        if sealed.len() < SEAL_OVERHEAD {
+            return Err(OpenError);
+        }
+        let (nonce, rest) = sealed.split_at(NONCE_LEN);
+        let (body, tag) = rest.split_at(rest.len() - TAG_LEN);
+        if !self.encrypted {
+            if nonce != [0u8; NONCE_LEN] || tag != self.checksum(ad, body) {
+                return Err(OpenError);
+            }
+            return Ok(body.to_vec());
+        }
+        let mut plain = body.to_vec();
+        let cipher = XChaCha20Poly1305::new((&self.key).into());
+        cipher
+            .decrypt_in_place_detached(
+                XNonce::from_slice(nonce),
+                ad,
+                &mut plain,
+                Tag::from_slice(tag),
+            )
+            .map_err(|_| OpenError)?;
+        Ok(plain)
+    }
+
+    fn checksum(&self, ad: &[u8], payload: &[u8]) -> [u8; TAG_LEN] {
+        let mut hasher = blake3::Hasher::new_keyed(&self.key);
+        hasher.update(&(ad.len() as u64).to_le_bytes());
+        hasher.update(ad);
+        hasher.update(payload);
+        let mut tag = [0u8; TAG_LEN];
+        tag.copy_from_slice(&hasher.finalize().as_bytes()[..TAG_LEN]);
+        tag
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boxes_open_only_with_their_key_and_associated_data() {
+        for encrypted in [true, false] {
+            let sealer = Sealer::new([7; 32], encrypted);
+            let sealed = sealer.seal(b"ad", b"hello world");
+            assert_eq!(sealed.len(), 11 + SEAL_OVERHEAD);
+            assert_eq!(sealer.open(b"ad", &sealed).as_deref(), Ok(&b"hello world"[..]));
+            assert_eq!(sealer.open(b"other", &sealed), Err(OpenError));
+            assert_eq!(Sealer::new([8; 32], encrypted).open(b"ad", &sealed), Err(OpenError));
+            for at in 0..sealed.len() {
+                let mut bad = sealed.clone();
+                bad[at] ^= 1;
+                assert_eq!(sealer.open(b"ad", &bad), Err(OpenError), "byte {at}");
+            }
+            assert_eq!(sealer.open(b"ad", &sealed[..10]), Err(OpenError));
+        }
+    }
+
+    #[test]
+    fn encrypted_boxes_hide_the_payload_and_differ_each_time() {
+        let sealer = Sealer::new([7; 32], true);
+        let a = sealer.seal(b"", &[0u8; 64]);
+        let b = sealer.seal(b"", &[0u8; 64]);
+        assert_ne!(a, b);
+        assert!(!a.windows(16).any(|w| w == [0u8; 16]));
+    }
+}

@@ -1,0 +1,221 @@
+//! The repository config's plaintext: format version, repository id, chunker, pack size and
+//! compression, fixed at init.
+
+use super::wire::{Reader, Writer};
+use super::{DecodeError, FORMAT_VERSION};
+use crate::id::Id;
+
+/// Smallest and largest pack size accepted at init.
+pub const PACK_SIZE_RANGE: (u32, u32) = (1 << 20, 1 << 30);
+/// Largest chunk accepted.
+pub const MAX_CHUNK: u32 = 64 << 20;
+
+/// The chunker and its sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkerParams {
+    /// Keyed FastCDC with min < avg < max, avg a power of two.
+    FastCdc {
+        /// Smallest chunk (except a stream's last).
+        min: u32,
+        /// Average, a power of two.
+        avg: u32,
+        /// Largest.
+        max: u32,
+    },
+    /// Fixed-size blocks.
+    Fixed {
+        /// The block size.
+        size: u32,
+    },
+}
+
+impl Default for ChunkerParams {
+    fn default() -> Self {
+        ChunkerParams::FastCdc { min: 512 << 10, avg: 1 << 20, max: 8 << 20 }
+    }
+}
+
+impl ChunkerParams {
+    /// Checks the sizes against the format's rules.
+    pub fn validate(&self) -> Result<(), String> {
+        match *self {
+            ChunkerParams::FastCdc { min, avg, max } => {
+                if !(64 <= min
+                    && min < avg
+                    && avg < max
+                    && max <= MAX_CHUNK
+                    && avg.is_power_of_two())
+                {
+                    return Err(format!(
+                        "chunk sizes {min}/{avg}/{max}: need 64 <= min < avg < max <= {MAX_CHUNK}, avg a power of two"
+                    ));
+                }
+            }
+            ChunkerParams::Fixed { size } => {
+                if !(1..=MAX_CHUNK).contains(&size) {
+                    return Err(format!("fixed chunk size {size}: need 1..={MAX_CHUNK}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The largest chunk the chunker produces.
+    pub fn max_chunk(&self) -> u32 {
+        match *self {
+            ChunkerParams::FastCdc { max, .. } => max,
+            ChunkerParams::Fixed { size } => size,
+        }
+    }
+}
+
+/// How blobs are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompressionMode {
+    /// Never.
+    Off,
+    /// zstd level 3, kept only where it shrinks the blob.
+    Auto,
+    /// zstd at this level (1..=22), kept only where it shrinks the blob.
+    Level(i32),
+}
+
+/// The decoded config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Random id of the repository.
+    pub id: Id,
+    /// Creation time, ns since the epoch.
+    pub created: i64,
+    /// The chunker.
+    pub chunker: ChunkerParams,
+    /// Target pack size in bytes.
+    pub pack_size: u32,
+    /// Compression.
+    pub compression: CompressionMode,
+}
+
+impl Config {
+    /// The plaintext.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Writer::default();
+        out.u8(FORMAT_VERSION);
+        out.id(&self.id);
+        out.i64(self.created);
+        match self.chunker {
+            ChunkerParams::FastCdc { min, avg, max } => {
+                out.u8(1);
+                out.u32(min);
+                out.u32(avg);
+                out.u32(max);
+            }
+            ChunkerParams::Fixed { size } => {
+                out.u8(2);
+                for _ in 0..3 {
+                    out.u32(size);
+                }
+            }
+        }
+        out.u32(self.pack_size);
+        let (mode, level) = match self.compression {
+            CompressionMode::Off => (0, 0),
+            CompressionMode::Auto => (1, 0),
+            CompressionMode::Level(level) => (2, level),
+        };
+        out.u8(mode);
+        out.i32(level);
+        out.buf
+    }
+
+    /// Decodes and validates the plaintext.
+    pub fn decode(bytes: &[u8]) -> Result<Config, DecodeError> {
+        let mut input = Reader::new(bytes);
+        input.version(FORMAT_VERSION)?;
+        let id = input.id()?;
+        let created = input.i64()?;
+        let kind = input.u8()?;
+        let (a, b, c) = (input.u32()?, input.u32()?, input.u32()?);
+        let chunker = match kind {
+            1 => ChunkerParams::FastCdc { min: a, avg: b, max: c },
+            2 if a == b && b == c => ChunkerParams::Fixed { size: a },
+            _ => return Err(DecodeError::invalid(format!("unknown chunker {kind}"))),
+        };
+        chunker.validate().map_err(DecodeError::Invalid)?;
+        let pack_size = input.u32()?;
+        if !(PACK_SIZE_RANGE.0..=PACK_SIZE_RANGE.1).contains(&pack_size) {
+            return Err(DecodeError::invalid(format!("pack size {pack_size} out of range")));
+        }
+        let mode = input.u8()?;
+        let level = input.i32()?;
+        let compression = match (mode, level) {
+            (0, _) => CompressionMode::Off,
+            (1, _) => CompressionMode::Auto,
+            (2, 1..=22) => CompressionMode::Level(level),
+            _ => return Err(DecodeError::invalid(format!("unknown compression {mode}/{level}"))),
+        };
+        input.finish()?;
+        Ok(Config { id, created, chunker, pack_size, compression })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn config_strategy() -> impl Strategy<Value = Config> {
+        (
+            any::<[u8; 32]>(),
+            any::<i64>(),
+            any::<bool>(),
+            7u32..20,
+            1u32..1 << 20,
+            PACK_SIZE_RANGE.0..PACK_SIZE_RANGE.1,
+            0i32..23,
+        )
+            .prop_map(|(id, created, cdc, bits, size, pack_size, level)| Config {
+                id: Id(id),
+                created,
+                chunker: if cdc {
+                    ChunkerParams::FastCdc {
+                        min: 1 << (bits - 1),
+                        avg: 1 << bits,
+                        max: 1 << (bits + 2),
+                    }
+                } else {
+                    ChunkerParams::Fixed { size }
+                },
+                pack_size,
+                compression: match level {
+                    0 => CompressionMode::Off,
+                    22 => CompressionMode::Auto,
+                    n => CompressionMode::Level(n),
+                },
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn config_round_trips(config in config_strategy()) {
+            prop_assert_eq!(Config::decode(&config.encode()), Ok(config));
+        }
+
+        #[test]
+        fn mutated_config_never_panics(config in config_strategy(), at in any::<usize>(), byte in 1u8.., cut in any::<usize>()) {
+            let mut bytes = config.encode();
+            let at = at % bytes.len();
+            bytes[at] ^= byte;
+            let _ = Config::decode(&bytes);
+            bytes.truncate(cut % (bytes.len() + 1));
+            let _ = Config::decode(&bytes);
+        }
+    }
+
+    #[test]
+    fn chunk_sizes_out_of_order_are_refused() {
+        assert!(ChunkerParams::FastCdc { min: 4096, avg: 2048, max: 8192 }.validate().is_err());
+        assert!(ChunkerParams::FastCdc { min: 1024, avg: 3000, max: 8192 }.validate().is_err());
+        assert!(ChunkerParams::default().validate().is_ok());
+    }
+}

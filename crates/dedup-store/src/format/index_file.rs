@@ -1,0 +1,109 @@
+//! Index files' plaintext: the index files they supersede, then packs with their blob entries.
+
+use super::entries::{BlobEntry, ENTRY_LEN};
+use super::wire::{Reader, Writer};
+use super::DecodeError;
+use crate::blob::BlobKind;
+use crate::id::Id;
+
+/// One pack's blobs in an index file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedPack {
+    /// The pack's id.
+    pub id: Id,
+    /// The kind of its blobs.
+    pub kind: BlobKind,
+    /// Its blobs, in pack order.
+    pub blobs: Vec<BlobEntry>,
+}
+
+/// A decoded index file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IndexFile {
+    /// Index files this one replaces.
+    pub supersedes: Vec<Id>,
+    /// The packs it describes.
+    pub packs: Vec<IndexedPack>,
+}
+
+impl IndexFile {
+    /// The plaintext.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Writer::default();
+        out.u8(1);
+        out.len(self.supersedes.len());
+        for id in &self.supersedes {
+            out.id(id);
+        }
+        out.len(self.packs.len());
+        for pack in &self.packs {
+            out.id(&pack.id);
+            out.u8(pack.kind.code());
+            out.len(pack.blobs.len());
+            for blob in &pack.blobs {
+                blob.encode(&mut out);
+            }
+        }
+        out.buf
+    }
+
+    /// Decodes the plaintext.
+    pub fn decode(bytes: &[u8]) -> Result<IndexFile, DecodeError> {
+        let mut input = Reader::new(bytes);
+        input.version(1)?;
+        let count = input.count(32, "supersedes")?;
+        let supersedes = (0..count).map(|_| input.id()).collect::<Result<_, _>>()?;
+        let count = input.count(37, "packs")?;
+        let mut packs = Vec::with_capacity(count);
+        for _ in 0..count {
+            let id = input.id()?;
+            let kind = BlobKind::from_code(input.u8()?)?;
+            let blobs = input.count(ENTRY_LEN, "blobs")?;
+            let blobs =
+                (0..blobs).map(|_| BlobEntry::decode(&mut input)).collect::<Result<_, _>>()?;
+            packs.push(IndexedPack { id, kind, blobs });
+        }
+        input.finish()?;
+        Ok(IndexFile { supersedes, packs })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::format::entries::tests::entry_strategy;
+
+    fn index_strategy() -> impl Strategy<Value = IndexFile> {
+        let pack =
+            (any::<[u8; 32]>(), any::<bool>(), proptest::collection::vec(entry_strategy(), 0..5))
+                .prop_map(|(id, tree, blobs)| IndexedPack {
+                    id: Id(id),
+                    kind: if tree { BlobKind::Tree } else { BlobKind::Data },
+                    blobs,
+                });
+        (
+            proptest::collection::vec(any::<[u8; 32]>().prop_map(Id), 0..3),
+            proptest::collection::vec(pack, 0..4),
+        )
+            .prop_map(|(supersedes, packs)| IndexFile { supersedes, packs })
+    }
+
+    proptest! {
+        #[test]
+        fn index_round_trips(index in index_strategy()) {
+            prop_assert_eq!(IndexFile::decode(&index.encode()), Ok(index));
+        }
+
+        #[test]
+        fn mutated_index_never_panics(index in index_strategy(), at in any::<usize>(), byte in 1u8.., cut in any::<usize>()) {
+            let mut bytes = index.encode();
+            let at = at % bytes.len();
+            bytes[at] ^= byte;
+            let _ = IndexFile::decode(&bytes);
+            bytes.truncate(cut % (bytes.len() + 1));
+            let _ = IndexFile::decode(&bytes);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Codecs of the on-disk structures of docs/store-format.md: each file kind encodes to bytes and
+//! decodes from untrusted bytes, returning an error (never panicking) on anything malformed.
+
+mod config;
+mod entries;
+mod header;
+mod index_file;
+mod key_file;
+mod snapshot;
+mod tree;
+mod wire;
+
+pub use config::{ChunkerParams, CompressionMode, Config, MAX_CHUNK, PACK_SIZE_RANGE};
+pub use entries::{BlobEntry, Compression};
+pub use header::{Header, Magic, HEADER_LEN};
+pub use index_file::{IndexFile, IndexedPack};
+pub use key_file::{Kdf, KdfParams, KeyFile};
+pub use snapshot::{Snapshot, Summary};
+pub use tree::{valid_name, Content, Node, NodeKind, Tree};
+
+/// The repository format version this program reads and writes.
+pub const FORMAT_VERSION: u8 = 1;
+
+/// Why bytes do not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The bytes end before the structure does.
+    #[error("truncated")]
+    Truncated,
+    /// Bytes are left over after the structure.
+    #[error("{0} unexpected bytes after the end")]
+    Trailing(usize),
+    /// The magic number is not the expected one.
+    #[error("not a {expected} file (wrong magic number)")]
+    Magic {
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A version this program does not know.
+    #[error("version {found}, this program knows {known}")]
+    Version {
+        /// Found.
+        found: u8,
+        /// Known.
+        known: u8,
+    },
+    /// A field holds a value the format does not allow.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl DecodeError {
+    fn invalid(reason: impl Into<String>) -> Self {
+        DecodeError::Invalid(reason.into())
+    }
+}

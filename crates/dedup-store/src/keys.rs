@@ -1,0 +1,123 @@
+//! The key hierarchy (docs/store-format.md §3–4): a random master key, the working keys derived
+//! from it, and key slots that wrap it with an argon2id key from a password.
+
+use argon2::{Algorithm, Argon2, Params, Version};
+
+use crate::crypto::{fill_random, Sealer};
+use crate::format::{Kdf, KdfParams, KeyFile};
+
+/// The working keys of an open repository.
+#[derive(Clone)]
+pub struct Keys {
+    /// Key of every sealed box but key files.
+    pub data: [u8; 32],
+    /// Key of blob ids.
+    pub id: [u8; 32],
+    /// Key of the chunker's gear table.
+    pub gear: [u8; 32],
+}
+
+/// The master key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MasterKey(pub [u8; 32]);
+
+impl MasterKey {
+    /// A new random master key.
+    pub fn generate() -> Self {
+        let mut key = [0u8; 32];
+        fill_random(&mut key);
+        MasterKey(key)
+    }
+
+    /// The working keys.
+    pub fn derive(&self) -> Keys {
+        Keys {
+            data: blake3::derive_key("dedup store v1 data encryption", &self.0),
+            id: blake3::derive_key("dedup store v1 blob id", &self.0),
+            gear: blake3::derive_key("dedup store v1 chunker gear table", &self.0),
+        }
+    }
+}
+
+/// Why a key slot does not open.
+#[derive(Debug, thiserror::Error)]
+pub enum UnwrapError {
+    /// The password is not this slot's (or the slot is damaged: the two look the same).
+    #[error("the password does not open this key")]
+    WrongPassword,
+    /// The stored KDF parameters are refused by argon2.
+    #[error("argon2: {0}")]
+    Kdf(String),
+}
+
+fn wrapping_key(
+    kdf: Kdf,
+    params: KdfParams,
+    salt: &[u8; 32],
+    password: &[u8],
+) -> Result<[u8; 32], UnwrapError> {
+    let mut out = [0u8; 32];
+    if kdf == Kdf::Argon2id {
+        let params = Params::new(params.memory_kib, params.iterations, params.lanes, Some(32))
+            .map_err(|e| UnwrapError::Kdf(e.to_string()))?;
+        Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
+            .hash_password_into(password, salt, &mut out)
+            .map_err(|e| UnwrapError::Kdf(e.to_string()))?;
+    }
+    Ok(out)
+}
+
+/// A key slot holding `master`, opened by `password` (ignored for [`Kdf::None`]).
+pub fn wrap(
+    master: &MasterKey,
+    kdf: Kdf,
+    params: KdfParams,
+    password: &[u8],
+    label: String,
+    created: i64,
+) -> Result<KeyFile, UnwrapError> {
+    let mut salt = [0u8; 32];
+    fill_random(&mut salt);
+    let mut file = KeyFile { kdf, params, salt, created, label, wrapped: [0; 72] };
+    let key = wrapping_key(kdf, params, &salt, password)?;
+    let sealed = Sealer::new(key, true).seal(&file.associated_data(), &master.0);
+    file.wrapped.copy_from_slice(&sealed);
+    Ok(file)
+}
+
+/// The master key in `file`, if `password` opens it.
+pub fn unwrap(file: &KeyFile, password: &[u8]) -> Result<MasterKey, UnwrapError> {
+    let key = wrapping_key(file.kdf, file.params, &file.salt, password)?;
+    let plain = Sealer::new(key, true)
+        .open(&file.associated_data(), &file.wrapped)
+        .map_err(|_| UnwrapError::WrongPassword)?;
+    let mut master = [0u8; 32];
+    master.copy_from_slice(plain.get(..32).ok_or(UnwrapError::WrongPassword)?);
+    Ok(MasterKey(master))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CHEAP: KdfParams = KdfParams { memory_kib: 64, iterations: 1, lanes: 1 };
+
+    #[test]
+    fn a_slot_opens_with_its_password_only() {
+        let master = MasterKey::generate();
+        let file = wrap(&master, Kdf::Argon2id, CHEAP, b"secret", "me@here".into(), 5).unwrap();
+        assert!(unwrap(&file, b"secret").unwrap() == master);
+        assert!(matches!(unwrap(&file, b"Secret"), Err(UnwrapError::WrongPassword)));
+        let mut changed = file.clone();
+        changed.label = "someone@else".into();
+        assert!(matches!(unwrap(&changed, b"secret"), Err(UnwrapError::WrongPassword)));
+    }
+
+    #[test]
+    fn derived_keys_are_distinct() {
+        let keys = MasterKey([1; 32]).derive();
+        assert_ne!(keys.data, keys.id);
+        assert_ne!(keys.id, keys.gear);
+        assert_ne!(keys.data, [1; 32]);
+    }
+}

@@ -1,0 +1,21 @@
+//! Packs (docs/store-format.md §7): the writer that gathers sealed blobs of one kind behind a
+//! header and closes them with a sealed trailer, and the reader of trailers.
+
+mod reader;
+mod writer;
+
+pub use reader::{parse_pack, read_trailer, ParsedPack};
+pub use writer::{FinishedPack, PackWriter};
+
+/// The tail magic after the trailer length.
+pub(crate) const TAIL_MAGIC: &[u8; 4] = b"DDPT";
+/// Length of trailer length plus tail magic.
+pub(crate) const TAIL_LEN: usize = 8;
+/// Associated data appended to the header for the trailer box.
+pub(crate) const TRAILER_AD: &[u8] = b"trailer";
+
+/// The repository path of pack `id`.
+pub fn pack_path(id: &crate::Id) -> String {
+    let hex = id.to_hex();
+    format!("data/{}/{hex}", &hex[..2])
+}

@@ -1,0 +1,82 @@
+//! Gathers sealed blobs of one kind into a pack and closes it with its trailer.
+
+use super::{TAIL_MAGIC, TRAILER_AD};
+use crate::blob::{BlobKind, SealedBlob};
+use crate::crypto::Sealer;
+use crate::format::{BlobEntry, Header, Magic, HEADER_LEN};
+use crate::id::Id;
+
+/// A pack being filled.
+pub struct PackWriter {
+    kind: BlobKind,
+    header: [u8; HEADER_LEN],
+    buf: Vec<u8>,
+    entries: Vec<BlobEntry>,
+}
+
+/// A closed pack, ready to store.
+pub struct FinishedPack {
+    /// Its id (BLAKE3 of `bytes`).
+    pub id: Id,
+    /// Its blob kind.
+    pub kind: BlobKind,
+    /// The complete file.
+    pub bytes: Vec<u8>,
+    /// Its blobs.
+    pub entries: Vec<BlobEntry>,
+}
+
+impl PackWriter {
+    /// An empty pack of `kind`.
+    pub fn new(kind: BlobKind, encrypted: bool) -> Self {
+        let header = Header { magic: Magic::Pack, encrypted, sub_kind: kind.code() }.encode();
+        PackWriter { kind, header, buf: header.to_vec(), entries: Vec::new() }
+    }
+
+    /// The blob kind it holds.
+    pub fn kind(&self) -> BlobKind {
+        self.kind
+    }
+
+    /// Bytes so far.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether it holds no blob.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Appends a blob of this pack's kind.
+    pub fn add(&mut self, blob: &SealedBlob) {
+        debug_assert_eq!(blob.kind, self.kind);
+        let offset = u32::try_from(self.buf.len()).expect("packs are closed long before 4 GiB");
+        self.entries.push(BlobEntry {
+            id: blob.id,
+            compression: blob.compression,
+            offset,
+            stored_len: u32::try_from(blob.sealed.len()).expect("blobs are below 4 GiB"),
+            raw_len: blob.raw_len,
+        });
+        self.buf.extend_from_slice(&blob.sealed);
+    }
+
+    /// Closes the pack: sealed trailer, its length, the tail magic.
+    pub fn finish(mut self, sealer: &Sealer) -> FinishedPack {
+        let trailer = BlobEntry::encode_trailer(&self.entries);
+        let mut ad = self.header.to_vec();
+        ad.extend_from_slice(TRAILER_AD);
+        let start = self.buf.len();
+        sealer.seal_into(&ad, &trailer, &mut self.buf);
+        let trailer_len = u32::try_from(self.buf.len() - start).expect("trailers are small");
+        self.buf.extend_from_slice(&trailer_len.to_le_bytes());
+        self.buf.extend_from_slice(TAIL_MAGIC);
+        FinishedPack {
+            id: Id::of_file(&self.buf),
+            kind: self.kind,
+            bytes: self.buf,
+            entries: self.entries,
+        }
+    }
+}

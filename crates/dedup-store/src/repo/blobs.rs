@@ -1,0 +1,43 @@
+//! Reading blobs back: locate in the index, read the box with one range request, open, verify.
+
+use super::Repository;
+use crate::blob::{self, BlobKind};
+use crate::error::{Error, Result};
+use crate::format::Tree;
+use crate::id::Id;
+use crate::index::{Index, Location};
+use crate::pack::pack_path;
+
+impl Repository {
+    /// The plaintext of blob `id` of `kind`, verified against its id.
+    pub fn read_blob(&self, index: &Index, id: &Id, kind: BlobKind) -> Result<Vec<u8>> {
+        let location = index.lookup(id, kind).ok_or_else(|| Error::Missing {
+            object: format!("{} blob {id} (not in the index)", kind.name()),
+        })?;
+        self.read_blob_at(&location, kind)
+    }
+
+    /// The plaintext of the blob at `location`, verified against its id.
+    pub fn read_blob_at(&self, location: &Location, kind: BlobKind) -> Result<Vec<u8>> {
+        let id = location.entry.id;
+        let name = pack_path(&location.pack);
+        let entry = location.entry;
+        let sealed = self
+            .backend()
+            .get_range(&name, u64::from(entry.offset), u64::from(entry.stored_len))
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    Error::Missing { object: format!("{name} (holding {} blob {id})", kind.name()) }
+                }
+                _ => Error::io(&name, e),
+            })?;
+        blob::open(self.sealer(), &self.keys().id, kind, &entry, &sealed)
+            .map_err(|e| Error::damaged(format!("{} blob {id} in {name}", kind.name()), e))
+    }
+
+    /// The tree blob `id`, decoded.
+    pub fn read_tree(&self, index: &Index, id: &Id) -> Result<Tree> {
+        let plain = self.read_blob(index, id, BlobKind::Tree)?;
+        Tree::decode(&plain).map_err(|e| Error::decode(format!("tree blob {id}"), e))
+    }
+}

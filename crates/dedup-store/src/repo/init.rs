@@ -1,0 +1,84 @@
+//! `init`: a new repository with a fresh master key, its first key slot and its config.
+
+use std::sync::Arc;
+
+use super::{now_ns, seal_file, Repository, CONFIG};
+use crate::backend::Backend;
+use crate::crypto::Sealer;
+use crate::error::{Error, Result};
+use crate::format::{
+    ChunkerParams, CompressionMode, Config, Kdf, KdfParams, Magic, PACK_SIZE_RANGE,
+};
+use crate::id::Id;
+use crate::keys::{self, MasterKey};
+
+/// The choices made once, at init.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// The password of the first key; `None` makes an unencrypted repository.
+    pub password: Option<Vec<u8>>,
+    /// The chunker.
+    pub chunker: ChunkerParams,
+    /// Target pack size in bytes.
+    pub pack_size: u32,
+    /// Compression.
+    pub compression: CompressionMode,
+    /// argon2 cost of the first key.
+    pub kdf: KdfParams,
+    /// Label of the first key (`user@host`).
+    pub label: String,
+}
+
+impl Default for InitOptions {
+    fn default() -> Self {
+        InitOptions {
+            password: None,
+            chunker: ChunkerParams::default(),
+            pack_size: 16 << 20,
+            compression: CompressionMode::Auto,
+            kdf: KdfParams::default(),
+            label: String::new(),
+        }
+    }
+}
+
+impl Repository {
+    /// Creates a repository in `backend`, which must hold none, and opens it.
+    pub fn init(backend: Arc<dyn Backend>, options: InitOptions) -> Result<Repository> {
+        options.chunker.validate().map_err(Error::Invalid)?;
+        if !(PACK_SIZE_RANGE.0..=PACK_SIZE_RANGE.1).contains(&options.pack_size) {
+            return Err(Error::Invalid(format!(
+                "pack size {} out of range ({} to {} bytes)",
+                options.pack_size, PACK_SIZE_RANGE.0, PACK_SIZE_RANGE.1
+            )));
+        }
+        let location = backend.location();
+        if backend.exists(CONFIG).map_err(|e| Error::io(&location, e))? {
+            return Err(Error::AlreadyExists(location));
+        }
+        let master = MasterKey::generate();
+        let (kdf, password) = match &options.password {
+            Some(password) => (Kdf::Argon2id, password.as_slice()),
+            None => (Kdf::None, &b""[..]),
+        };
+        let slot = keys::wrap(&master, kdf, options.kdf, password, options.label.clone(), now_ns())
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        let slot_bytes = slot.encode();
+        let key_id = Id::of_file(&slot_bytes);
+        let key_name = format!("keys/{key_id}");
+        backend.put(&key_name, &slot_bytes).map_err(|e| Error::io(key_name, e))?;
+        let config = Config {
+            id: Id::random(),
+            created: now_ns(),
+            chunker: options.chunker,
+            pack_size: options.pack_size,
+            compression: options.compression,
+        };
+        let sealer = Sealer::new(master.derive().data, options.password.is_some());
+        // The config last: until it exists the location holds no repository, so an interrupted
+        // init leaves nothing that opens half-made.
+        let bytes = seal_file(&sealer, Magic::Config, &config.encode());
+        backend.put(CONFIG, &bytes).map_err(|e| Error::io(CONFIG, e))?;
+        Repository::with_master(backend, master, key_id)
+    }
+}

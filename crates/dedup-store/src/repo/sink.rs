@@ -1,0 +1,241 @@
+//! The writing side of a session: blobs in, deduplicated against the index, compressed and
+//! sealed on the caller's thread (so callers on several threads work in parallel), gathered into
+//! one open pack per kind; full packs are stored, then indexed, and index files written every 64
+//! packs and at the end, before any snapshot can refer to them.
+
+use std::collections::HashSet;
+use std::mem;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock};
+
+use super::Repository;
+use crate::blob::{self, BlobKind};
+use crate::error::{Error, Result};
+use crate::format::{IndexFile, IndexedPack};
+use crate::id::Id;
+use crate::index::Index;
+use crate::pack::{pack_path, read_trailer, PackWriter};
+
+/// Packs indexed per index file while a session runs.
+const PACKS_PER_INDEX_FILE: usize = 64;
+
+/// What a session added.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SinkStats {
+    /// New blobs.
+    pub blobs_added: u64,
+    /// Their plaintext bytes.
+    pub raw_added: u64,
+    /// Bytes added to the repository (sealed boxes, pack headers and trailers).
+    pub bytes_added: u64,
+    /// Packs written.
+    pub packs_written: u64,
+    /// Packs of an interrupted session found unindexed and adopted.
+    pub packs_adopted: u64,
+}
+
+/// Stores blobs for one session.
+pub struct BlobSink<'r> {
+    repo: &'r Repository,
+    dry_run: bool,
+    index: RwLock<Index>,
+    claimed: Mutex<HashSet<(Id, BlobKind)>>,
+    open: [Mutex<PackWriter>; 2],
+    unindexed: Mutex<Vec<IndexedPack>>,
+    blobs_added: AtomicU64,
+    raw_added: AtomicU64,
+    bytes_added: AtomicU64,
+    packs_written: AtomicU64,
+    packs_adopted: AtomicU64,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn slot(kind: BlobKind) -> usize {
+    usize::from(kind == BlobKind::Tree)
+}
+
+impl<'r> BlobSink<'r> {
+    /// A session over `index`; with `dry_run` nothing is written but the counts are real.
+    pub fn new(repo: &'r Repository, index: Index, dry_run: bool) -> Self {
+        let encrypted = repo.encrypted();
+        BlobSink {
+            repo,
+            dry_run,
+            index: RwLock::new(index),
+            claimed: Mutex::new(HashSet::new()),
+            open: [
+                Mutex::new(PackWriter::new(BlobKind::Data, encrypted)),
+                Mutex::new(PackWriter::new(BlobKind::Tree, encrypted)),
+            ],
+            unindexed: Mutex::new(Vec::new()),
+            blobs_added: AtomicU64::new(0),
+            raw_added: AtomicU64::new(0),
+            bytes_added: AtomicU64::new(0),
+            packs_written: AtomicU64::new(0),
+            packs_adopted: AtomicU64::new(0),
+        }
+    }
+
+    /// The repository.
+    pub fn repo(&self) -> &Repository {
+        self.repo
+    }
+
+    /// Reads the trailers of packs that no index file lists (left by an interrupted session)
+    /// and takes their blobs into the index; this session's index files will list them.
+    pub fn adopt_unindexed_packs(&self) -> Result<u64> {
+        let listing = self.repo.backend().list("data").map_err(|e| Error::io("data", e))?;
+        let mut adopted = 0;
+        for object in listing {
+            let Some(id) = object.name.rsplit('/').next().and_then(Id::from_hex) else { continue };
+            if object.name != pack_path(&id) || self.read_index().has_pack(&id) {
+                continue;
+            }
+            // A pack that does not read is garbage for prune, not a reason to stop a backup.
+            let Ok(parsed) =
+                read_trailer(self.repo.backend(), self.repo.sealer(), &object.name, object.size)
+            else {
+                continue;
+            };
+            self.write_index().add_pack(id, parsed.kind, &parsed.entries);
+            lock(&self.unindexed).push(IndexedPack {
+                id,
+                kind: parsed.kind,
+                blobs: parsed.entries,
+            });
+            adopted += 1;
+        }
+        self.packs_adopted.fetch_add(adopted, Ordering::Relaxed);
+        Ok(adopted)
+    }
+
+    fn read_index(&self) -> std::sync::RwLockReadGuard<'_, Index> {
+        self.index.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write_index(&self) -> std::sync::RwLockWriteGuard<'_, Index> {
+        self.index.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether blob `id` of `kind` is stored (or being stored by this session).
+    pub fn contains(&self, id: &Id, kind: BlobKind) -> bool {
+        self.read_index().contains(id, kind) || lock(&self.claimed).contains(&(*id, kind))
+    }
+
+    /// The tree blob `id`, read without holding the index during the read.
+    pub fn read_tree(&self, id: &Id) -> Result<crate::format::Tree> {
+        let location = self.read_index().lookup(id, BlobKind::Tree).ok_or_else(|| {
+            Error::Missing { object: format!("tree blob {id} (not in the index)") }
+        })?;
+        let plain = self.repo.read_blob_at(&location, BlobKind::Tree)?;
+        crate::format::Tree::decode(&plain).map_err(|e| Error::decode(format!("tree blob {id}"), e))
+    }
+
+    /// Stores `plaintext` as a blob of `kind` unless the repository has it; returns its id.
+    pub fn store(&self, kind: BlobKind, plaintext: &[u8]) -> Result<Id> {
+        let id = blob::blob_id(&self.repo.keys().id, plaintext);
+        self.store_with_id(id, kind, plaintext)?;
+        Ok(id)
+    }
+
+    /// Stores `plaintext`, whose id is `id`, unless the repository has it; true if it was new.
+    pub fn store_with_id(&self, id: Id, kind: BlobKind, plaintext: &[u8]) -> Result<bool> {
+        if self.read_index().contains(&id, kind) || !lock(&self.claimed).insert((id, kind)) {
+            return Ok(false);
+        }
+        let sealed =
+            blob::seal(self.repo.sealer(), id, kind, plaintext, self.repo.config().compression);
+        self.blobs_added.fetch_add(1, Ordering::Relaxed);
+        self.raw_added.fetch_add(plaintext.len() as u64, Ordering::Relaxed);
+        let full = {
+            let mut open = lock(&self.open[slot(kind)]);
+            open.add(&sealed);
+            if open.len() >= self.repo.config().pack_size as usize {
+                Some(mem::replace(&mut *open, PackWriter::new(kind, self.repo.encrypted())))
+            } else {
+                None
+            }
+        };
+        if let Some(pack) = full {
+            self.write_pack(pack)?;
+        }
+        Ok(true)
+    }
+
+    fn write_pack(&self, pack: PackWriter) -> Result<()> {
+        if pack.is_empty() {
+            return Ok(());
+        }
+        let finished = pack.finish(self.repo.sealer());
+        let name = pack_path(&finished.id);
+        if !self.dry_run {
+            self.repo.backend().put(&name, &finished.bytes).map_err(|e| Error::io(&name, e))?;
+        }
+        self.bytes_added.fetch_add(finished.bytes.len() as u64, Ordering::Relaxed);
+        self.packs_written.fetch_add(1, Ordering::Relaxed);
+        self.write_index().add_pack(finished.id, finished.kind, &finished.entries);
+        {
+            let mut claimed = lock(&self.claimed);
+            for entry in &finished.entries {
+                claimed.remove(&(entry.id, finished.kind));
+            }
+        }
+        let batch = {
+            let mut unindexed = lock(&self.unindexed);
+            unindexed.push(IndexedPack {
+                id: finished.id,
+                kind: finished.kind,
+                blobs: finished.entries,
+            });
+            (unindexed.len() >= PACKS_PER_INDEX_FILE).then(|| mem::take(&mut *unindexed))
+        };
+        match batch {
+            Some(packs) => self.write_index_file(packs),
+            None => Ok(()),
+        }
+    }
+
+    fn write_index_file(&self, packs: Vec<IndexedPack>) -> Result<()> {
+        if packs.is_empty() || self.dry_run {
+            return Ok(());
+        }
+        let file = IndexFile { supersedes: Vec::new(), packs };
+        self.repo.write_index_file(&file)?;
+        Ok(())
+    }
+
+    /// Stores the open packs and indexes everything written: after this, a snapshot may refer to
+    /// every blob this session stored. The sink stays usable.
+    pub fn flush(&self) -> Result<()> {
+        for kind in [BlobKind::Data, BlobKind::Tree] {
+            let pack = mem::replace(
+                &mut *lock(&self.open[slot(kind)]),
+                PackWriter::new(kind, self.repo.encrypted()),
+            );
+            self.write_pack(pack)?;
+        }
+        let packs = mem::take(&mut *lock(&self.unindexed));
+        self.write_index_file(packs)
+    }
+
+    /// Flushes and returns the index (with this session's blobs) and the counts.
+    pub fn finish(self) -> Result<(Index, SinkStats)> {
+        self.flush()?;
+        let stats = self.stats();
+        Ok((self.index.into_inner().unwrap_or_else(PoisonError::into_inner), stats))
+    }
+
+    /// The counts so far.
+    pub fn stats(&self) -> SinkStats {
+        SinkStats {
+            blobs_added: self.blobs_added.load(Ordering::Relaxed),
+            raw_added: self.raw_added.load(Ordering::Relaxed),
+            bytes_added: self.bytes_added.load(Ordering::Relaxed),
+            packs_written: self.packs_written.load(Ordering::Relaxed),
+            packs_adopted: self.packs_adopted.load(Ordering::Relaxed),
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Navigating a snapshot's trees: the node at a path, and a depth-first walk that hands each
+//! entry with its path to a callback (for `ls`, `diff`, `stats` and `check`).
+
+use crate::error::{Error, Result};
+use crate::format::{Content, Node, NodeKind, Tree};
+use crate::id::Id;
+use crate::index::Index;
+use crate::repo::Repository;
+
+/// A directory node standing for a snapshot's root tree.
+pub fn root_node(tree: Id) -> Node {
+    Node { kind: NodeKind::Dir, mode: 0o755, content: Content::Subtree(tree), ..Node::default() }
+}
+
+/// The node at `path` (components separated by `/`, leading `/` optional) below the root tree.
+pub fn resolve(repo: &Repository, index: &Index, root: Id, path: &[u8]) -> Result<Node> {
+    let mut node = root_node(root);
+    for part in path.split(|&b| b == b'/').filter(|p| !p.is_empty() && *p != b".") {
+        let Content::Subtree(id) = node.content else {
+            return Err(Error::Invalid(format!(
+                "{}: not a directory in the snapshot",
+                String::from_utf8_lossy(path)
+            )));
+        };
+        let tree = repo.read_tree(index, &id)?;
+        node = tree.find(part).cloned().ok_or_else(|| {
+            Error::Invalid(format!(
+                "{}: no such path in the snapshot",
+                String::from_utf8_lossy(path)
+            ))
+        })?;
+    }
+    Ok(node)
+}
+
+/// Visits every entry below the tree `id`, parents before children, with its path below that
+/// tree (components joined by `/`). A subtree that cannot be read is an error of the walk.
+pub fn walk(
+    repo: &Repository,
+    index: &Index,
+    id: Id,
+    visit: &mut dyn FnMut(&[u8], &Node) -> Result<()>,
+) -> Result<()> {
+    let mut path = Vec::new();
+    walk_inner(repo, index, id, &mut path, visit)
+}
+
+fn walk_inner(
+    repo: &Repository,
+    index: &Index,
+    id: Id,
+    path: &mut Vec<u8>,
+    visit: &mut dyn FnMut(&[u8], &Node) -> Result<()>,
+) -> Result<()> {
+    let tree: Tree = repo.read_tree(index, &id)?;
+    for node in &tree.nodes {
+        let len = path.len();
+        if len > 0 {
+            path.push(b'/');
+        }
+        path.extend_from_slice(&node.name);
+        visit(path, node)?;
+        if let Content::Subtree(sub) = node.content {
+            walk_inner(repo, index, sub, path, visit)?;
+        }
+        path.truncate(len);
+    }
+    Ok(())
+}
