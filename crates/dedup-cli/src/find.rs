@@ -9,10 +9,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use dedup_core::Progress;
-use dedup_find::{
-    find_run, write_csv, write_dir_summary, write_json, write_text, Analysis, CacheUse,
-    FindOptions, Replication, Report, Run, TextStyle, WholeRead,
-};
+use dedup_find::{find_run, Analysis, CacheUse, FindOptions, Replication, Run, WholeRead};
+use dedup_report::{write_csv, write_dir_summary, write_json, write_text, Report, TextStyle};
 use dedup_scan::io::{Concurrency, DeviceChoice};
 use dedup_scan::Selection;
 use indicatif::{HumanBytes, HumanCount};

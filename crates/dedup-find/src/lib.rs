@@ -1,7 +1,7 @@
 //! The duplicate finder: from a walked tree to groups of byte-identical files, through stages
 //! that each cost more I/O than the last and so see fewer files: size, then identity (hard links
 //! are one file), then head/tail samples, then a full byte-for-byte comparison that reads every
-//! remaining candidate once. Also the report model, its writers and its reader.
+//! remaining candidate once, into a [`dedup_report::Report`].
 
 mod analysis;
 mod buffers;
@@ -15,18 +15,16 @@ mod direct;
 mod dirs;
 mod exact;
 mod fingerprint;
+mod group_order;
 mod listing;
 mod nodes;
 mod pipeline;
 mod reading;
 mod replication;
-mod report;
-mod report_path;
 mod sample;
 #[cfg(test)]
 mod testtree;
 mod whole_read;
-mod write;
 
 /// Fewer items of computing work than this (groups to build or sort, cache entries to order)
 /// are done on the calling thread: on a small tree, starting rayon's pool, a thread per core
@@ -37,10 +35,5 @@ pub use analysis::Analysis;
 pub use cached::{CacheOptions, CacheUse};
 pub use pipeline::{find, find_run, FindOptions, Funnel, Run};
 pub use replication::Replication;
-pub use report::{
-    DirCopy, DirGroup, DirKind, DirSummary, Group, Report, ReportError, ReportFile, SharedWith,
-    Summary, REPORT_VERSION,
-};
 pub use sample::Tuning;
 pub use whole_read::WholeRead;
-pub use write::{write_csv, write_dir_summary, write_json, write_text, TextStyle};

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dedup_core::{Observer, Problem, Progress, Stage};
+use dedup_report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
 use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
 use dedup_scan::{walk, Selection, Tree};
 use rayon::prelude::*;
@@ -16,8 +17,8 @@ use crate::analysis::{analyse, Analysis, Recorder};
 use crate::cached::{CacheOptions, CacheRun, CacheUse, Learned};
 use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
+use crate::group_order::sort_groups;
 use crate::reading::Reading;
-use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
 use crate::sample::{split_by_samples, Sampled, Tuning};
 use crate::whole_read::WholeRead;
 use crate::PARALLEL_FROM;
@@ -249,7 +250,7 @@ fn build_report(tree: &Tree, classes: &[Class], hardlinks: bool, summary: Summar
         unique: None,
         dir_summary: None,
     };
-    report.sort_groups();
+    sort_groups(&mut report.groups);
     report
 }
 
