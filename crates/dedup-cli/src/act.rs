@@ -14,7 +14,7 @@ use dedup_act::{
     KeepPolicy, KeepRule, LogRecord, Places, Plan, PlanOptions, SkipReason, Step, StepEvents,
 };
 use dedup_core::Progress;
-use dedup_find::find;
+use dedup_find::{find, PHASES};
 use dedup_report::Report;
 use indicatif::{HumanBytes, HumanCount};
 
@@ -167,7 +167,7 @@ fn load_report(args: &ActArgs) -> Result<(Report, bool)> {
     }
     let mut options = find_options(&args.select)?;
     options.analysis.dirs = args.dirs;
-    let progress = Arc::new(Progress::default());
+    let progress = Arc::new(Progress::new(PHASES));
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let report = find(&roots, &options, &messages, &progress);

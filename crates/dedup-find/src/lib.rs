@@ -18,6 +18,7 @@ mod fingerprint;
 mod group_order;
 mod listing;
 mod nodes;
+mod phases;
 mod pipeline;
 mod reading;
 mod replication;
@@ -33,6 +34,7 @@ const PARALLEL_FROM: usize = 512;
 
 pub use analysis::Analysis;
 pub use cached::{CacheOptions, CacheUse};
+pub use phases::PHASES;
 pub use pipeline::{find, find_run, FindOptions, Funnel, Run};
 pub use replication::Replication;
 pub use sample::Tuning;

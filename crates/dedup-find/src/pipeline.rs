@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use dedup_core::{Observer, Problem, Progress, Stage};
+use dedup_core::{Observer, Problem, Progress};
 use dedup_report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
 use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
 use dedup_scan::{walk, Selection, Tree};
@@ -18,6 +18,7 @@ use crate::cached::{CacheOptions, CacheRun, CacheUse, Learned};
 use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
 use crate::group_order::sort_groups;
+use crate::phases::{DONE, GROUP, WALK};
 use crate::reading::Reading;
 use crate::sample::{split_by_samples, Sampled, Tuning};
 use crate::whole_read::WholeRead;
@@ -85,7 +86,8 @@ impl Observer for Counting<'_> {
     }
 }
 
-/// Scan `roots` and return the groups of identical files.
+/// Scan `roots` and return the groups of identical files. `progress` counts in the finder's
+/// phases: made with `Progress::new(PHASES)`, it can name and time them ([`crate::PHASES`]).
 pub fn find(
     roots: &[PathBuf],
     options: &FindOptions,
@@ -119,7 +121,7 @@ pub fn find_run(
         let cache = saving.map(|s| CacheUse { cached_groups, ..joined(s) });
         (cache, report)
     });
-    progress.start_stage(Stage::Done, 0);
+    progress.start_phase(DONE, 0);
     report.summary.errors = counting.errors.into_inner();
     let (hardlinks, depth) = (options.hardlinks, options.selection.max_depth);
     let findings =
@@ -140,7 +142,7 @@ fn walk_and_load(
 ) -> (Tree, Option<CacheRun>) {
     std::thread::scope(|scope| {
         let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, counting)));
-        progress.start_stage(Stage::Walking, 0);
+        progress.start_phase(WALK, 0);
         let tree = walk(roots, &options.selection, walk_io, counting, progress);
         (tree, loading.and_then(joined))
     })
@@ -167,7 +169,7 @@ fn find_groups(
     io: &IoScheduler,
     progress: &Progress,
 ) -> Found {
-    progress.start_stage(Stage::Grouping, tree.files.len() as u64);
+    progress.start_phase(GROUP, tree.files.len() as u64);
     let SizeClasses { classes, repeated_entries } = size_classes(tree, options.hardlinks);
     let tree = &*tree;
     let follow_links = options.selection.follow_links;

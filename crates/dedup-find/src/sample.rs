@@ -7,11 +7,11 @@
 //! reading twice would only add requests.
 
 use dedup_cache::{Entry, Fingerprint};
-use dedup_core::Stage;
 
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
 use crate::fingerprint::{kind_for, sample_hash};
+use crate::phases::SAMPLE;
 use crate::reading::Reading;
 use crate::whole_read::{self, Heads, WholeRead};
 
@@ -76,7 +76,7 @@ pub(crate) fn split_by_samples(
     let (sampled, mut out): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| needs_sampling(c, tuning));
     let to_sample = sampled.iter().map(|c| c.inodes.len() as u64).sum();
-    ctx.progress.start_stage(Stage::Sampling, to_sample);
+    ctx.progress.start_phase(SAMPLE, to_sample);
     let len = tuning.sample_len();
     let head = |_: usize, inode: &Inode| {
         let key = sample_hash(inode, 0, len, ctx);
