@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use dedup_find::{DirCopy, DirKind, Report};
+use dedup_report::{DirCopy, DirKind, Report};
 
 use crate::action::Action;
 use crate::keep::Candidate;
@@ -119,7 +119,7 @@ fn plan_copy(
         if let Some(parent) = t.path.parent() {
             touched.insert(parent.to_path_buf());
         }
-        let plan_file = |f: &dedup_find::ReportFile, meta| PlanFile {
+        let plan_file = |f: &dedup_report::ReportFile, meta| PlanFile {
             path: f.path.clone(),
             meta,
             root: places.root_of(&f.path),

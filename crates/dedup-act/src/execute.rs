@@ -194,7 +194,7 @@ mod tests {
     use crate::keep::KeepPolicy;
     use crate::place::Places;
     use crate::plan::{build_plan, PlanOptions};
-    use dedup_find::{Group, Report, ReportFile, Summary, REPORT_VERSION};
+    use dedup_report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
     use std::cell::RefCell;
     use std::fs;
     use std::os::unix::fs::MetadataExt;

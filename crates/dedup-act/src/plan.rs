@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 use dedup_core::{FileId, FileMeta};
-use dedup_find::{Report, ReportFile};
+use dedup_report::{Report, ReportFile};
 
 use crate::action::Action;
 use crate::dir_plan::{plan_dirs, DirRemoval};

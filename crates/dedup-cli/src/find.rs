@@ -10,9 +10,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use dedup_core::Progress;
 use dedup_find::{
-    find_run, write_csv, write_dir_summary, write_json, write_text, Analysis, CacheUse,
-    FindOptions, Replication, Report, Run, Selection, TextStyle, WholeRead,
+    find_run, Analysis, CacheUse, FindOptions, Replication, Run, Selection, WholeRead, PHASES,
 };
+use dedup_report::{write_csv, write_dir_summary, write_json, write_text, Report, TextStyle};
 use dedup_scan::io::{Concurrency, DeviceChoice};
 use dedup_scan::WalkOptions;
 use indicatif::{HumanBytes, HumanCount};
@@ -33,7 +33,7 @@ pub fn run(args: FindArgs) -> Result<bool> {
         None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
     };
 
-    let progress = Arc::new(Progress::default());
+    let progress = Arc::new(Progress::new(PHASES));
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let started = Instant::now();
@@ -45,9 +45,9 @@ pub fn run(args: FindArgs) -> Result<bool> {
 
     if args.verbose {
         let stages: Vec<String> = progress
-            .stage_durations()
+            .phase_durations()
             .iter()
-            .map(|(stage, took)| format!("{} {:.3} s", stage.name(), took.as_secs_f64()))
+            .map(|(phase, took)| format!("{} {:.3} s", phase.name, took.as_secs_f64()))
             .collect();
         messages.line(&format!("dedup: stages: {}", stages.join(", ")));
         messages.line(&format!(
