@@ -1,0 +1,54 @@
+//! Safe file operations, the layer below the jobs: what acting on duplicates, restoring from
+//! the store and mirroring a tree do to a file system, done so that nothing is lost.
+//!
+//! What it offers:
+//! - **Opening relative to a directory** ([`Entry`], [`open_file_at`], [`open_dir_at`]) with
+//!   `O_NOFOLLOW`/`AT_SYMLINK_NOFOLLOW`, and **validation** of a file's identity just before a
+//!   change ([`open_expected`], [`Opened::still_there`]: device, inode, size, mtime, ctime).
+//! - **Comparing** two open files byte for byte ([`same_content`]).
+//! - **Replacing** a validated file by a hard link or a symlink through a temporary name and a
+//!   rename ([`replace_with_link`], [`replace_with_symlink`]), **removing** and **moving** one
+//!   ([`remove`], [`move_to`], never over an existing file, never by copying).
+//! - **Sharing extents**: [`dedupe_file`] (`FIDEDUPERANGE`; the kernel compares under lock) and
+//!   [`clone_file`] (`FICLONE`); "the file system cannot" is [`FsError::Unsupported`], apart
+//!   from real errors.
+//! - **Cleaning up** our own temporary names left by a crash ([`find_strays`], [`check_stray`],
+//!   [`remove_stray`]).
+//!
+//! Its guarantees:
+//! - A name below a directory descriptor is one component and is never followed if it is a
+//!   symlink: every call is relative to the descriptor with `O_NOFOLLOW` or
+//!   `AT_SYMLINK_NOFOLLOW` (or, where the kernel has no such call, through `/proc/self/fd` on an
+//!   entry pinned without following). Only the directory part of a path a caller gives
+//!   ([`Entry::open`]) is resolved as any path is.
+//! - Nothing is written in place: a replacement is complete under a temporary name before one
+//!   `rename` puts it at the final name, so that name always holds the old entry or the whole
+//!   new one. Content is written only into the file a caller hands over ([`clone_file`]),
+//!   and an existing file's extents are shared only
+//!   by the kernel after it compared them ([`dedupe_file`]).
+//! - Only our own temporary names are created and removed: `.dedup-tmp.<16 hex>` and
+//!   `.dedup-new.<16 hex>`, created exclusively, and removed by clean-up only when they hold
+//!   what a crash of ours would have left there ([`TempKind`]).
+//!
+//! Libraries never print: everything is returned as values and [`FsError`]s.
+
+mod compare;
+mod dirent;
+mod error;
+mod platform;
+mod replace;
+mod share;
+mod stray;
+#[cfg(test)]
+mod test_fs;
+mod validate;
+
+pub use compare::same_content;
+pub use dirent::{open_dir_at, open_file_at, regular, Entry};
+pub use error::{Found, FsError, MetaField};
+pub use replace::{move_precheck, move_to, remove, replace_with_link, replace_with_symlink};
+pub use share::{clone_file, dedupe_file};
+pub use stray::{
+    check_stray, find_strays, is_temp_name, remove_stray, temp_kind, temp_name, TempKind,
+};
+pub use validate::{open_expected, Opened};
