@@ -12,6 +12,14 @@
 //! - **Sharing extents**: [`dedupe_file`] (`FIDEDUPERANGE`; the kernel compares under lock) and
 //!   [`clone_file`] (`FICLONE`); "the file system cannot" is [`FsError::Unsupported`], apart
 //!   from real errors.
+//! - **Copying** content sparse-aware ([`copy_contents`]): a clone where possible
+//!   ([`Reflink`]), else `copy_file_range` over the data ranges (`SEEK_DATA`/`SEEK_HOLE`), else
+//!   buffered reads and writes, holes staying holes.
+//! - **New files** written under a temporary name and renamed into place ([`TempFile`]), with
+//!   an optional fsync of the file and of its directory ([`Commit`], [`sync_dir`]).
+//! - **Creating** directories, symlinks, FIFOs, sockets, devices and hard links relative to a
+//!   directory ([`create_dir_at`], [`create_symlink_at`], [`create_special_at`],
+//!   [`hard_link_at`]) and reading a symlink's bytes ([`read_link_at`]).
 //! - **Cleaning up** our own temporary names left by a crash ([`find_strays`], [`check_stray`],
 //!   [`remove_stray`]).
 //!
@@ -23,8 +31,8 @@
 //!   ([`Entry::open`]) is resolved as any path is.
 //! - Nothing is written in place: a replacement is complete under a temporary name before one
 //!   `rename` puts it at the final name, so that name always holds the old entry or the whole
-//!   new one. Content is written only into the file a caller hands over ([`clone_file`]),
-//!   and an existing file's extents are shared only
+//!   new one. Content is written only into the file a caller hands over ([`copy_contents`],
+//!   [`clone_file`]: meant for a [`TempFile`]), and an existing file's extents are shared only
 //!   by the kernel after it compared them ([`dedupe_file`]).
 //! - Only our own temporary names are created and removed: `.dedup-tmp.<16 hex>` and
 //!   `.dedup-new.<16 hex>`, created exclusively, and removed by clean-up only when they hold
@@ -33,17 +41,24 @@
 //! Libraries never print: everything is returned as values and [`FsError`]s.
 
 mod compare;
+mod copy;
+mod create;
 mod dirent;
 mod error;
 mod platform;
 mod replace;
 mod share;
 mod stray;
+mod temp_file;
 #[cfg(test)]
 mod test_fs;
 mod validate;
 
 pub use compare::same_content;
+pub use copy::{copy_contents, Copied, Reflink};
+pub use create::{
+    create_dir_at, create_special_at, create_symlink_at, hard_link_at, read_link_at, Special,
+};
 pub use dirent::{open_dir_at, open_file_at, regular, Entry};
 pub use error::{Found, FsError, MetaField};
 pub use replace::{move_precheck, move_to, remove, replace_with_link, replace_with_symlink};
@@ -51,4 +66,5 @@ pub use share::{clone_file, dedupe_file};
 pub use stray::{
     check_stray, find_strays, is_temp_name, remove_stray, temp_kind, temp_name, TempKind,
 };
+pub use temp_file::{sync_dir, Commit, TempFile};
 pub use validate::{open_expected, Opened};
