@@ -20,6 +20,9 @@
 //! - **Creating** directories, symlinks, FIFOs, sockets, devices and hard links relative to a
 //!   directory ([`create_dir_at`], [`create_symlink_at`], [`create_special_at`],
 //!   [`hard_link_at`]) and reading a symlink's bytes ([`read_link_at`]).
+//! - **Setting metadata** one field at a time ([`set_owner`], [`set_mode`], [`set_times`],
+//!   [`list_xattrs`], [`get_xattr`], [`set_xattr`], [`remove_xattr`]), each failure naming its
+//!   field ([`FsError::Metadata`]).
 //! - **Cleaning up** our own temporary names left by a crash ([`find_strays`], [`check_stray`],
 //!   [`remove_stray`]).
 //!
@@ -40,6 +43,7 @@
 //!
 //! Libraries never print: everything is returned as values and [`FsError`]s.
 
+mod attrs;
 mod compare;
 mod copy;
 mod create;
@@ -53,7 +57,9 @@ mod temp_file;
 #[cfg(test)]
 mod test_fs;
 mod validate;
+mod xattr;
 
+pub use attrs::{set_mode, set_owner, set_times, Target};
 pub use compare::same_content;
 pub use copy::{copy_contents, Copied, Reflink};
 pub use create::{
@@ -68,3 +74,4 @@ pub use stray::{
 };
 pub use temp_file::{sync_dir, Commit, TempFile};
 pub use validate::{open_expected, Opened};
+pub use xattr::{get_xattr, list_xattrs, remove_xattr, set_xattr};
