@@ -10,9 +10,10 @@ use dedup_core::{FileId, FileMeta};
 use dedup_fs::{check_stray, open_expected, remove_stray, same_content, Opened};
 
 use crate::action::Action;
-use crate::dir_plan::{remove_empty_tree, DirRemoval};
-use crate::plan::{Plan, Step};
+use crate::dir_plan::remove_empty_tree;
 use crate::skip::SkipReason;
+use crate::steps::DirRemoval;
+use crate::steps::{Plan, Step};
 
 /// How to run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -194,7 +195,8 @@ mod tests {
     use super::*;
     use crate::keep::KeepPolicy;
     use crate::place::Places;
-    use crate::plan::{build_plan, PlanOptions};
+    use crate::plan::build_plan;
+    use crate::steps::PlanOptions;
     use dedup_report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
     use std::cell::RefCell;
     use std::fs;

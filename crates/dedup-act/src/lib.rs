@@ -16,14 +16,15 @@ mod place;
 mod plan;
 mod script;
 mod skip;
+mod steps;
 
 pub use action::Action;
 pub use dedup_fs::is_temp_name;
-pub use dir_plan::DirRemoval;
 pub use execute::{execute, Done, ExecOptions, ExecSummary, StepEvents};
 pub use keep::{KeepPolicy, KeepRule};
 pub use log::LogRecord;
 pub use place::Places;
-pub use plan::{build_plan, Plan, PlanError, PlanFile, PlanOptions, Skipped, Step};
+pub use plan::build_plan;
 pub use script::{write_script, ScriptError};
 pub use skip::SkipReason;
+pub use steps::{DirRemoval, Plan, PlanError, PlanFile, PlanOptions, Skipped, Step};

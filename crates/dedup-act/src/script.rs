@@ -10,7 +10,7 @@ use std::path::Path;
 use dedup_fs::{temp_name, TempKind};
 
 use crate::action::Action;
-use crate::plan::{Plan, Step};
+use crate::steps::{Plan, Step};
 
 /// A script that cannot be written.
 #[derive(Debug, thiserror::Error)]
