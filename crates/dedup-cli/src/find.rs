@@ -238,9 +238,13 @@ fn device_name(dev: u64) -> String {
     format!("device {}:{}", rustix::fs::major(dev), rustix::fs::minor(dev))
 }
 
-/// True when the error is standard output closing early (`dedup find | head`): not a failure.
+/// True when the error is standard output closing early (`dedup find | head`, `dedup store ls
+/// | head`): not a failure.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    let broken = |e: &io::Error| e.kind() == io::ErrorKind::BrokenPipe;
     err.chain().any(|e| {
-        e.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        e.downcast_ref::<io::Error>().is_some_and(broken)
+            || matches!(e.downcast_ref::<dedup_store::Error>(),
+                Some(dedup_store::Error::Io { cause, .. }) if broken(cause))
     })
 }
