@@ -27,6 +27,29 @@ pub(super) struct Found {
     pub excluded: Vec<(Vec<u8>, Option<EntryKind>)>,
 }
 
+/// Listings of at most this many entries hand their vector back for the thread's next listing:
+/// a walk lists thousands of directories on a few threads, and a vector grown afresh for each
+/// one leaves the allocator's heap fragmented. Larger ones are freed, so a huge directory does
+/// not keep its memory for the rest of the walk.
+const REUSED_ENTRIES: usize = 1024;
+
+thread_local! {
+    static SPARE: std::cell::Cell<Vec<Entry>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// An empty vector for a listing, with the room a listing on this thread left behind.
+fn spare_entries() -> Vec<Entry> {
+    SPARE.with(std::cell::Cell::take)
+}
+
+/// Give a listing's vector back to this thread once the visitor is done with it.
+pub(super) fn give_back(mut entries: Vec<Entry>) {
+    if entries.capacity() <= REUSED_ENTRIES {
+        entries.clear();
+        SPARE.with(|spare| spare.set(entries));
+    }
+}
+
 /// List `fd` (the directory at `path`, `relative` below its root). Entries that fail to be
 /// examined are reported to `observer` and left out.
 pub(super) fn list(
@@ -39,7 +62,7 @@ pub(super) fn list(
     let failed = |path: &Path, e: io::Error| {
         observer.problem(Problem::error(path, ProblemKind::Io(e)));
     };
-    let mut found = Found { entries: Vec::new(), excluded: Vec::new() };
+    let mut found = Found { entries: spare_entries(), excluded: Vec::new() };
     let mut buf = Vec::with_capacity(LISTING_BUF);
     let mut dir = RawDir::new(fd, buf.spare_capacity_mut());
     let mut rel = relative.to_vec();

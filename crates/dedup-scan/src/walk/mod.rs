@@ -334,6 +334,7 @@ fn walk_dir<V: Visitor>(shared: &Shared<V>, task: DirTask<V::Dir>) -> Vec<DirTas
             ancestors: Some(ancestors.clone()),
         });
     }
+    list::give_back(found.entries);
     task.pending.finish(visitor);
     subdirs
 }
