@@ -196,7 +196,7 @@ impl<'r> Session<'r> {
         };
         let id = if options.dry_run { None } else { Some(self.repo.save_snapshot(&snapshot)?) };
         if let Some(marker) = self.marker {
-            marker.remove(self.repo)?;
+            marker.remove()?;
         }
         Ok(BackupOutcome {
             id,

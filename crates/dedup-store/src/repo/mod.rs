@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub use index_load::LoadedIndex;
 pub use init::InitOptions;
 pub use key_slots::{key_slot_errors, needs_password, KeySlot};
-pub use marker::WriterMarker;
+pub use marker::{WriterMarker, REFRESH_EVERY};
 pub use sink::{BlobSink, SinkStats};
 pub use snapshots::SnapshotFilter;
 
@@ -88,6 +88,11 @@ impl Repository {
     /// The backend.
     pub fn backend(&self) -> &dyn Backend {
         self.backend.as_ref()
+    }
+
+    /// The backend, shared (for threads that outlive a borrow).
+    pub(crate) fn backend_arc(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend)
     }
 
     /// The config.
