@@ -50,6 +50,7 @@ impl Repository {
             Err(err) => return Err(Error::io(format!("{location}/{CONFIG}"), err)),
         }
         let mut damaged = Vec::new();
+        let mut config_error = None;
         for slot in key_slots::load_slots(backend.as_ref())? {
             let file = match slot.file {
                 Ok(file) => file,
@@ -59,10 +60,20 @@ impl Repository {
                 }
             };
             match keys::unwrap(&file, password) {
-                Ok(master) => return Repository::with_master(backend, master, slot.id),
+                // A slot whose master key does not open the config is not this repository's
+                // (a leftover of an init that lost a race); another slot may still open it.
+                Ok(master) => {
+                    match Repository::with_master(Arc::clone(&backend), master, slot.id) {
+                        Ok(repo) => return Ok(repo),
+                        Err(err) => config_error = config_error.or(Some(err)),
+                    }
+                }
                 Err(keys::UnwrapError::WrongPassword) => {}
                 Err(err) => damaged.push(format!("keys/{}: {err}", slot.id)),
             }
+        }
+        if let Some(err) = config_error {
+            return Err(err);
         }
         if !damaged.is_empty() {
             return Err(Error::Invalid(format!(
