@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use dedup_store::backup::{backup, backup_stream, BackupOptions, BackupProgress};
 use dedup_store::repo::SnapshotFilter;
 use indicatif::{HumanBytes, HumanCount};
@@ -50,7 +50,7 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let started = Instant::now();
     let outcome = if args.stdin {
         let name = args.stdin_filename.clone().unwrap_or_default();
-        backup_stream(&repo, &options, name.as_bytes(), &mut std::io::stdin().lock(), &progress)?
+        backup_stream(&repo, &options, name.as_bytes(), &mut std::io::stdin().lock(), &progress)
     } else {
         let done = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
@@ -63,8 +63,14 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
                 eprint!("\r\x1b[K");
             }
             result
-        })?
+        })
     };
+    let outcome = outcome.with_context(|| {
+        format!(
+            "backup into {} failed, no snapshot written",
+            super::location(common).unwrap_or_default().display()
+        )
+    })?;
     let s = &outcome.snapshot.summary;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {

@@ -13,7 +13,7 @@ mod restore;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use dedup_store::backend::LocalBackend;
 use dedup_store::repo::{needs_password, Repository};
 
@@ -57,9 +57,16 @@ fn open(common: &CommonArgs) -> Result<Repository> {
             location.display()
         );
     }
-    let password =
-        if needs_password(backend.as_ref())? { password::password(common)? } else { Vec::new() };
-    Ok(Repository::open(backend, &password)?)
+    let shown = location.display();
+    let password = if needs_password(backend.as_ref())
+        .with_context(|| format!("cannot open the repository at {shown}"))?
+    {
+        password::password(common)?
+    } else {
+        Vec::new()
+    };
+    Repository::open(backend, &password)
+        .with_context(|| format!("cannot open the repository at {shown}"))
 }
 
 /// This machine's host name.
