@@ -81,7 +81,8 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
             "files_new": s.files_new, "files_changed": s.files_changed, "files_unchanged": s.files_unchanged,
             "dirs": s.dirs, "others": s.others, "errors": s.errors,
             "bytes_read": s.bytes_read, "bytes_total": s.bytes_total, "bytes_added": s.bytes_added,
-            "blobs_added": s.blobs_added, "packs_written": outcome.packs_written, "seconds": seconds,
+            "blobs_added": s.blobs_added, "packs_written": outcome.packs_written,
+            "packs_adopted": outcome.packs_adopted, "seconds": seconds,
         });
         println!("{json}");
     } else if !common.quiet {
