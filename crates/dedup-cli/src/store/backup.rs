@@ -16,18 +16,10 @@ use crate::messages::Messages;
 pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let host = args.host.clone().unwrap_or_else(super::hostname);
-    let paths: Vec<Vec<u8>> = args
-        .paths
-        .iter()
-        .map(|p| {
-            std::path::absolute(p)
-                .unwrap_or_else(|_| p.clone())
-                .into_os_string()
-                .into_encoded_bytes()
-        })
-        .collect();
+    let paths: Vec<Vec<u8>> = args.paths.iter().map(|p| super::absolute_bytes(p)).collect();
+    let of_host = SnapshotFilter { host: Some(host.clone()), paths: Vec::new() };
     let parent = match &args.parent {
-        Some(spec) => Some(repo.find_snapshot(spec, &SnapshotFilter::default())?),
+        Some(spec) => Some(repo.find_snapshot(spec, &of_host)?),
         None if !args.stdin => {
             let (all, _) = repo.snapshots()?;
             all.into_iter().rev().find(|(_, s)| s.host == host && s.paths == paths)

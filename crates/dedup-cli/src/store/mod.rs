@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use dedup_store::backend::LocalBackend;
-use dedup_store::repo::{needs_password, Repository};
+use dedup_store::repo::{needs_password, Repository, SnapshotFilter};
 
-use self::args::{CommonArgs, StoreArgs, StoreCommand};
+use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
 
 /// Run `dedup store`; `Ok(true)` when complete.
 pub fn run(args: StoreArgs) -> Result<bool> {
@@ -67,6 +67,22 @@ fn open(common: &CommonArgs) -> Result<Repository> {
     };
     Repository::open(backend, &password)
         .with_context(|| format!("cannot open the repository at {shown}"))
+}
+
+/// The library's snapshot filter from `--host` and `--path` (made absolute).
+fn filter(args: &FilterArgs) -> SnapshotFilter {
+    SnapshotFilter {
+        host: args.host.clone(),
+        paths: args.paths.iter().map(|p| absolute_bytes(p)).collect(),
+    }
+}
+
+/// `path` made absolute (not resolved), as backup records it.
+fn absolute_bytes(path: &std::path::Path) -> Vec<u8> {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .into_os_string()
+        .into_encoded_bytes()
 }
 
 /// This machine's host name.
