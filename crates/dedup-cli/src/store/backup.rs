@@ -1,15 +1,17 @@
-//! `dedup store backup`: choose the parent, run the backup, print the summary.
+//! `dedup store backup`: choose the parent, run the backup beside its progress line, print the
+//! summary.
 
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use dedup_store::backup::{backup, backup_stream, BackupOptions, BackupProgress};
+use dedup_store::backup::{backup, backup_stream, count_bytes, BackupOptions, BackupProgress};
 use dedup_store::repo::SnapshotFilter;
 use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{BackupArgs, CommonArgs};
+use super::backup_progress::{self, Expected};
 use crate::messages::Messages;
 
 /// Run `dedup store backup`; `Ok(false)` when some entries could not be read.
@@ -44,16 +46,26 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         let name = args.stdin_filename.clone().unwrap_or_default();
         backup_stream(&repo, &options, name.as_bytes(), &mut std::io::stdin().lock(), &progress)
     } else {
-        let done = std::sync::atomic::AtomicBool::new(false);
+        let show = !common.quiet && std::io::stderr().is_terminal();
+        let expected = Expected::default();
+        if let Some((_, parent)) = &options.parent {
+            expected.total.store(parent.summary.bytes_total, Ordering::Relaxed);
+            expected.known.store(true, Ordering::Relaxed);
+        }
+        let finished = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            let show = !common.quiet && std::io::stderr().is_terminal();
-            let ticker = show.then(|| scope.spawn(|| tick(&progress, &done, started)));
-            let result = backup(&repo, &options, &messages, &progress);
-            done.store(true, Ordering::Relaxed);
-            if let Some(ticker) = ticker {
-                let _ = ticker.join();
-                eprint!("\r\x1b[K");
+            if show && options.parent.is_none() {
+                scope.spawn(|| {
+                    if count_bytes(&options, &expected.total, &finished).is_ok() {
+                        expected.known.store(!finished.load(Ordering::Relaxed), Ordering::Relaxed);
+                    }
+                });
             }
+            if show {
+                scope.spawn(|| backup_progress::tick(&progress, &expected, &finished));
+            }
+            let result = backup(&repo, &options, &messages, &progress);
+            finished.store(true, Ordering::Relaxed);
             result
         })
     };
@@ -107,20 +119,4 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         }
     }
     Ok(!outcome.snapshot.incomplete)
-}
-
-/// Redraws the progress line on stderr until `done`.
-fn tick(progress: &BackupProgress, done: &std::sync::atomic::AtomicBool, started: Instant) {
-    while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let read = progress.bytes_read.load(Ordering::Relaxed);
-        let rate = read as f64 / started.elapsed().as_secs_f64().max(0.001);
-        eprint!(
-            "\r\x1b[K{} files, {} done, {} read, {}/s",
-            HumanCount(progress.files.load(Ordering::Relaxed)),
-            HumanBytes(progress.bytes_done.load(Ordering::Relaxed)),
-            HumanBytes(read),
-            HumanBytes(rate as u64)
-        );
-    }
 }

@@ -3,6 +3,7 @@
 
 pub mod args;
 mod backup;
+mod backup_progress;
 mod browse;
 mod init;
 mod key;
