@@ -71,6 +71,10 @@ fn a_missing_repository_a_wrong_password_and_a_damaged_config_change_nothing() {
         assert!(repo_files(&repo) == damaged, "{damage} config: the repository changed");
         fs::write(&config, &good).unwrap();
     }
+    let keys = repo.join("keys");
+    fs::rename(&keys, dir.path().join("keys-away")).unwrap();
+    assert_fails(&store(&repo, &["snapshots"]), &["keys: no key file"]);
+    fs::rename(dir.path().join("keys-away"), &keys).unwrap();
     store_ok(&repo, &["check"]);
     assert_restores(&repo, "latest", &src, &dir.path().join("restored"), &look(&src));
 }

@@ -51,7 +51,13 @@ impl Repository {
         }
         let mut damaged = Vec::new();
         let mut config_error = None;
-        for slot in key_slots::load_slots(backend.as_ref())? {
+        let slots = key_slots::load_slots(backend.as_ref())?;
+        if slots.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{location}/keys: no key file is there, so no password can open the repository"
+            )));
+        }
+        for slot in slots {
             let file = match slot.file {
                 Ok(file) => file,
                 Err(err) => {
