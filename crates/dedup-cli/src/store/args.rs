@@ -57,7 +57,7 @@ pub enum StoreCommand {
     ///
     /// Logical size: the sum, over every snapshot, of the sizes of its regular files as `ls -l`
     /// shows them (holes of sparse files included; a file counted once for each of its names
-    /// and in each snapshot that holds it): what restoring every snapshot would write. Unique
+    /// and in each snapshot that holds it): the bytes restoring every snapshot gives back. Unique
     /// data: the distinct file chunks, uncompressed. Stored data: those chunks compressed and
     /// encrypted. Repository size: every file of the repository (packs, index, snapshots, keys,
     /// config). Dedup ratio = logical size / unique data; compression ratio = unique data /
