@@ -12,24 +12,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use dedup_find::{DirCopy, DirKind, Report};
+use dedup_report::{DirCopy, DirKind, Report};
 
 use crate::action::Action;
 use crate::keep::Candidate;
 use crate::place::Places;
-use crate::plan::{current, destination, Plan, PlanFile, PlanOptions, Skipped, Step};
 use crate::skip::SkipReason;
-
-/// A directory to remove once its files are gone (`remove`, `move`).
-#[derive(Debug, Clone)]
-pub struct DirRemoval {
-    /// Index of its entry: after the report's groups, in the order of the `dirs` section.
-    pub group: usize,
-    /// The directory.
-    pub dir: PathBuf,
-    /// The directory kept in its place.
-    pub kept: PathBuf,
-}
+use crate::steps::{current, destination, DirRemoval, Plan, PlanFile, PlanOptions, Skipped, Step};
 
 /// Add the steps for the report's `dirs` section to `plan`; returns the directories whose
 /// files are acted on (for the clean-up of temporary names).
@@ -119,7 +108,7 @@ fn plan_copy(
         if let Some(parent) = t.path.parent() {
             touched.insert(parent.to_path_buf());
         }
-        let plan_file = |f: &dedup_find::ReportFile, meta| PlanFile {
+        let plan_file = |f: &dedup_report::ReportFile, meta| PlanFile {
             path: f.path.clone(),
             meta,
             root: places.root_of(&f.path),

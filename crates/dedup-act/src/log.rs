@@ -10,8 +10,8 @@ use base64::Engine as _;
 use serde::Serialize;
 
 use crate::execute::Done;
-use crate::plan::Step;
 use crate::skip::SkipReason;
+use crate::steps::Step;
 
 /// A path in the report's convention: `{"text": …}` or `{"bytes": <base64>}`.
 #[derive(Debug, Clone, Serialize)]

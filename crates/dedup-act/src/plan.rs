@@ -3,94 +3,18 @@
 //! file the report describes is skipped now, with its reason, before anything is touched.
 
 use std::collections::BTreeSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
-use dedup_core::{FileId, FileMeta};
-use dedup_find::{Report, ReportFile};
+use dedup_core::FileId;
+use dedup_fs::{find_strays, is_temp_name};
+use dedup_report::Report;
 
 use crate::action::Action;
-use crate::dir_plan::{plan_dirs, DirRemoval};
-use crate::dirent::{regular, Entry};
-use crate::keep::{Candidate, KeepPolicy};
+use crate::dir_plan::plan_dirs;
+use crate::keep::Candidate;
 use crate::place::Places;
 use crate::skip::SkipReason;
-use crate::stray::{find_strays, is_temp_name};
-
-/// How to plan.
-#[derive(Debug, Clone)]
-pub struct PlanOptions {
-    /// What to do with duplicates.
-    pub action: Action,
-    /// Which file of a group to keep.
-    pub keep: KeepPolicy,
-    /// Only act on duplicates found under another root than the kept file.
-    pub isolate: bool,
-    /// Also act on the report's duplicated directories (`crate::dir_plan`).
-    pub dirs: bool,
-}
-
-/// A file as the plan knows it: its path and the metadata it must still have when acted on.
-#[derive(Debug, Clone)]
-pub struct PlanFile {
-    /// The path, as in the report.
-    pub path: PathBuf,
-    /// Identity, size, mtime and ctime expected at execution.
-    pub meta: FileMeta,
-    /// Index of the root argument it lies under.
-    pub root: usize,
-    /// True when it lies in a reference directory (never changed).
-    pub reference: bool,
-}
-
-/// One change: `target` is acted on, `kept` stays.
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// Index of the group in the report.
-    pub group: usize,
-    /// The file that is kept.
-    pub kept: PlanFile,
-    /// The duplicate to act on.
-    pub target: PlanFile,
-    /// `move`: where the duplicate goes.
-    pub dest: Option<PathBuf>,
-    /// `symlink`: the text of the new symlink (the kept file's absolute path).
-    pub link_text: Option<PathBuf>,
-}
-
-/// A path left out of the plan, and why.
-#[derive(Debug)]
-pub struct Skipped {
-    /// The path.
-    pub path: PathBuf,
-    /// Why it is left alone.
-    pub reason: SkipReason,
-}
-
-/// Everything an action will do, in order.
-#[derive(Debug)]
-pub struct Plan {
-    /// The action.
-    pub action: Action,
-    /// Steps in report order.
-    pub steps: Vec<Step>,
-    /// Paths that cannot be acted on, found while planning.
-    pub skipped: Vec<Skipped>,
-    /// Temporary names left by an interrupted run, to clean up first.
-    pub strays: Vec<PathBuf>,
-    /// Groups left alone by design (all files in reference directories, or with `--isolate`
-    /// all under one root).
-    pub groups_left_alone: u64,
-    /// Directories to remove after the steps, once their files are gone (`--dirs`).
-    pub dir_removals: Vec<DirRemoval>,
-}
-
-/// A plan that cannot be made at all.
-#[derive(Debug, thiserror::Error)]
-pub enum PlanError {
-    /// The destination of `move` lies inside a file it would receive (nonsense input).
-    #[error("the destination directory {0} is not an absolute path")]
-    RelativeDestination(PathBuf),
-}
+use crate::steps::{current, destination, Plan, PlanError, PlanFile, PlanOptions, Skipped, Step};
 
 /// Make the plan for `report`.
 pub fn build_plan(
@@ -221,50 +145,5 @@ fn plan_group(
     }
     if plan.steps.len() == before && options.isolate {
         plan.groups_left_alone += 1;
-    }
-}
-
-/// Where `move` puts `path`: under `to`, at the path as written (without a leading `/` or `./`),
-/// or at its absolute path when it climbs with `..`. Distinct paths get distinct destinations.
-pub(crate) fn destination(to: &Path, path: &Path, places: &Places) -> Option<PathBuf> {
-    let climbs = path.components().any(|c| c == Component::ParentDir);
-    let path = if climbs { places.resolve(path)? } else { path.to_path_buf() };
-    let mut dest = to.to_path_buf();
-    for c in path.components() {
-        if let Component::Normal(name) = c {
-            dest.push(name);
-        }
-    }
-    Some(dest)
-}
-
-/// The file at `file.path` now, which must be the one the report describes (of `size` bytes,
-/// when the report gives the size).
-pub(crate) fn current(file: &ReportFile, size: Option<u64>) -> Result<FileMeta, SkipReason> {
-    let meta = regular(&Entry::open(&file.path)?.lstat()?)?;
-    if meta.id != (FileId { dev: file.dev, ino: file.ino }) {
-        return Err(SkipReason::Replaced);
-    }
-    let ctime_ok = file.ctime_ns.is_none_or(|c| c == meta.ctime_ns);
-    if size.is_some_and(|s| s != meta.size) || meta.mtime_ns != file.mtime_ns || !ctime_ok {
-        return Err(SkipReason::Changed);
-    }
-    Ok(meta)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn move_destinations_keep_the_path_below_the_directory() {
-        let places = Places::new(&[], &[]).unwrap();
-        let to = Path::new("/dups");
-        let d = |p: &str| destination(to, Path::new(p), &places).unwrap();
-        assert_eq!(d("photos/a.jpg"), Path::new("/dups/photos/a.jpg"));
-        assert_eq!(d("./photos/a.jpg"), Path::new("/dups/photos/a.jpg"));
-        assert_eq!(d("/home/u/a.jpg"), Path::new("/dups/home/u/a.jpg"));
-        let climbing = d("../x");
-        assert!(climbing.starts_with(to) && !climbing.to_string_lossy().contains(".."));
     }
 }

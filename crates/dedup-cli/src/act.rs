@@ -14,7 +14,8 @@ use dedup_act::{
     KeepPolicy, KeepRule, LogRecord, Places, Plan, PlanOptions, SkipReason, Step, StepEvents,
 };
 use dedup_core::Progress;
-use dedup_find::{find, Report};
+use dedup_find::{find, PHASES};
+use dedup_report::Report;
 use indicatif::{HumanBytes, HumanCount};
 
 use crate::args::{ActArgs, KeepArg};
@@ -142,7 +143,7 @@ fn load_report(args: &ActArgs) -> Result<(Report, bool)> {
         let report = if from == Path::new("-") {
             let mut buf = Vec::new();
             io::stdin().read_to_end(&mut buf).context("cannot read the report from stdin")?;
-            Report::from_json(&buf[..]).context("cannot use the report from stdin")?
+            Report::from_json_slice(&buf).context("cannot use the report from stdin")?
         } else {
             let file = File::open(from)
                 .with_context(|| format!("cannot open the report {}", quote_path(from)))?;
@@ -166,7 +167,7 @@ fn load_report(args: &ActArgs) -> Result<(Report, bool)> {
     }
     let mut options = find_options(&args.select)?;
     options.analysis.dirs = args.dirs;
-    let progress = Arc::new(Progress::default());
+    let progress = Arc::new(Progress::new(PHASES));
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let report = find(&roots, &options, &messages, &progress);

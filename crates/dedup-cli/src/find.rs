@@ -10,9 +10,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use dedup_core::Progress;
 use dedup_find::{
-    find_run, write_csv, write_dir_summary, write_json, write_text, Analysis, CacheUse,
-    FindOptions, Replication, Report, Run, Selection, TextStyle, WholeRead,
+    find_run, Analysis, CacheUse, FindOptions, Replication, Run, Selection, WholeRead, PHASES,
 };
+use dedup_report::{write_csv, write_dir_summary, write_json, write_text, Report, TextStyle};
 use dedup_scan::io::{Concurrency, DeviceChoice};
 use dedup_scan::WalkOptions;
 use indicatif::{HumanBytes, HumanCount};
@@ -33,7 +33,7 @@ pub fn run(args: FindArgs) -> Result<bool> {
         None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
     };
 
-    let progress = Arc::new(Progress::default());
+    let progress = Arc::new(Progress::new(PHASES));
     let display = Display::start(progress.clone(), args.quiet);
     let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let started = Instant::now();
@@ -45,9 +45,9 @@ pub fn run(args: FindArgs) -> Result<bool> {
 
     if args.verbose {
         let stages: Vec<String> = progress
-            .stage_durations()
+            .phase_durations()
             .iter()
-            .map(|(stage, took)| format!("{} {:.3} s", stage.name(), took.as_secs_f64()))
+            .map(|(phase, took)| format!("{} {:.3} s", phase.name, took.as_secs_f64()))
             .collect();
         messages.line(&format!("dedup: stages: {}", stages.join(", ")));
         messages.line(&format!(
@@ -238,9 +238,13 @@ fn device_name(dev: u64) -> String {
     format!("device {}:{}", rustix::fs::major(dev), rustix::fs::minor(dev))
 }
 
-/// True when the error is standard output closing early (`dedup find | head`): not a failure.
+/// True when the error is standard output closing early (`dedup find | head`, `dedup store ls
+/// | head`): not a failure.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    let broken = |e: &io::Error| e.kind() == io::ErrorKind::BrokenPipe;
     err.chain().any(|e| {
-        e.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        e.downcast_ref::<io::Error>().is_some_and(broken)
+            || matches!(e.downcast_ref::<dedup_store::Error>(),
+                Some(dedup_store::Error::Io { cause, .. }) if broken(cause))
     })
 }

@@ -1,5 +1,7 @@
 //! The progress line on stderr: drawn only on a terminal, from a timer thread that reads the
-//! scan's counters ten times a second, so the scan itself never waits for drawing.
+//! job's counters ten times a second, so the job itself never waits for drawing. It draws
+//! whatever phases the job declared (`dedup_core::Phase`): the phase's label, then the counters
+//! the phase asks for.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,7 +9,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use dedup_core::{Progress, ProgressSnapshot, Stage};
+use dedup_core::{Phase, Progress, ProgressSnapshot, Shows};
 use indicatif::{HumanBytes, HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A running progress display; stops when [`Display::finish`] is called.
@@ -30,7 +32,8 @@ impl Display {
             let (bar, stop) = (bar.clone(), stop.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    bar.set_message(describe(&progress.snapshot()));
+                    let snapshot = progress.snapshot();
+                    bar.set_message(describe(progress.phases().get(snapshot.phase), &snapshot));
                     bar.tick();
                     std::thread::sleep(Duration::from_millis(100));
                 }
@@ -54,23 +57,51 @@ impl Display {
     }
 }
 
-fn describe(s: &ProgressSnapshot) -> String {
-    let found = format!("{} files, {}", HumanCount(s.files_found), HumanBytes(s.bytes_found));
-    match s.stage {
-        Stage::Walking => format!("scanning: {found}"),
-        Stage::Grouping => format!("grouping {found}"),
-        Stage::Sampling => format!(
-            "sampling candidates: {}/{} ({} read)",
-            HumanCount(s.stage_done),
-            HumanCount(s.stage_total),
+/// The line for the current phase; empty for a job that named no phases.
+fn describe(phase: Option<&Phase>, s: &ProgressSnapshot) -> String {
+    let Some(phase) = phase else { return String::new() };
+    let label = phase.label;
+    match phase.shows {
+        Shows::Label => label.to_owned(),
+        Shows::Found { unit } => {
+            format!("{label} {} {unit}, {}", HumanCount(s.files_found), HumanBytes(s.bytes_found))
+        }
+        Shows::Items { unit } => format!(
+            "{label} {}/{}{} ({} read)",
+            HumanCount(s.phase_done),
+            HumanCount(s.phase_total),
+            unit.map(|unit| format!(" {unit}")).unwrap_or_default(),
             HumanBytes(s.bytes_read)
         ),
-        Stage::Comparing => format!(
-            "comparing contents: {}/{} files ({} read)",
-            HumanCount(s.stage_done),
-            HumanCount(s.stage_total),
-            HumanBytes(s.bytes_read)
-        ),
-        Stage::Done => String::from("writing report"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dedup_find::PHASES;
+
+    #[test]
+    fn the_finder_phases_read_as_they_always_did() {
+        let s = ProgressSnapshot {
+            phase: 0,
+            files_found: 12_345,
+            bytes_found: 3 << 20,
+            phase_total: 4_000,
+            phase_done: 1_234,
+            bytes_read: 1536,
+        };
+        let lines: Vec<String> = PHASES.iter().map(|phase| describe(Some(phase), &s)).collect();
+        assert_eq!(
+            lines,
+            [
+                "scanning: 12,345 files, 3.00 MiB",
+                "grouping 12,345 files, 3.00 MiB",
+                "sampling candidates: 1,234/4,000 (1.50 KiB read)",
+                "comparing contents: 1,234/4,000 files (1.50 KiB read)",
+                "writing report",
+            ]
+        );
+        assert_eq!(describe(None, &s), "");
     }
 }

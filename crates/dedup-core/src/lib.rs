@@ -4,7 +4,9 @@
 mod events;
 mod file;
 mod problem;
+mod progress;
 
-pub use events::{Observer, Progress, ProgressSnapshot, Stage};
+pub use events::Observer;
 pub use file::{nanos, FileId, FileMeta};
 pub use problem::{Problem, ProblemKind, Severity};
+pub use progress::{Phase, Progress, ProgressSnapshot, Shows, MAX_PHASES};

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use dedup_core::{Observer, Problem};
+use dedup_report::{DirCopy, DirGroup, DirKind, Report, ReportFile};
 use dedup_scan::NodeId;
 
 use crate::tree::Tree;
@@ -21,7 +22,6 @@ use crate::dirs::{candidate_groups, path_bytes, DirFacts, Extras};
 use crate::extras::extras;
 use crate::nodes::Nodes;
 use crate::replication::{copies, unique_files, Replication, Troubled};
-use crate::report::{DirCopy, DirGroup, DirKind, Report, ReportFile};
 
 /// What to work out beyond the groups of identical files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,8 +77,8 @@ pub(crate) struct Findings {
     /// Directories whose files are all accounted for by `dirs` (path bytes).
     hidden: HashSet<Vec<u8>>,
     dirs: Option<Vec<DirGroup>>,
-    unique: Option<Vec<crate::report::Group>>,
-    dir_summary: Option<Vec<crate::report::DirSummary>>,
+    unique: Option<Vec<dedup_report::Group>>,
+    dir_summary: Option<Vec<dedup_report::DirSummary>>,
 }
 
 /// Run the analyses asked for on the walked tree and the final groups.

@@ -8,13 +8,13 @@
 
 use std::collections::HashMap;
 
+use dedup_report::{DirSummary, SharedWith};
 use dedup_scan::NodeId;
 
 use crate::tree::Tree;
 
 use crate::candidates::Class;
 use crate::nodes::Nodes;
-use crate::report::{DirSummary, SharedWith};
 
 /// Groups in more top-level directories than this are left out of `shared_with`.
 const MAX_PAIRED: usize = 64;

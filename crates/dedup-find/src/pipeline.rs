@@ -7,7 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use dedup_core::{Observer, Problem, Progress, Stage};
+use dedup_core::{Observer, Problem, Progress};
+use dedup_report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
 use dedup_scan::io::{Concurrency, DeviceChoice, IoScheduler};
 use dedup_scan::read::Reader;
 
@@ -19,8 +20,9 @@ use crate::analysis::{analyse, Analysis, Recorder};
 use crate::cached::{CacheOptions, CacheRun, CacheUse, Learned};
 use crate::candidates::{size_classes, Class, SizeClasses};
 use crate::exact::compare_classes;
+use crate::group_order::sort_groups;
+use crate::phases::{DONE, GROUP, WALK};
 use crate::reading::Reading;
-use crate::report::{Group, Report, ReportFile, Summary, REPORT_VERSION};
 use crate::sample::{split_by_samples, Sampled};
 use crate::tuning::Tuning;
 use crate::whole_read::WholeRead;
@@ -88,7 +90,8 @@ impl Observer for Counting<'_> {
     }
 }
 
-/// Scan `roots` and return the groups of identical files.
+/// Scan `roots` and return the groups of identical files. `progress` counts in the finder's
+/// phases: made with `Progress::new(PHASES)`, it can name and time them ([`crate::PHASES`]).
 pub fn find(
     roots: &[PathBuf],
     options: &FindOptions,
@@ -122,7 +125,7 @@ pub fn find_run(
         let cache = saving.map(|s| CacheUse { cached_groups, ..joined(s) });
         (cache, report)
     });
-    progress.start_stage(Stage::Done, 0);
+    progress.start_phase(DONE, 0);
     report.summary.errors = counting.errors.into_inner();
     let (hardlinks, depth) = (options.hardlinks, options.selection.walk.max_depth);
     let findings =
@@ -143,7 +146,7 @@ fn walk_and_load(
 ) -> (Tree, Option<CacheRun>) {
     std::thread::scope(|scope| {
         let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, counting)));
-        progress.start_stage(Stage::Walking, 0);
+        progress.start_phase(WALK, 0);
         let tree = walk_tree(roots, &options.selection, walk_io, counting, progress);
         (tree, loading.and_then(joined))
     })
@@ -170,7 +173,7 @@ fn find_groups(
     io: &IoScheduler,
     progress: &Progress,
 ) -> Found {
-    progress.start_stage(Stage::Grouping, tree.files.len() as u64);
+    progress.start_phase(GROUP, tree.files.len() as u64);
     let SizeClasses { classes, repeated_entries } = size_classes(tree, options.hardlinks);
     let tree = &*tree;
     let follow_links = options.selection.walk.follow_links;
@@ -254,7 +257,7 @@ fn build_report(tree: &Tree, classes: &[Class], hardlinks: bool, summary: Summar
         unique: None,
         dir_summary: None,
     };
-    report.sort_groups();
+    sort_groups(&mut report.groups);
     report
 }
 

@@ -6,10 +6,12 @@ use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use dedup_report::{Group, ReportFile};
+
 use crate::tree::Tree;
 
 use crate::content::Contents;
-use crate::report::{sort_groups, Group, ReportFile};
+use crate::group_order::sort_groups;
 
 /// Bounds on the number of copies of the files to list. Copies are distinct files (inodes), or
 /// paths when hard links count as duplicates.

@@ -2,16 +2,17 @@
 //! heads are alike, hashed, split classes cheaply before any full read. Files that differ usually
 //! differ in their first or last bytes (headers, trailers, indexes), most often in the first: a
 //! file whose head is unique in its class needs no second request (two requests per file cost
-//! more than a peer that reads the prefix first: docs/BENCHMARKS.md). Small files skip this stage: one whole read costs about what a sample read costs, so
-//! reading twice would only add requests.
+//! more than a peer that reads the prefix first: docs/BENCHMARKS.md). Small files skip this
+//! stage: one whole read costs about what a sample read costs, so reading twice would only add
+//! requests.
 
 use dedup_cache::{Entry, Fingerprint};
-use dedup_core::Stage;
 
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
 use crate::fingerprint::{kind_for, sample_hash};
 use crate::keyed::{keyed, same_key_runs};
+use crate::phases::SAMPLE;
 use crate::reading::Reading;
 use crate::tuning::Tuning;
 use crate::whole_read::{self, Heads, WholeRead};
@@ -40,7 +41,7 @@ pub(crate) fn split_by_samples(
     let (sampled, mut out): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| needs_sampling(c, tuning));
     let to_sample = sampled.iter().map(|c| c.inodes.len() as u64).sum();
-    ctx.progress().start_stage(Stage::Sampling, to_sample);
+    ctx.progress().start_phase(SAMPLE, to_sample);
     let len = tuning.sample_len();
     let head = |_: usize, inode: &Inode| {
         let key = sample_hash(inode, 0, len, ctx);

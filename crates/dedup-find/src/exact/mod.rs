@@ -31,12 +31,12 @@ use std::fs::File;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_cache::{Digest, Entry, Fingerprint, FingerprintKind};
-use dedup_core::Stage;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cached::Learned;
 use crate::candidates::{Class, Inode};
 use crate::fingerprint::kind_for;
+use crate::phases::COMPARE;
 use crate::reading::Reading;
 use crate::tuning::{Tuning, FIRST_CHUNK};
 use crate::whole_read::{direct_request, WholeRead};
@@ -76,7 +76,7 @@ pub(crate) fn compare_classes(
     whole_reads: &mut [WholeRead],
 ) -> (Vec<Class>, Vec<Learned>) {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
-    ctx.progress().start_stage(Stage::Comparing, total);
+    ctx.progress().start_phase(COMPARE, total);
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
     let buffers = BufferPool::default();

@@ -1,5 +1,7 @@
 //! Paths in JSON without loss: `{"text": "..."}` when the bytes are UTF-8, otherwise
-//! `{"bytes": "<base64>"}` (ripgrep's convention), so any path survives a round trip.
+//! `{"bytes": "<base64>"}` (ripgrep's convention), so any path survives a round trip. For
+//! `#[serde(with = "dedup_report::json_path")]` on a `PathBuf` field (`json_path::list` on a
+//! `Vec<PathBuf>`), in the report and in any other JSON that carries paths.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -20,7 +22,7 @@ enum Encoded<'a> {
 }
 
 /// Serialize one path.
-pub(crate) fn serialize<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+pub fn serialize<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
     let bytes = path.as_os_str().as_bytes();
     match std::str::from_utf8(bytes) {
         Ok(text) => Encoded::Text(text.into()).serialize(s),
@@ -29,7 +31,7 @@ pub(crate) fn serialize<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Er
 }
 
 /// Deserialize one path.
-pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
     let bytes = match Encoded::deserialize(d)? {
         Encoded::Text(text) => text.into_owned().into_bytes(),
         Encoded::Bytes(b64) => STANDARD.decode(b64).map_err(D::Error::custom)?,
@@ -38,7 +40,7 @@ pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D:
 }
 
 /// The same for a list of paths.
-pub(crate) mod list {
+pub mod list {
     use super::*;
     use serde::ser::SerializeSeq;
 
@@ -53,7 +55,8 @@ pub(crate) mod list {
         }
     }
 
-    pub(crate) fn serialize<S: Serializer>(paths: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
+    /// Serialize a list of paths.
+    pub fn serialize<S: Serializer>(paths: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(paths.len()))?;
         for p in paths {
             seq.serialize_element(&Ref(p))?;
@@ -61,7 +64,8 @@ pub(crate) mod list {
         seq.end()
     }
 
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
+    /// Deserialize a list of paths.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
         Ok(Vec::<One>::deserialize(d)?.into_iter().map(|o| o.0).collect())
     }
 }

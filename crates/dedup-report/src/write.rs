@@ -3,8 +3,7 @@
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
-use crate::report::DirKind;
-use crate::Report;
+use crate::{DirKind, Report};
 
 /// How text output separates paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
