@@ -54,6 +54,14 @@ pub enum StoreCommand {
     /// Show what differs between two snapshots.
     Diff(DiffArgs),
     /// Sizes, dedup and compression ratios, chunks and packs.
+    ///
+    /// Logical size: the sum, over every snapshot, of the sizes of its regular files as `ls -l`
+    /// shows them (holes of sparse files included; a file counted once for each of its names
+    /// and in each snapshot that holds it): the bytes restoring every snapshot gives back. Unique
+    /// data: the distinct file chunks, uncompressed. Stored data: those chunks compressed and
+    /// encrypted. Repository size: every file of the repository (packs, index, snapshots, keys,
+    /// config). Dedup ratio = logical size / unique data; compression ratio = unique data /
+    /// stored data; total ratio = logical size / repository size.
     Stats(StatsArgs),
     /// Verify the repository's structure, and with --read-data every byte.
     Check(CheckArgs),
@@ -115,9 +123,21 @@ pub struct BackupArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Compare with this snapshot instead of the latest of the same host and paths.
+    /// Compare with this snapshot instead of the newest of the same host and paths; `latest`
+    /// is the newest of the host (--host), whatever its paths.
     #[arg(long, value_name = "SNAPSHOT")]
     pub parent: Option<String>,
+}
+
+/// Which snapshots `latest` chooses among (an id prefix is never filtered).
+#[derive(Debug, Clone, Default, Args)]
+pub struct FilterArgs {
+    /// `latest` is the newest snapshot of HOST.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// `latest` is the newest snapshot that backed up PATH (repeatable: every PATH).
+    #[arg(long = "path", value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
 }
 
 /// `store snapshots`.
@@ -126,9 +146,9 @@ pub struct SnapshotsArgs {
     /// Print a JSON array.
     #[arg(long)]
     pub json: bool,
-    /// Only this host's snapshots.
-    #[arg(long, value_name = "HOST")]
-    pub host: Option<String>,
+    /// List only snapshots of HOST (--host) that backed up every PATH (--path).
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// `store ls`.
@@ -141,6 +161,9 @@ pub struct LsArgs {
     /// Show kind, mode, owner, size and time.
     #[arg(short, long)]
     pub long: bool,
+    /// Which snapshots `latest` chooses among.
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// `store restore`.
@@ -161,6 +184,9 @@ pub struct RestoreArgs {
     /// Read the restored files back and compare them with the snapshot.
     #[arg(long)]
     pub verify: bool,
+    /// Which snapshots `latest` chooses among.
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// `store dump`.
@@ -170,6 +196,9 @@ pub struct DumpArgs {
     pub snapshot: String,
     /// The file's path in the snapshot.
     pub file: String,
+    /// Which snapshots `latest` chooses among.
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// `store diff`.
@@ -179,6 +208,9 @@ pub struct DiffArgs {
     pub first: String,
     /// The newer snapshot.
     pub second: String,
+    /// Which snapshots `latest` chooses among.
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// `store stats`.

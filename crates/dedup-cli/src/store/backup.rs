@@ -1,33 +1,27 @@
-//! `dedup store backup`: choose the parent, run the backup, print the summary.
+//! `dedup store backup`: choose the parent, run the backup beside its progress line, print the
+//! summary.
 
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use anyhow::Result;
-use dedup_store::backup::{backup, backup_stream, BackupOptions, BackupProgress};
+use anyhow::{Context, Result};
+use dedup_store::backup::{backup, backup_stream, count_bytes, BackupOptions, BackupProgress};
 use dedup_store::repo::SnapshotFilter;
 use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{BackupArgs, CommonArgs};
+use super::backup_progress::{self, Expected};
 use crate::messages::Messages;
 
 /// Run `dedup store backup`; `Ok(false)` when some entries could not be read.
 pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let host = args.host.clone().unwrap_or_else(super::hostname);
-    let paths: Vec<Vec<u8>> = args
-        .paths
-        .iter()
-        .map(|p| {
-            std::path::absolute(p)
-                .unwrap_or_else(|_| p.clone())
-                .into_os_string()
-                .into_encoded_bytes()
-        })
-        .collect();
+    let paths: Vec<Vec<u8>> = args.paths.iter().map(|p| super::absolute_bytes(p)).collect();
+    let of_host = SnapshotFilter { host: Some(host.clone()), paths: Vec::new() };
     let parent = match &args.parent {
-        Some(spec) => Some(repo.find_snapshot(spec, &SnapshotFilter::default())?),
+        Some(spec) => Some(repo.find_snapshot(spec, &of_host)?),
         None if !args.stdin => {
             let (all, _) = repo.snapshots()?;
             all.into_iter().rev().find(|(_, s)| s.host == host && s.paths == paths)
@@ -50,21 +44,37 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let started = Instant::now();
     let outcome = if args.stdin {
         let name = args.stdin_filename.clone().unwrap_or_default();
-        backup_stream(&repo, &options, name.as_bytes(), &mut std::io::stdin().lock(), &progress)?
+        backup_stream(&repo, &options, name.as_bytes(), &mut std::io::stdin().lock(), &progress)
     } else {
-        let done = std::sync::atomic::AtomicBool::new(false);
+        let show = !common.quiet && std::io::stderr().is_terminal();
+        let expected = Expected::default();
+        if let Some((_, parent)) = &options.parent {
+            expected.total.store(parent.summary.bytes_total, Ordering::Relaxed);
+            expected.known.store(true, Ordering::Relaxed);
+        }
+        let finished = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            let show = !common.quiet && std::io::stderr().is_terminal();
-            let ticker = show.then(|| scope.spawn(|| tick(&progress, &done, started)));
-            let result = backup(&repo, &options, &messages, &progress);
-            done.store(true, Ordering::Relaxed);
-            if let Some(ticker) = ticker {
-                let _ = ticker.join();
-                eprint!("\r\x1b[K");
+            if show && options.parent.is_none() {
+                scope.spawn(|| {
+                    if count_bytes(&options, &expected.total, &finished).is_ok() {
+                        expected.known.store(!finished.load(Ordering::Relaxed), Ordering::Relaxed);
+                    }
+                });
             }
+            if show {
+                scope.spawn(|| backup_progress::tick(&progress, &expected, &finished));
+            }
+            let result = backup(&repo, &options, &messages, &progress);
+            finished.store(true, Ordering::Relaxed);
             result
-        })?
+        })
     };
+    let outcome = outcome.with_context(|| {
+        format!(
+            "backup into {} failed, no snapshot written",
+            super::location(common).unwrap_or_default().display()
+        )
+    })?;
     let s = &outcome.snapshot.summary;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
@@ -75,7 +85,8 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
             "files_new": s.files_new, "files_changed": s.files_changed, "files_unchanged": s.files_unchanged,
             "dirs": s.dirs, "others": s.others, "errors": s.errors,
             "bytes_read": s.bytes_read, "bytes_total": s.bytes_total, "bytes_added": s.bytes_added,
-            "blobs_added": s.blobs_added, "packs_written": outcome.packs_written, "seconds": seconds,
+            "blobs_added": s.blobs_added, "packs_written": outcome.packs_written,
+            "packs_adopted": outcome.packs_adopted, "seconds": seconds,
         });
         println!("{json}");
     } else if !common.quiet {
@@ -108,20 +119,4 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         }
     }
     Ok(!outcome.snapshot.incomplete)
-}
-
-/// Redraws the progress line on stderr until `done`.
-fn tick(progress: &BackupProgress, done: &std::sync::atomic::AtomicBool, started: Instant) {
-    while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let read = progress.bytes_read.load(Ordering::Relaxed);
-        let rate = read as f64 / started.elapsed().as_secs_f64().max(0.001);
-        eprint!(
-            "\r\x1b[K{} files, {} done, {} read, {}/s",
-            HumanCount(progress.files.load(Ordering::Relaxed)),
-            HumanBytes(progress.bytes_done.load(Ordering::Relaxed)),
-            HumanBytes(read),
-            HumanBytes(rate as u64)
-        );
-    }
 }

@@ -7,7 +7,7 @@ use base64::Engine;
 use dedup_store::blob::BlobKind;
 use dedup_store::format::{Content, Node, NodeKind, Tree};
 use dedup_store::index::Index;
-use dedup_store::repo::{Repository, SnapshotFilter};
+use dedup_store::repo::Repository;
 use dedup_store::Id;
 
 use super::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
@@ -36,7 +36,8 @@ pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
     for err in &bad {
         eprintln!("dedup: error: {err}");
     }
-    all.retain(|(_, s)| args.host.as_ref().is_none_or(|h| &s.host == h));
+    let filter = super::filter(&args.filter);
+    all.retain(|(_, s)| filter.accepts(s));
     if args.json {
         let list: Vec<_> = all
             .iter()
@@ -89,7 +90,7 @@ fn long_line(path: &[u8], node: &Node) -> String {
 /// `dedup store ls`.
 pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let (_, snapshot) = repo.find_snapshot(&args.snapshot, &SnapshotFilter::default())?;
+    let (_, snapshot) = repo.find_snapshot(&args.snapshot, &super::filter(&args.filter))?;
     let index = repo.load_index()?.index;
     let base = args.path.clone().unwrap_or_default();
     let base = base.trim_matches('/').as_bytes().to_vec();
@@ -124,7 +125,7 @@ pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
 /// `dedup store dump`.
 pub fn dump(common: &CommonArgs, args: DumpArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let (_, snapshot) = repo.find_snapshot(&args.snapshot, &SnapshotFilter::default())?;
+    let (_, snapshot) = repo.find_snapshot(&args.snapshot, &super::filter(&args.filter))?;
     let index = repo.load_index()?.index;
     let node = dedup_store::tree::resolve(&repo, &index, snapshot.tree, args.file.as_bytes())?;
     let Content::Chunks(chunks) = &node.content else {
@@ -142,8 +143,9 @@ pub fn dump(common: &CommonArgs, args: DumpArgs) -> Result<bool> {
 /// ids are equal.
 pub fn diff(common: &CommonArgs, args: DiffArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let (_, a) = repo.find_snapshot(&args.first, &SnapshotFilter::default())?;
-    let (_, b) = repo.find_snapshot(&args.second, &SnapshotFilter::default())?;
+    let filter = super::filter(&args.filter);
+    let (_, a) = repo.find_snapshot(&args.first, &filter)?;
+    let (_, b) = repo.find_snapshot(&args.second, &filter)?;
     let index = repo.load_index()?.index;
     let mut out = std::io::stdout().lock();
     diff_trees(&repo, &index, Some(a.tree), Some(b.tree), &mut Vec::new(), &mut out)?;

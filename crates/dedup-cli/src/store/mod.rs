@@ -3,6 +3,7 @@
 
 pub mod args;
 mod backup;
+mod backup_progress;
 mod browse;
 mod init;
 mod key;
@@ -13,11 +14,11 @@ mod restore;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use dedup_store::backend::LocalBackend;
-use dedup_store::repo::{needs_password, Repository};
+use dedup_store::repo::{needs_password, Repository, SnapshotFilter};
 
-use self::args::{CommonArgs, StoreArgs, StoreCommand};
+use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
 
 /// Run `dedup store`; `Ok(true)` when complete.
 pub fn run(args: StoreArgs) -> Result<bool> {
@@ -57,9 +58,32 @@ fn open(common: &CommonArgs) -> Result<Repository> {
             location.display()
         );
     }
-    let password =
-        if needs_password(backend.as_ref())? { password::password(common)? } else { Vec::new() };
-    Ok(Repository::open(backend, &password)?)
+    let shown = location.display();
+    let password = if needs_password(backend.as_ref())
+        .with_context(|| format!("cannot open the repository at {shown}"))?
+    {
+        password::password(common)?
+    } else {
+        Vec::new()
+    };
+    Repository::open(backend, &password)
+        .with_context(|| format!("cannot open the repository at {shown}"))
+}
+
+/// The library's snapshot filter from `--host` and `--path` (made absolute).
+fn filter(args: &FilterArgs) -> SnapshotFilter {
+    SnapshotFilter {
+        host: args.host.clone(),
+        paths: args.paths.iter().map(|p| absolute_bytes(p)).collect(),
+    }
+}
+
+/// `path` made absolute (not resolved), as backup records it.
+fn absolute_bytes(path: &std::path::Path) -> Vec<u8> {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .into_os_string()
+        .into_encoded_bytes()
 }
 
 /// This machine's host name.

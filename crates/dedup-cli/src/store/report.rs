@@ -3,45 +3,79 @@
 use std::collections::HashSet;
 
 use anyhow::Result;
+use dedup_store::blob::BlobKind;
 use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{CheckArgs, CommonArgs, StatsArgs};
 
-/// `dedup store stats`: logical size of the snapshots, what is stored, and the ratios between.
+/// `dedup store stats`: what the snapshots hold, what the repository stores, and the ratios
+/// between (the terms are defined in the help of `StoreCommand::Stats`).
 pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let (snapshots, _) = repo.snapshots()?;
     let index = repo.load_index()?.index;
-    let packs = repo.backend().list("data").map_err(|e| dedup_store::Error::io("data", e))?;
-    let stored: u64 = packs.iter().map(|p| p.size).sum();
+    let mut stored = 0;
+    let mut pack_bytes = 0;
+    for folder in ["data", "index", "snapshots", "keys", "writers", "deletions"] {
+        let size: u64 = repo
+            .backend()
+            .list(folder)
+            .map_err(|e| dedup_store::Error::io(folder, e))?
+            .iter()
+            .map(|o| o.size)
+            .sum();
+        stored += size;
+        if folder == "data" {
+            pack_bytes = size;
+        }
+    }
+    stored +=
+        repo.backend().get("config").map_err(|e| dedup_store::Error::io("config", e))?.len() as u64;
     let logical: u64 = snapshots.iter().map(|(_, s)| s.summary.bytes_total).sum();
     let [data, trees] = index.totals();
-    let unique_raw = data.2;
+    let (chunks, stored_data, unique) = data;
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     let per_blob = ratio(index.memory_bytes() as u64, index.len() as u64);
-    let distinct_packs: HashSet<_> = index.packs().map(|(id, _)| *id).collect();
+    let packs: HashSet<_> = index.packs().collect();
+    let data_packs = packs.iter().filter(|(_, kind)| *kind == BlobKind::Data).count() as u64;
+    let tree_packs = packs.len() as u64 - data_packs;
     if args.json {
         let json = serde_json::json!({
-            "snapshots": snapshots.len(), "logical_bytes": logical, "unique_bytes": unique_raw, "stored_bytes": stored,
-            "dedup_ratio": ratio(logical, unique_raw), "compression_ratio": ratio(unique_raw, data.1),
-            "data_blobs": data.0, "tree_blobs": trees.0, "packs": distinct_packs.len(),
-            "index_bytes_per_blob": per_blob,
+            "snapshots": snapshots.len(), "logical_bytes": logical, "unique_bytes": unique,
+            "stored_data_bytes": stored_data, "pack_bytes": pack_bytes, "stored_bytes": stored,
+            "dedup_ratio": ratio(logical, unique), "compression_ratio": ratio(unique, stored_data),
+            "total_ratio": ratio(logical, stored),
+            "data_blobs": chunks, "tree_blobs": trees.0, "packs": packs.len(),
+            "data_packs": data_packs, "tree_packs": tree_packs, "index_bytes_per_blob": per_blob,
         });
         println!("{json}");
         return Ok(true);
     }
-    println!("snapshots:           {}", snapshots.len());
-    println!("logical size:        {} (all snapshots' files)", HumanBytes(logical));
-    println!("unique data:         {} in {} chunks", HumanBytes(unique_raw), HumanCount(data.0));
+    println!("snapshots:          {}", snapshots.len());
+    println!("logical size:       {}   (every snapshot's files, as restored)", HumanBytes(logical));
     println!(
-        "stored:              {} in {} packs ({} tree blobs)",
+        "unique data:        {}   ({} distinct chunks, uncompressed)",
+        HumanBytes(unique),
+        HumanCount(chunks)
+    );
+    println!(
+        "stored data:        {}   (those chunks compressed and encrypted)",
+        HumanBytes(stored_data)
+    );
+    println!(
+        "repository size:    {}   ({} data packs, {} tree packs with {} tree blobs; index, snapshots, keys)",
         HumanBytes(stored),
-        HumanCount(distinct_packs.len() as u64),
+        HumanCount(data_packs),
+        HumanCount(tree_packs),
         HumanCount(trees.0)
     );
-    println!("dedup ratio:         {:.2}", ratio(logical, unique_raw));
-    println!("compression ratio:   {:.2}", ratio(unique_raw, data.1));
-    println!("index memory:        {per_blob:.1} bytes per blob");
+    println!("dedup ratio:        {:.2}   (logical size / unique data)", ratio(logical, unique));
+    println!("compression ratio:  {:.2}   (unique data / stored data)", ratio(unique, stored_data));
+    println!(
+        "total ratio:        {:.2}   (logical size / repository size)",
+        ratio(logical, stored)
+    );
+    println!("index memory:       {per_blob:.1} bytes per blob");
     Ok(true)
 }
 

@@ -2,7 +2,6 @@
 
 use anyhow::{bail, Context, Result};
 use dedup_store::format::{Content, Node, NodeKind};
-use dedup_store::repo::SnapshotFilter;
 use dedup_store::restore::restore;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use indicatif::{HumanBytes, HumanCount};
@@ -40,7 +39,7 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         Some((spec, path)) => (spec, path),
         None => (args.snapshot.as_str(), ""),
     };
-    let (id, snapshot) = repo.find_snapshot(spec, &SnapshotFilter::default())?;
+    let (id, snapshot) = repo.find_snapshot(spec, &super::filter(&args.filter))?;
     let index = repo.load_index()?.index;
     let node = dedup_store::tree::resolve(&repo, &index, snapshot.tree, path.as_bytes())?;
     let (includes, excludes) = (globs(&args.includes)?, globs(&args.excludes)?);

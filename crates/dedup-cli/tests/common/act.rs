@@ -124,12 +124,18 @@ impl LoopFs {
     /// `kind` is "btrfs" or "xfs". Skips (None) when the tools or privileges are missing,
     /// fails under DEDUP_TEST_REQUIRE_ALL=1.
     pub fn new(kind: &str, test: &str) -> Option<LoopFs> {
+        // XFS needs at least 300 MB; the image is sparse, so this costs little real space.
+        LoopFs::with_size(kind, test, 300 << 20)
+    }
+
+    /// A file system of `kind` ("btrfs", "xfs", "ext4") of `size` bytes.
+    pub fn with_size(kind: &str, test: &str, size: u64) -> Option<LoopFs> {
         let mkfs = format!("mkfs.{kind}");
         let have = Command::new(&mkfs).arg("-V").output().is_ok();
         if !require(
             have,
             test,
-            &format!("{mkfs} not installed (apt-get install btrfs-progs xfsprogs)"),
+            &format!("{mkfs} not installed (apt-get install btrfs-progs xfsprogs e2fsprogs)"),
         ) {
             return None;
         }
@@ -140,12 +146,12 @@ impl LoopFs {
         let img = dir.path().join("fs.img");
         let mnt = dir.path().join("mnt");
         fs::create_dir(&mnt).unwrap();
-        // XFS needs at least 300 MB; the image is sparse, so this costs little real space.
         let f = fs::File::create(&img).unwrap();
-        f.set_len(300 << 20).unwrap();
+        f.set_len(size).unwrap();
         drop(f);
         let made = match kind {
             "xfs" => Command::new(&mkfs).args(["-q", "-f", "-m", "reflink=1"]).arg(&img).status(),
+            "ext4" => Command::new(&mkfs).args(["-q", "-F"]).arg(&img).status(),
             _ => Command::new(&mkfs).arg("-q").arg(&img).status(),
         };
         if !require(made.is_ok_and(|s| s.success()), test, &format!("{mkfs} failed")) {

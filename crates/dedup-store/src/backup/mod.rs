@@ -3,9 +3,12 @@
 //! threads; a directory's tree is stored when it and everything below it are done; then the
 //! index, then the snapshot. Files unchanged since the parent snapshot are not read.
 
+mod estimate;
 mod file;
 mod roots;
 mod visitor;
+
+pub use estimate::count_bytes;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -196,7 +199,7 @@ impl<'r> Session<'r> {
         };
         let id = if options.dry_run { None } else { Some(self.repo.save_snapshot(&snapshot)?) };
         if let Some(marker) = self.marker {
-            marker.remove(self.repo)?;
+            marker.remove()?;
         }
         Ok(BackupOutcome {
             id,

@@ -202,6 +202,10 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         open: impl FnOnce() -> io::Result<File>,
         shown: &std::path::Path,
     ) {
+        // The repository refused a write: no snapshot will be written, so reading on is waste.
+        if self.failed() {
+            return;
+        }
         bump(&self.bytes_total, node.size);
         bump(&self.progress.files, 1);
         bump(&self.progress.bytes_done, node.size);

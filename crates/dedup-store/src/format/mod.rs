@@ -9,6 +9,7 @@ mod key_file;
 mod snapshot;
 mod tree;
 mod wire;
+mod writer_marker;
 
 pub use config::{ChunkerParams, CompressionMode, Config, MAX_CHUNK, PACK_SIZE_RANGE};
 pub use entries::{BlobEntry, Compression};
@@ -17,6 +18,7 @@ pub use index_file::{IndexFile, IndexedPack};
 pub use key_file::{Kdf, KdfParams, KeyFile};
 pub use snapshot::{Snapshot, Summary};
 pub use tree::{valid_name, Content, Node, NodeKind, Tree};
+pub use writer_marker::WriterInfo;
 
 /// The repository format version this program reads and writes.
 pub const FORMAT_VERSION: u8 = 1;

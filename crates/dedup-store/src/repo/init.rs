@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{now_ns, seal_file, Repository, CONFIG};
-use crate::backend::Backend;
+use crate::backend::{Backend, PutOutcome};
 use crate::crypto::Sealer;
 use crate::error::{Error, Result};
 use crate::format::{
@@ -66,7 +66,7 @@ impl Repository {
         let slot_bytes = slot.encode();
         let key_id = Id::of_file(&slot_bytes);
         let key_name = format!("keys/{key_id}");
-        backend.put(&key_name, &slot_bytes).map_err(|e| Error::io(key_name, e))?;
+        backend.put(&key_name, &slot_bytes).map_err(|e| Error::io(&key_name, e))?;
         let config = Config {
             id: Id::random(),
             created: now_ns(),
@@ -78,7 +78,58 @@ impl Repository {
         // The config last: until it exists the location holds no repository, so an interrupted
         // init leaves nothing that opens half-made.
         let bytes = seal_file(&sealer, Magic::Config, &config.encode());
-        backend.put(CONFIG, &bytes).map_err(|e| Error::io(CONFIG, e))?;
+        let written = backend.put(CONFIG, &bytes).map_err(|e| Error::io(CONFIG, e))?;
+        if written == PutOutcome::AlreadyExisted {
+            // Another init won the race: its config stands, and this key slot, whose master key
+            // does not open that config, goes.
+            let _ = backend.delete(&key_name);
+            return Err(Error::AlreadyExists(location));
+        }
         Repository::with_master(backend, master, key_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::LocalBackend;
+
+    #[test]
+    fn of_two_inits_racing_for_one_location_one_wins_and_the_other_is_refused() {
+        for round in 0..3 {
+            let dir = tempfile::tempdir().unwrap();
+            let location = dir.path().join("repo");
+            let barrier = std::sync::Barrier::new(2);
+            let results: Vec<Result<Repository>> = std::thread::scope(|scope| {
+                let racers: Vec<_> = [b"first".as_slice(), b"second"]
+                    .into_iter()
+                    .map(|password| {
+                        let (location, barrier) = (&location, &barrier);
+                        scope.spawn(move || {
+                            let options = InitOptions {
+                                password: Some(password.to_vec()),
+                                kdf: KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
+                                ..InitOptions::default()
+                            };
+                            barrier.wait();
+                            Repository::init(Arc::new(LocalBackend::new(location)), options)
+                        })
+                    })
+                    .collect();
+                racers.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            let winners: Vec<usize> = (0..2).filter(|&i| results[i].is_ok()).collect();
+            assert_eq!(winners.len(), 1, "round {round}: both inits claimed the location");
+            let loser = 1 - winners[0];
+            assert!(matches!(results[loser], Err(Error::AlreadyExists(_))), "round {round}");
+            let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(&location));
+            assert_eq!(backend.list("keys").unwrap().len(), 1, "round {round}: a stray key slot");
+            let passwords = [b"first".as_slice(), b"second"];
+            assert!(Repository::open(Arc::clone(&backend), passwords[winners[0]]).is_ok());
+            assert!(matches!(
+                Repository::open(backend, passwords[loser]),
+                Err(Error::WrongPassword)
+            ));
+        }
     }
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub use index_load::LoadedIndex;
 pub use init::InitOptions;
 pub use key_slots::{key_slot_errors, needs_password, KeySlot};
-pub use marker::WriterMarker;
+pub use marker::{WriterMarker, REFRESH_EVERY};
 pub use sink::{BlobSink, SinkStats};
 pub use snapshots::SnapshotFilter;
 
@@ -50,7 +50,14 @@ impl Repository {
             Err(err) => return Err(Error::io(format!("{location}/{CONFIG}"), err)),
         }
         let mut damaged = Vec::new();
-        for slot in key_slots::load_slots(backend.as_ref())? {
+        let mut config_error = None;
+        let slots = key_slots::load_slots(backend.as_ref())?;
+        if slots.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{location}/keys: no key file is there, so no password can open the repository"
+            )));
+        }
+        for slot in slots {
             let file = match slot.file {
                 Ok(file) => file,
                 Err(err) => {
@@ -59,10 +66,20 @@ impl Repository {
                 }
             };
             match keys::unwrap(&file, password) {
-                Ok(master) => return Repository::with_master(backend, master, slot.id),
+                // A slot whose master key does not open the config is not this repository's
+                // (a leftover of an init that lost a race); another slot may still open it.
+                Ok(master) => {
+                    match Repository::with_master(Arc::clone(&backend), master, slot.id) {
+                        Ok(repo) => return Ok(repo),
+                        Err(err) => config_error = config_error.or(Some(err)),
+                    }
+                }
                 Err(keys::UnwrapError::WrongPassword) => {}
                 Err(err) => damaged.push(format!("keys/{}: {err}", slot.id)),
             }
+        }
+        if let Some(err) = config_error {
+            return Err(err);
         }
         if !damaged.is_empty() {
             return Err(Error::Invalid(format!(
@@ -88,6 +105,11 @@ impl Repository {
     /// The backend.
     pub fn backend(&self) -> &dyn Backend {
         self.backend.as_ref()
+    }
+
+    /// The backend, shared (for threads that outlive a borrow).
+    pub(crate) fn backend_arc(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend)
     }
 
     /// The config.

@@ -1,5 +1,9 @@
 //! Snapshots: list, read, write, and find one by id prefix or `latest`.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
 use super::Repository;
 use crate::error::{Error, Result};
 use crate::format::{Magic, Snapshot};
@@ -11,16 +15,39 @@ pub type Snapshots = (Vec<(Id, Snapshot)>, Vec<Error>);
 /// Which snapshots `latest` chooses among.
 #[derive(Debug, Clone, Default)]
 pub struct SnapshotFilter {
-    /// Only this host.
+    /// Only this host's.
     pub host: Option<String>,
-    /// Only snapshots that include this path.
-    pub path: Option<Vec<u8>>,
+    /// Only snapshots that include every one of these paths (absolute, compared by path
+    /// components, so a trailing `/` does not matter).
+    pub paths: Vec<Vec<u8>>,
+}
+
+fn as_path(bytes: &[u8]) -> &Path {
+    Path::new(OsStr::from_bytes(bytes))
 }
 
 impl SnapshotFilter {
-    fn accepts(&self, snapshot: &Snapshot) -> bool {
+    /// Whether `snapshot` passes.
+    pub fn accepts(&self, snapshot: &Snapshot) -> bool {
         self.host.as_ref().is_none_or(|host| &snapshot.host == host)
-            && self.path.as_ref().is_none_or(|path| snapshot.paths.contains(path))
+            && self
+                .paths
+                .iter()
+                .all(|wanted| snapshot.paths.iter().any(|path| as_path(path) == as_path(wanted)))
+    }
+
+    /// The filter in words, for a message: `of host H including /p`.
+    fn describe(&self) -> String {
+        let mut words = Vec::new();
+        if let Some(host) = &self.host {
+            words.push(format!("of host {host}"));
+        }
+        if !self.paths.is_empty() {
+            let paths: Vec<_> =
+                self.paths.iter().map(|p| as_path(p).display().to_string()).collect();
+            words.push(format!("including {}", paths.join(" and ")));
+        }
+        words.join(" ")
     }
 }
 
@@ -60,12 +87,17 @@ impl Repository {
     }
 
     /// The snapshot named by `spec`: `latest` (the newest that `filter` accepts) or a unique
-    /// prefix of at least 4 hex digits of its id.
+    /// prefix of at least 4 hex digits of its id (which the filter does not restrict).
     pub fn find_snapshot(&self, spec: &str, filter: &SnapshotFilter) -> Result<(Id, Snapshot)> {
         if spec == "latest" {
             let (mut all, _) = self.snapshots()?;
             all.retain(|(_, s)| filter.accepts(s));
-            return all.pop().ok_or_else(|| Error::Snapshot("latest: no snapshot matches".into()));
+            return all.pop().ok_or_else(|| match filter.describe() {
+                words if words.is_empty() => {
+                    Error::Snapshot("latest: the repository has none".into())
+                }
+                words => Error::Snapshot(format!("latest: no snapshot {words}")),
+            });
         }
         let prefix = spec.to_ascii_lowercase();
         if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -86,5 +118,30 @@ impl Repository {
                 matches.len()
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_takes_snapshots_of_its_host_holding_all_its_paths() {
+        let snapshot = Snapshot {
+            host: "here".into(),
+            paths: vec![b"/home/a".to_vec(), b"/etc".to_vec()],
+            ..Snapshot::default()
+        };
+        let filter = |host: Option<&str>, paths: &[&str]| SnapshotFilter {
+            host: host.map(String::from),
+            paths: paths.iter().map(|p| p.as_bytes().to_vec()).collect(),
+        };
+        assert!(filter(None, &[]).accepts(&snapshot));
+        assert!(filter(Some("here"), &["/etc/"]).accepts(&snapshot));
+        assert!(filter(None, &["/home/a", "/etc"]).accepts(&snapshot));
+        assert!(!filter(Some("there"), &[]).accepts(&snapshot));
+        assert!(!filter(None, &["/home"]).accepts(&snapshot));
+        assert!(!filter(None, &["/etc", "/usr"]).accepts(&snapshot));
+        assert_eq!(filter(Some("h"), &["/a", "/b"]).describe(), "of host h including /a and /b");
     }
 }

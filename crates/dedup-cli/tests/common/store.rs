@@ -1,0 +1,269 @@
+//! Helpers for the black-box tests of `dedup store`: running store commands with a password,
+//! small repositories, and what a tree looks like (content and the metadata a restore must
+//! bring back) so that a restore can be compared with its source as it was.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::{run, Out, BIN, TIMEOUT};
+
+/// The password of every test repository.
+pub const PASSWORD: &str = "correct horse";
+
+/// `dedup store` on `repo` with the password in the environment, no other source of settings.
+pub fn store_cmd(repo: &Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(BIN);
+    c.timeout(TIMEOUT)
+        .arg("store")
+        .arg("-r")
+        .arg(repo)
+        .env("DEDUP_PASSWORD", PASSWORD)
+        .env_remove("DEDUP_REPO")
+        .env_remove("DEDUP_PASSWORD_FILE");
+    c
+}
+
+/// Runs `dedup store -r REPO <args>`.
+pub fn store<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> Out {
+    run(store_cmd(repo).args(args))
+}
+
+/// Runs `dedup store -r REPO <args>`, asserts success and returns stdout.
+#[track_caller]
+pub fn store_ok<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> String {
+    let out = store(repo, args);
+    out.assert_code(0);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs `dedup store -r REPO <args>` as user and group nobody (65534) via setpriv.
+pub fn store_as_nobody<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> Out {
+    let mut c = assert_cmd::Command::new("setpriv");
+    c.timeout(TIMEOUT)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(BIN)
+        .arg("store")
+        .arg("-r")
+        .arg(repo)
+        .args(args)
+        .env("DEDUP_PASSWORD", PASSWORD)
+        .env_remove("DEDUP_REPO")
+        .env_remove("DEDUP_PASSWORD_FILE");
+    run(&mut c)
+}
+
+/// Creates a repository with a cheap key, 1 MiB packs and small chunks (16 / 64 / 256 KiB), so
+/// that small trees span several chunks and packs.
+#[track_caller]
+pub fn init_repo(repo: &Path) {
+    store_ok(
+        repo,
+        &[
+            "init",
+            "--kdf-memory-kib",
+            "64",
+            "--kdf-iterations",
+            "1",
+            "--pack-size",
+            "1M",
+            "--chunker",
+            "fastcdc:16K/64K/256K",
+        ],
+    );
+}
+
+/// `backup --json PATH`, asserting success; the summary.
+#[track_caller]
+pub fn backup_json(repo: &Path, path: &Path) -> serde_json::Value {
+    let out = store(repo, &[OsStr::new("backup"), OsStr::new("--json"), path.as_os_str()]);
+    out.assert_code(0);
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("backup --json: {e}\n{}", out.dump()))
+}
+
+/// The id of the newest snapshot whose paths are exactly `[path]`.
+#[track_caller]
+pub fn snapshot_of(repo: &Path, path: &Path) -> String {
+    let list: serde_json::Value =
+        serde_json::from_str(&store_ok(repo, &["snapshots", "--json"])).unwrap();
+    let wanted = serde_json::Value::from(vec![path.to_str().unwrap()]);
+    list.as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|s| s["paths"] == wanted)
+        .unwrap_or_else(|| panic!("no snapshot of {}", path.display()))["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Every file of the repository with its bytes, by path relative to it.
+pub fn repo_files(repo: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![repo.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let rel = path.strip_prefix(repo).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Names of the repository's files under `folder`, sorted.
+pub fn repo_names(repo: &Path, folder: &str) -> Vec<String> {
+    repo_files(repo).into_keys().filter(|k| k.starts_with(&format!("{folder}/"))).collect()
+}
+
+/// What one entry of a tree looks like: the fields a restore brings back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// `f` file, `d` directory, `l` symlink, `p` FIFO, `o` other.
+    pub kind: char,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub mtime_ns: i64,
+    /// A file's content or a symlink's target.
+    pub data: Vec<u8>,
+    /// For a file with hard links in the tree: the first of its paths.
+    pub link: Option<Vec<u8>>,
+    /// Extended attributes (`user.` ones), sorted.
+    pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+fn xattrs(path: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut names = vec![0u8; 4096];
+    let Ok(len) = rustix::fs::llistxattr(path, &mut names) else { return Vec::new() };
+    let mut out: Vec<_> = names[..len]
+        .split(|&b| b == 0)
+        .filter(|n| n.starts_with(b"user."))
+        .map(|name| {
+            let mut value = vec![0u8; 65536];
+            let n = rustix::fs::lgetxattr(path, OsStr::from_bytes(name), &mut value).unwrap_or(0);
+            value.truncate(n);
+            (name.to_vec(), value)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every entry under `root` (the root itself as the empty path), not following symlinks.
+pub fn look(root: &Path) -> BTreeMap<Vec<u8>, Seen> {
+    let mut out = BTreeMap::new();
+    let mut inode_of: BTreeMap<Vec<u8>, (u64, u64)> = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let meta = fs::symlink_metadata(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        let rel = path.strip_prefix(root).unwrap().as_os_str().as_bytes().to_vec();
+        let kind = meta.file_type();
+        let (letter, data) = if kind.is_file() {
+            ('f', fs::read(&path).unwrap())
+        } else if kind.is_dir() {
+            for entry in fs::read_dir(&path).unwrap() {
+                pending.push(entry.unwrap().path());
+            }
+            ('d', Vec::new())
+        } else if kind.is_symlink() {
+            ('l', fs::read_link(&path).unwrap().as_os_str().as_bytes().to_vec())
+        } else {
+            use std::os::unix::fs::FileTypeExt;
+            (if kind.is_fifo() { 'p' } else { 'o' }, Vec::new())
+        };
+        if kind.is_file() && meta.nlink() > 1 {
+            inode_of.insert(rel.clone(), (meta.dev(), meta.ino()));
+        }
+        let seen = Seen {
+            kind: letter,
+            mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            data,
+            link: None,
+            xattrs: xattrs(&path),
+        };
+        out.insert(rel, seen);
+    }
+    // Paths come sorted, so the first path met of each inode is its smallest.
+    let mut first: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
+    for (rel, inode) in &inode_of {
+        let name = first.entry(*inode).or_insert_with(|| rel.clone()).clone();
+        out.get_mut(rel).unwrap().link = Some(name);
+    }
+    out
+}
+
+/// Asserts that two looks are equal, naming the first paths that differ.
+#[track_caller]
+pub fn assert_looks_equal(
+    expected: &BTreeMap<Vec<u8>, Seen>,
+    found: &BTreeMap<Vec<u8>, Seen>,
+    what: &str,
+) {
+    if expected == found {
+        return;
+    }
+    let mut lines = Vec::new();
+    for (path, seen) in expected {
+        match found.get(path) {
+            None => lines.push(format!("missing: {:?}", String::from_utf8_lossy(path))),
+            Some(other) if other != seen => lines.push(format!(
+                "differs: {:?}\n  expected {}\n  found    {}",
+                String::from_utf8_lossy(path),
+                brief(seen),
+                brief(other)
+            )),
+            Some(_) => {}
+        }
+    }
+    for path in found.keys().filter(|p| !expected.contains_key(*p)) {
+        lines.push(format!("extra: {:?}", String::from_utf8_lossy(path)));
+    }
+    lines.truncate(12);
+    panic!("{what}: the restore differs from the tree backed up\n{}", lines.join("\n"));
+}
+
+fn brief(seen: &Seen) -> String {
+    format!(
+        "{} {:o} {}:{} mtime {} {} bytes link {:?} xattrs {}",
+        seen.kind,
+        seen.mode,
+        seen.uid,
+        seen.gid,
+        seen.mtime_ns,
+        seen.data.len(),
+        seen.link.as_ref().map(|l| String::from_utf8_lossy(l).into_owned()),
+        seen.xattrs.len()
+    )
+}
+
+/// Restores `snapshot` (an id prefix or `latest`) at `source` (the absolute path backed up) into
+/// the fresh directory `target`, and asserts it looks as `expected`.
+#[track_caller]
+pub fn assert_restores(
+    repo: &Path,
+    snapshot: &str,
+    source: &Path,
+    target: &Path,
+    expected: &BTreeMap<Vec<u8>, Seen>,
+) {
+    let spec = format!("{snapshot}:{}", source.display());
+    let out = store(
+        repo,
+        &[OsStr::new("restore"), OsStr::new(&spec), "--target".as_ref(), target.as_os_str()],
+    );
+    out.assert_code(0);
+    assert_looks_equal(expected, &look(target), &format!("snapshot {snapshot}"));
+}
