@@ -203,12 +203,7 @@ mod tests {
 
         #[test]
         fn mutated_config_never_panics(config in config_strategy(), at in any::<usize>(), byte in 1u8.., cut in any::<usize>()) {
-            let mut bytes = config.encode();
-            let at = at % bytes.len();
-            bytes[at] ^= byte;
-            let _ = Config::decode(&bytes);
-            bytes.truncate(cut % (bytes.len() + 1));
-            let _ = Config::decode(&bytes);
+            crate::format::damaged_input(&config.encode(), at, byte, cut, Config::decode);
         }
     }
 

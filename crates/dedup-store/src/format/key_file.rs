@@ -164,12 +164,7 @@ mod tests {
 
         #[test]
         fn mutated_key_file_never_panics(key in key_strategy(), at in any::<usize>(), byte in 1u8.., cut in any::<usize>()) {
-            let mut bytes = key.encode();
-            let at = at % bytes.len();
-            bytes[at] ^= byte;
-            let _ = KeyFile::decode(&bytes);
-            bytes.truncate(cut % (bytes.len() + 1));
-            let _ = KeyFile::decode(&bytes);
+            crate::format::damaged_input(&key.encode(), at, byte, cut, KeyFile::decode);
         }
     }
 

@@ -56,3 +56,18 @@ impl DecodeError {
         DecodeError::Invalid(reason.into())
     }
 }
+
+/// Decode `bytes` with one byte flipped (`byte` XORed in at `at`), then cut to a length from
+/// `cut`: the property tests of every decoder use it to show that damaged input is an error,
+/// never a panic.
+#[cfg(test)]
+fn damaged_input<T>(bytes: &[u8], at: usize, byte: u8, cut: usize, decode: impl Fn(&[u8]) -> T) {
+    let mut bytes = bytes.to_vec();
+    if !bytes.is_empty() {
+        let at = at % bytes.len();
+        bytes[at] ^= byte;
+    }
+    let _ = decode(&bytes);
+    bytes.truncate(cut % (bytes.len() + 1));
+    let _ = decode(&bytes);
+}

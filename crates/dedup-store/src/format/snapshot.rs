@@ -208,12 +208,7 @@ mod tests {
 
         #[test]
         fn mutated_snapshot_never_panics(snapshot in snapshot_strategy(), at in any::<usize>(), byte in 1u8.., cut in any::<usize>()) {
-            let mut bytes = snapshot.encode();
-            let at = at % bytes.len();
-            bytes[at] ^= byte;
-            let _ = Snapshot::decode(&bytes);
-            bytes.truncate(cut % (bytes.len() + 1));
-            let _ = Snapshot::decode(&bytes);
+            crate::format::damaged_input(&snapshot.encode(), at, byte, cut, Snapshot::decode);
         }
     }
 }

@@ -333,12 +333,7 @@ mod tests {
 
         #[test]
         fn mutated_tree_never_panics(tree in tree_strategy(), at in any::<usize>(), byte in 1u8.., cut in any::<usize>()) {
-            let mut bytes = tree.encode();
-            let at = at % bytes.len();
-            bytes[at] ^= byte;
-            let _ = Tree::decode(&bytes);
-            bytes.truncate(cut % (bytes.len() + 1));
-            let _ = Tree::decode(&bytes);
+            crate::format::damaged_input(&tree.encode(), at, byte, cut, Tree::decode);
         }
     }
 
