@@ -2,8 +2,8 @@
 
 use super::entries::{BlobEntry, ENTRY_LEN};
 use super::wire::{Reader, Writer};
+use super::BlobKind;
 use super::DecodeError;
-use crate::blob::BlobKind;
 use crate::id::Id;
 
 /// One pack's blobs in an index file.

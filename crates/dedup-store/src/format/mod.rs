@@ -1,6 +1,7 @@
 //! Codecs of the on-disk structures of docs/store-format.md: each file kind encodes to bytes and
 //! decodes from untrusted bytes, returning an error (never panicking) on anything malformed.
 
+mod blob_kind;
 mod config;
 mod entries;
 mod header;
@@ -11,6 +12,7 @@ mod tree;
 mod wire;
 mod writer_marker;
 
+pub use blob_kind::BlobKind;
 pub use config::{ChunkerParams, CompressionMode, Config, MAX_CHUNK, PACK_SIZE_RANGE};
 pub use entries::{BlobEntry, Compression};
 pub use header::{Header, Magic, HEADER_LEN};
