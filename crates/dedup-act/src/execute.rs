@@ -7,15 +7,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use dedup_core::{FileId, FileMeta};
+use dedup_fs::{check_stray, open_expected, remove_stray, same_content, Opened};
 
 use crate::action::Action;
-use crate::compare::same_content;
 use crate::dir_plan::{remove_empty_tree, DirRemoval};
-use crate::ops;
 use crate::plan::{Plan, Step};
 use crate::skip::SkipReason;
-use crate::stray::{check_stray, remove_stray};
-use crate::validate::{open_expected, Opened};
 
 /// How to run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -69,7 +66,7 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
         links_left: HashMap::new(),
     };
     for stray in &plan.strays {
-        let result = check_stray(stray).and_then(|entry| {
+        let result = check_stray(stray).map_err(SkipReason::from).and_then(|entry| {
             if options.dry_run {
                 return Ok(());
             }
@@ -122,7 +119,7 @@ impl Run<'_> {
 
     fn step(&mut self, step: &Step) -> Result<Done, SkipReason> {
         let mut kept = open_expected(&step.kept.path, &self.expect(&step.kept.meta))
-            .map_err(|r| SkipReason::Kept(Box::new(r)))?;
+            .map_err(|r| SkipReason::Kept(Box::new(r.into())))?;
         let mut target = open_expected(&step.target.path, &self.expect(&step.target.meta))?;
         let size = target.stat.st_size as u64;
         // Reflink: the kernel compares under lock; comparing here as well would read twice.
@@ -133,7 +130,7 @@ impl Run<'_> {
             return Err(SkipReason::ContentDiffers);
         }
         if let (Action::Move { .. }, Some(dest)) = (self.action, &step.dest) {
-            ops::move_precheck(&target, dest)?;
+            dedup_fs::move_precheck(&target, dest)?;
         }
         let allocated = target.allocated();
         if self.dry_run {
@@ -159,19 +156,23 @@ impl Run<'_> {
         target: &Opened,
         size: u64,
     ) -> Result<u64, SkipReason> {
-        match self.action {
-            Action::Link => ops::link(kept, target).map(|()| 0),
+        let done = match self.action {
+            Action::Link => dedup_fs::replace_with_link(kept, target).map(|()| 0),
             Action::Symlink => {
                 let text = step.link_text.as_deref().unwrap_or(&step.kept.path);
-                ops::symlink(text, target).map(|()| 0)
+                dedup_fs::replace_with_symlink(text, target).map(|()| 0)
             }
-            Action::Remove => ops::remove(target).map(|()| 0),
+            Action::Remove => dedup_fs::remove(target).map(|()| 0),
             Action::Move { .. } => {
                 let dest = step.dest.as_deref().unwrap_or(&step.target.path);
-                ops::move_to(target, dest).map(|()| 0)
+                if let Some(parent) = dest.parent() {
+                    std::fs::create_dir_all(parent).map_err(SkipReason::Io)?;
+                }
+                dedup_fs::move_to(target, dest).map(|()| 0)
             }
-            Action::Reflink => ops::reflink(kept, target, size),
-        }
+            Action::Reflink => dedup_fs::dedupe_file(&kept.file, &target.file, size),
+        };
+        Ok(done?)
     }
 
     /// What a dry run reports for a validated step.

@@ -3,25 +3,22 @@
 //! just before it runs (same device, inode, size, mtime and ctime as in the report, content still
 //! equal to the kept file byte for byte, no symlink or directory swapped in) and replacements are
 //! atomic (a new name in the same directory, then `rename` over the duplicate). A dry run goes
-//! through the same validation and prints what the real run would do.
+//! through the same validation and prints what the real run would do. The file operations
+//! themselves (opening without following links, validating, comparing, replacing, sharing
+//! extents, cleaning up temporary names) are dedup-fs's; this crate decides what to do with them.
 
 mod action;
-mod compare;
 mod dir_plan;
-mod dirent;
 mod execute;
 mod keep;
 mod log;
-mod ops;
 mod place;
 mod plan;
-mod platform;
 mod script;
 mod skip;
-mod stray;
-mod validate;
 
 pub use action::Action;
+pub use dedup_fs::is_temp_name;
 pub use dir_plan::DirRemoval;
 pub use execute::{execute, Done, ExecOptions, ExecSummary, StepEvents};
 pub use keep::{KeepPolicy, KeepRule};
@@ -30,4 +27,3 @@ pub use place::Places;
 pub use plan::{build_plan, Plan, PlanError, PlanFile, PlanOptions, Skipped, Step};
 pub use script::{write_script, ScriptError};
 pub use skip::SkipReason;
-pub use stray::is_temp_name;

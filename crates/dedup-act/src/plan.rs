@@ -6,15 +6,14 @@ use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 use dedup_core::{FileId, FileMeta};
+use dedup_fs::{find_strays, is_temp_name, regular, Entry};
 use dedup_report::{Report, ReportFile};
 
 use crate::action::Action;
 use crate::dir_plan::{plan_dirs, DirRemoval};
-use crate::dirent::{regular, Entry};
 use crate::keep::{Candidate, KeepPolicy};
 use crate::place::Places;
 use crate::skip::SkipReason;
-use crate::stray::{find_strays, is_temp_name};
 
 /// How to plan.
 #[derive(Debug, Clone)]

@@ -7,9 +7,10 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use dedup_fs::{temp_name, TempKind};
+
 use crate::action::Action;
 use crate::plan::{Plan, Step};
-use crate::stray::temp_name;
 
 /// A script that cannot be written.
 #[derive(Debug, thiserror::Error)]
@@ -78,8 +79,8 @@ fn write_step(plan: &Plan, step: &Step, out: &mut dyn Write) -> io::Result<()> {
         m.mtime_ns.rem_euclid(1_000_000_000)
     );
     let tmp = match step.target.path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.join(temp_name()),
-        _ => temp_name().into(),
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(temp_name(TempKind::Link)),
+        _ => temp_name(TempKind::Link).into(),
     };
     let mut args: Vec<Vec<u8>> =
         vec![quote(&step.kept.path), quote(&step.target.path), stamp.into_bytes()];

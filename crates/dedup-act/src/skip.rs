@@ -3,6 +3,8 @@
 use std::fmt;
 use std::io;
 
+use dedup_fs::{Found, FsError};
+
 /// A step that was not carried out, and why. Nothing was changed for it.
 #[derive(Debug)]
 pub enum SkipReason {
@@ -58,9 +60,32 @@ impl SkipReason {
     }
 }
 
-impl From<rustix::io::Errno> for SkipReason {
-    fn from(e: rustix::io::Errno) -> Self {
-        SkipReason::from_io(e.into())
+/// The reason a step is skipped when a file operation refused. The texts are this crate's
+/// (dedup-fs names what happened; the messages a user reads about a plan are said here).
+impl From<FsError> for SkipReason {
+    fn from(e: FsError) -> Self {
+        match e {
+            FsError::Replaced => SkipReason::Replaced,
+            FsError::NotRegular(found) => SkipReason::NotRegular(match found {
+                Found::Symlink => "a symbolic link",
+                Found::Directory => "a directory",
+                Found::Special | Found::LoneFile => "a special file",
+            }),
+            FsError::Changed => SkipReason::Changed,
+            FsError::ContentDiffers => SkipReason::ContentDiffers,
+            FsError::SourceReplaced => SkipReason::Kept(Box::new(SkipReason::Replaced)),
+            FsError::CrossDevice => SkipReason::OtherFileSystem,
+            FsError::Unsupported(e) => SkipReason::ReflinkUnsupported(e.to_string()),
+            FsError::Exists => SkipReason::DestinationExists,
+            FsError::NotOurs(Found::LoneFile) => SkipReason::NotRegular(
+                "a file with no other link (not one dedup left behind; left alone)",
+            ),
+            FsError::NotOurs(_) => {
+                SkipReason::NotRegular("not a file dedup left behind (left alone)")
+            }
+            FsError::Metadata { source, .. } => SkipReason::from_io(source),
+            FsError::Io(e) => SkipReason::from_io(e),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ const CHUNK: usize = 1 << 20;
 
 /// True when the first `size` bytes of `a` and `b` are equal and both have exactly `size`
 /// bytes to give.
-pub(crate) fn same_content(a: &File, b: &File, size: u64) -> io::Result<bool> {
+pub fn same_content(a: &File, b: &File, size: u64) -> io::Result<bool> {
     let len = CHUNK.min(usize::try_from(size).unwrap_or(CHUNK)).max(1);
     let (mut x, mut y) = (ReadBuf::new(len), ReadBuf::new(len));
     let mut at = 0u64;

@@ -1,0 +1,286 @@
+//! Copying a file's content into another: a clone where the file system can share extents,
+//! otherwise a copy of the data ranges only (`SEEK_DATA`/`SEEK_HOLE`), so holes stay holes. The
+//! data moves inside the kernel (`copy_file_range`) where it can, else through a 1 MiB buffer
+//! (also when cloning is refused: the kernel's copy may share extents too).
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use dedup_scan::ReadBuf;
+use rustix::fs::{copy_file_range, fstat, ftruncate, seek, SeekFrom};
+use rustix::io::Errno;
+
+use crate::error::{unsupported, FsError};
+use crate::share::clone_file;
+
+/// Bytes moved per `copy_file_range` call or per buffered read and write.
+const CHUNK: usize = 1 << 20;
+
+/// Whether [`copy_contents`] may clone instead of copying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reflink {
+    /// Clone where the file system can, copy otherwise.
+    #[default]
+    Auto,
+    /// Clone or fail with [`FsError::Unsupported`].
+    Always,
+    /// Always copy the bytes, so that the copy has extents of its own (a copy to guard
+    /// against damage to the original's blocks).
+    Never,
+}
+
+/// What [`copy_contents`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Copied {
+    /// The copy shares the source's extents.
+    pub cloned: bool,
+    /// Bytes cloned, or bytes of data copied (holes are not counted: nothing was read there).
+    pub bytes: u64,
+}
+
+/// Make `dst` (open for writing, not in append mode; another file than `src`) hold exactly the
+/// first `len` bytes of `src`, replacing whatever it held: meant for a new file such as a
+/// [`crate::TempFile`]. Holes of `src` stay holes in a copy. [`FsError::Changed`]
+/// when `src` ends before `len` (it shrank since its length was taken); bytes past `len` are
+/// not copied. `src`'s file offset is moved (positioned I/O and seeks are used).
+pub fn copy_contents(
+    src: &File,
+    dst: &File,
+    len: u64,
+    reflink: Reflink,
+) -> Result<Copied, FsError> {
+    // The copy starts by emptying `dst`: were it `src`, the content would be gone.
+    let (from, to) = (fstat(src)?, fstat(dst)?);
+    if (from.st_dev, from.st_ino) == (to.st_dev, to.st_ino) {
+        let why = "the source and the destination of a copy are the same file";
+        return Err(FsError::Io(io::Error::new(io::ErrorKind::InvalidInput, why)));
+    }
+    if reflink != Reflink::Never {
+        match clone_file(src, dst) {
+            Ok(()) => return cut_clone(dst, len),
+            Err(FsError::Unsupported(_)) if reflink == Reflink::Auto => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // Where the file system can share extents, `copy_file_range` does so for whole blocks:
+    // `Never` must not use it.
+    let bytes = Copier::new(reflink != Reflink::Never).copy(src, dst, len)?;
+    Ok(Copied { cloned: false, bytes })
+}
+
+/// A clone has the source's whole length, which must be at least `len`; cut it there.
+fn cut_clone(dst: &File, len: u64) -> Result<Copied, FsError> {
+    let size = fstat(dst)?.st_size as u64;
+    if size < len {
+        return Err(FsError::Changed);
+    }
+    if size > len {
+        ftruncate(dst, len)?;
+    }
+    Ok(Copied { cloned: true, bytes: len })
+}
+
+/// A sparse-aware copy, remembering whether the kernel copies for it.
+struct Copier {
+    /// `copy_file_range` still worth trying.
+    kernel: bool,
+    buf: Option<ReadBuf>,
+}
+
+impl Copier {
+    fn new(kernel: bool) -> Copier {
+        Copier { kernel, buf: None }
+    }
+
+    /// Copy the data ranges of `src` below `len`, then set the length (a trailing hole).
+    fn copy(&mut self, src: &File, dst: &File, len: u64) -> Result<u64, FsError> {
+        // Old bytes of `dst` would show through the holes left unwritten.
+        ftruncate(dst, 0)?;
+        let mut copied = 0;
+        let mut pos = 0;
+        while let Some((start, end)) = data_range(src, pos, len)? {
+            self.copy_range(src, dst, start, end)?;
+            copied += end - start;
+            pos = end;
+        }
+        // Past the last data range there is only a hole, unless the file ends before `len`.
+        if (fstat(src)?.st_size as u64) < len {
+            return Err(FsError::Changed);
+        }
+        ftruncate(dst, len)?;
+        Ok(copied)
+    }
+
+    fn copy_range(&mut self, src: &File, dst: &File, start: u64, end: u64) -> Result<(), FsError> {
+        let mut at = start;
+        while at < end {
+            let want = CHUNK.min(usize::try_from(end - at).unwrap_or(CHUNK));
+            let n = if self.kernel {
+                let (mut from, mut to) = (at, at);
+                match copy_file_range(src, Some(&mut from), dst, Some(&mut to), want) {
+                    Ok(n) => n,
+                    Err(e) if unsupported(e, &[Errno::NOSYS]) => {
+                        self.kernel = false;
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            } else {
+                let buf = self.buf.get_or_insert_with(|| ReadBuf::new(CHUNK));
+                buf.set_len(want);
+                let n = src.read_at(buf.bytes_mut(), at)?;
+                dst.write_all_at(&buf.bytes()[..n], at)?;
+                n
+            };
+            if n == 0 {
+                return Err(FsError::Changed);
+            }
+            at += n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// The next range of data at or after `pos` and below `len`; `None` when only a hole is left.
+/// A file system without `SEEK_DATA` is all data.
+fn data_range(src: &File, pos: u64, len: u64) -> Result<Option<(u64, u64)>, FsError> {
+    if pos >= len {
+        return Ok(None);
+    }
+    let start = match seek(src, SeekFrom::Data(pos)) {
+        Ok(start) => start,
+        // No data at or after `pos`: a hole up to the end of the file.
+        Err(Errno::NXIO) => return Ok(None),
+        Err(Errno::INVAL | Errno::OPNOTSUPP) => return Ok(Some((pos, len))),
+        Err(e) => return Err(e.into()),
+    };
+    if start >= len {
+        return Ok(None);
+    }
+    let end = seek(src, SeekFrom::Hole(start))?.min(len);
+    // A hole where data just was (the file is being changed): copy to the end rather than loop.
+    Ok(Some((start, if end > start { end } else { len })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::same_content;
+    use crate::test_fs::Reflinks;
+    use std::fs;
+    use std::path::Path;
+
+    const LEN: u64 = 64 << 20;
+    const DATA_AT: [u64; 2] = [1 << 20, 40 << 20];
+
+    /// A 64 MiB file of two 4 KiB data blocks and holes, ending in a hole.
+    fn sparse_source(dir: &Path) -> File {
+        let p = dir.join("sparse");
+        let f = File::create(&p).unwrap();
+        f.set_len(LEN).unwrap();
+        for (i, at) in DATA_AT.into_iter().enumerate() {
+            f.write_all_at(&[i as u8 + 1; 4096], at).unwrap();
+        }
+        File::open(&p).unwrap()
+    }
+
+    /// A destination already holding other bytes, to see they do not survive.
+    fn destination(dir: &Path) -> File {
+        let p = dir.join("copy");
+        fs::write(&p, vec![0xAA; 3 << 20]).unwrap();
+        fs::OpenOptions::new().read(true).write(true).open(p).unwrap()
+    }
+
+    fn allocated(f: &File) -> u64 {
+        fstat(f).unwrap().st_blocks as u64 * 512
+    }
+
+    #[test]
+    fn holes_stay_holes_through_the_kernel_and_through_the_buffer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = sparse_source(tmp.path());
+        for kernel in [true, false] {
+            let dst = destination(tmp.path());
+            let copied = Copier::new(kernel).copy(&src, &dst, LEN).unwrap();
+            assert_eq!(copied, 8192, "kernel copy {kernel}: data bytes");
+            assert_eq!(fstat(&dst).unwrap().st_size as u64, LEN);
+            assert!(allocated(&dst) <= 64 << 10, "kernel copy {kernel}: {}", allocated(&dst));
+            assert!(same_content(&src, &dst, LEN).unwrap(), "kernel copy {kernel}");
+        }
+    }
+
+    #[test]
+    fn copy_contents_without_reflinks_copies_and_always_refuses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = sparse_source(tmp.path());
+        let dst = destination(tmp.path());
+        if clone_file(&src, &dst).is_ok() {
+            return; // a file system with reflinks: the btrfs test covers it
+        }
+        let dst = destination(tmp.path());
+        let e = copy_contents(&src, &dst, LEN, Reflink::Always).unwrap_err();
+        assert!(matches!(e, FsError::Unsupported(_)), "{e:?}");
+        for reflink in [Reflink::Auto, Reflink::Never] {
+            let copied = copy_contents(&src, &dst, LEN, reflink).unwrap();
+            assert_eq!(copied, Copied { cloned: false, bytes: 8192 });
+            assert!(same_content(&src, &dst, LEN).unwrap());
+            assert!(allocated(&dst) <= 64 << 10);
+        }
+    }
+
+    #[test]
+    fn a_file_is_never_copied_onto_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("f");
+        fs::write(&p, b"precious").unwrap();
+        let (src, dst) = (File::open(&p).unwrap(), fs::OpenOptions::new().write(true).open(&p));
+        for reflink in [Reflink::Auto, Reflink::Never] {
+            assert!(copy_contents(&src, dst.as_ref().unwrap(), 8, reflink).is_err());
+        }
+        assert_eq!(fs::read(&p).unwrap(), b"precious");
+    }
+
+    #[test]
+    fn a_prefix_is_copied_and_a_shrunk_source_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("src");
+        let data: Vec<u8> = (0..(3 * CHUNK + 5)).map(|i| (i % 251) as u8).collect();
+        fs::write(&p, &data).unwrap();
+        let src = File::open(&p).unwrap();
+        for kernel in [true, false] {
+            let dst = destination(tmp.path());
+            Copier::new(kernel).copy(&src, &dst, 2 * CHUNK as u64 + 1).unwrap();
+            assert_eq!(fs::read(tmp.path().join("copy")).unwrap(), data[..2 * CHUNK + 1]);
+            let longer = data.len() as u64 + 1;
+            let e = Copier::new(kernel).copy(&src, &dst, longer).unwrap_err();
+            assert!(matches!(e, FsError::Changed), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn on_btrfs_auto_and_always_clone() {
+        let Some(fs) = Reflinks::mount("on_btrfs_auto_and_always_clone") else { return };
+        let src = sparse_source(&fs.dir);
+        for reflink in [Reflink::Auto, Reflink::Always] {
+            let dst = destination(&fs.dir);
+            let copied = copy_contents(&src, &dst, LEN - 1, reflink).unwrap();
+            assert_eq!(copied, Copied { cloned: true, bytes: LEN - 1 });
+            let (whole, cut) =
+                (fs::read(fs.dir.join("sparse")).unwrap(), fs::read(fs.dir.join("copy")).unwrap());
+            assert!(cut[..] == whole[..whole.len() - 1], "{reflink:?}");
+        }
+        let dst = destination(&fs.dir);
+        let copied = copy_contents(&src, &dst, LEN, Reflink::Never).unwrap();
+        assert_eq!(copied, Copied { cloned: false, bytes: 8192 });
+        assert!(same_content(&src, &dst, LEN).unwrap());
+        assert!(allocated(&dst) <= 64 << 10);
+        // Never: the copy's blocks are its own, on a file system that could share them.
+        let full = fs.dir.join("full");
+        fs::write(&full, vec![7u8; 8 << 20]).unwrap();
+        let src = File::open(&full).unwrap();
+        let before = fs.free_bytes();
+        copy_contents(&src, &destination(&fs.dir), 8 << 20, Reflink::Never).unwrap();
+        assert!(fs.free_bytes() + (6 << 20) < before, "the copy shares the original's blocks");
+    }
+}
