@@ -13,7 +13,7 @@ use crate::tree::join;
 
 /// A relative path as a `PathBuf`.
 pub fn path(rel: &[u8]) -> PathBuf {
-    PathBuf::from(OsStr::from_bytes(rel))
+    PathBuf::from(OsStr::from_bytes(if rel.is_empty() { b"." } else { rel }))
 }
 
 /// The change one action makes; `bytes` is the content written, where known.

@@ -11,18 +11,23 @@
 pub mod change;
 pub mod compare;
 pub mod dry_run;
+mod execute;
 pub mod options;
 pub mod plan;
+mod precision;
 pub mod summary;
 pub mod tree;
 pub mod verify;
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
-use dedup_core::{Phase, Progress, Shows};
+use dedup_core::{Phase, Problem, ProblemKind, Progress, Shows};
 use dedup_scan::io::IoScheduler;
-use dedup_scan::{Detail, WalkOptions, WalkOptionsError};
+use dedup_scan::{open_dir, Detail, WalkOptions, WalkOptionsError};
 
 pub use change::{Change, ChangeKind, Events};
 pub use options::{DedupMode, SyncOptions};
@@ -83,14 +88,19 @@ pub fn sync(
     progress: &Progress,
 ) -> Result<Summary, SyncError> {
     let started = Instant::now();
-    let dst_exists = check_roots(src, dst)?;
+    let mut dst_exists = check_roots(src, dst)?;
+    let created = !dst_exists && !options.dry_run;
+    if created {
+        std::fs::create_dir_all(dst).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?;
+        dst_exists = true;
+    }
     let mut walk_options = WalkOptions::default().with_excludes(&options.excludes)?;
     walk_options.detail = Detail::Everything;
     walk_options.xattrs = true;
     walk_options.one_file_system = options.one_file_system;
     let io = IoScheduler::new(options.io.for_listing());
     progress.start_phase(WALK, 0);
-    let is_temp = |name: &[u8]| is_temp_name(name);
+    let is_temp = |name: &[u8]| dedup_fs::is_temp_name(std::ffi::OsStr::from_bytes(name));
     let walked = tree::walk_both(
         src,
         dst_exists.then_some(dst),
@@ -102,7 +112,9 @@ pub fn sync(
     );
     progress.start_phase(PLAN, 0);
     let privileged = rustix::process::geteuid().is_root();
-    let grain = || 1;
+    let probe =
+        precision::Probe::new(dst_exists.then_some(dst), walked.dst.dir(b"").map(|d| d.meta));
+    let grain = || probe.grain();
     let rules = compare::Rules {
         owner: privileged,
         all_xattrs: privileged,
@@ -111,14 +123,50 @@ pub fn sync(
     };
     let cx =
         plan::Context { src_root: src, dst_root: dst, options, rules: &rules, observer: events };
-    let plan = plan::plan(&cx, &walked);
+    let mut plan = plan::plan(&cx, &walked);
     if let Some(limit) = options.max_delete {
         let planned = plan.deletion_count();
         if planned > limit {
             return Err(SyncError::TooManyDeletions { planned, limit });
         }
     }
+    for r in &plan.refused {
+        let e = std::io::Error::other(r.reason);
+        events.problem(Problem::error(tree::under(dst, &r.rel), ProblemKind::Io(e)));
+    }
     let tally = summary::Tally::default();
+    if created {
+        // Made before the walk, so that the walk and the run see it: report it as made.
+        plan.dirs[0].state = plan::DirState::Create;
+        let change =
+            Change { kind: ChangeKind::Mkdir, path: dry_run::path(b""), from: None, bytes: 0 };
+        tally.count(&change, 1);
+        events.change(&change);
+    }
+    let deletions_allowed = options.delete && !walked.src_failed;
+    if !options.dry_run {
+        if !plan.is_empty() {
+            let exec = execute::Exec {
+                src,
+                dst,
+                src_fd: open_dir(src, true).map_err(|e| SyncError::Io(src.to_path_buf(), e))?,
+                dst_fd: open_dir(dst, true).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?,
+                link_dest_fd: options.link_dest.as_deref().and_then(|p| open_dir(p, true).ok()),
+                rules: &rules,
+                reflink: options.reflink,
+                events,
+                tally: &tally,
+                progress,
+                io: IoScheduler::following(&io, options.io),
+                src_failed: AtomicBool::new(false),
+                touched: Mutex::default(),
+            };
+            execute::run(&exec, &plan, deletions_allowed);
+            let src_failed = walked.src_failed || exec.src_failed.load(Ordering::Relaxed);
+            return Ok(finish(&plan, &tally, started, src_failed, events));
+        }
+        return Ok(finish(&plan, &tally, started, walked.src_failed, events));
+    }
     for change in dry_run::changes(&plan) {
         let entries = match change.kind {
             ChangeKind::Delete => plan
@@ -131,20 +179,26 @@ pub fn sync(
         tally.count(&change, entries);
         events.change(&change);
     }
-    let mut summary = tally.summary(plan.checked, started.elapsed());
-    summary.failed += plan.refused.len() as u64;
-    summary.deletions_skipped = walked.src_failed && !plan.deletions.is_empty();
-    Ok(summary)
+    Ok(finish(&plan, &tally, started, walked.src_failed, events))
 }
 
-/// Our own temporary names (`.dedup-new.<hex>`, `.dedup-tmp.<hex>`).
-fn is_temp_name(name: &[u8]) -> bool {
-    let hex = |rest: &[u8]| {
-        rest.len() == 16 && rest.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
-    };
-    [&b".dedup-new."[..], b".dedup-tmp."]
-        .iter()
-        .any(|p| name.starts_with(p) && hex(&name[p.len()..]))
+/// The summary, and a warning when deletions were skipped for a source read failure.
+fn finish(
+    plan: &plan::Plan,
+    tally: &summary::Tally,
+    started: Instant,
+    src_failed: bool,
+    events: &dyn Events,
+) -> Summary {
+    let mut summary = tally.summary(plan.checked, started.elapsed());
+    summary.failed += plan.refused.len() as u64;
+    summary.deletions_skipped = src_failed && !plan.deletions.is_empty();
+    if summary.deletions_skipped {
+        let why = "some source entries could not be read: nothing was deleted";
+        let e = std::io::Error::other(why);
+        events.problem(Problem::warning(PathBuf::from("."), ProblemKind::Io(e)));
+    }
+    summary
 }
 
 /// Check SRC is a directory and DST a directory or missing (true when it exists), and that

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
 
 /// How `--dedup` makes identical files copied in one run share storage.
@@ -31,6 +32,8 @@ pub struct SyncOptions {
     pub delete_excluded: bool,
     /// Do not descend into directories on another file system than SRC.
     pub one_file_system: bool,
+    /// Whether content may be cloned instead of copied.
+    pub reflink: Reflink,
     /// Files unchanged against this directory's copy become hard links to it.
     pub link_dest: Option<PathBuf>,
     /// Identical files copied in this run share storage.

@@ -7,14 +7,13 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use dedup_core::{Problem, ProblemKind};
 use dedup_scan::{Entry, EntryKind};
 
 use super::dir_renames::Candidates;
 use super::links::Leaders;
 use super::{Action, Before, Context, DirPlan, DirState, HardLink, Op, Plan, Refused};
 use crate::compare::Verdict;
-use crate::tree::{join, under, Walked};
+use crate::tree::{join, Walked};
 
 /// A destination entry at a name the source does not have.
 #[derive(Debug, Clone)]
@@ -50,8 +49,9 @@ pub struct Merged {
     pub new_files: Vec<(usize, usize)>,
     /// Actions waiting on a directory standing at their name.
     pub over_dirs: Vec<OverDir>,
-    /// Files whose stamps cannot settle it: (directory index, action index, metadata differs).
-    pub verify: Vec<(usize, usize, bool)>,
+    /// Files whose stamps cannot settle it: (directory index, action index, metadata
+    /// differs, the destination file's path below DST as walked).
+    pub verify: Vec<(usize, usize, bool, Vec<u8>)>,
     /// Destination directories renamed, by path below DST as walked.
     pub consumed: Vec<Vec<u8>>,
     /// Actions found to need nothing after all: (directory index, action index).
@@ -268,7 +268,8 @@ impl Merger<'_> {
             }
             Verdict::Verify { meta } => {
                 let act = self.add(index, src, dst, Op::Meta, before);
-                self.out.verify.push((index, act, meta));
+                let walked_at = dst_path.unwrap_or_else(|| path.clone());
+                self.out.verify.push((index, act, meta, walked_at));
             }
             Verdict::Content | Verdict::Replace => {
                 self.add(index, src, dst, Op::Create, before);
@@ -318,10 +319,7 @@ impl Merger<'_> {
                 let dst_path = dst_path.unwrap_or_default();
                 let Some(dst_dir) = walked.dst.dir(&dst_path) else {
                     // Listing it failed (reported by the walk): what is inside is unknown.
-                    let at = under(self.cx.dst_root, path);
                     let why = "destination directory could not be listed; left as it is";
-                    let e = std::io::Error::other(why);
-                    self.cx.observer.problem(Problem::error(at, ProblemKind::Io(e)));
                     self.out.plan.refused.push(Refused { rel: path.to_vec(), reason: why });
                     return;
                 };

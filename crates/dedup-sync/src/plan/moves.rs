@@ -60,13 +60,14 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
 
 /// Files whose size and time match but cannot settle it: compare every byte.
 fn settle_verified(cx: &Context<'_>, m: &mut Merged) {
-    for &(d, a, meta_differs) in &m.verify {
+    for (d, a, meta_differs, walked_at) in &m.verify {
+        let (d, a, meta_differs) = (*d, *a, *meta_differs);
         let dir = &m.plan.dirs[d];
         let action = &dir.actions[a];
         let rel = join(&dir.rel, &action.name);
         let Some(size) = action.src.meta.map(|m| m.size) else { continue };
         let src = under(cx.src_root, &rel);
-        let dst = under(cx.dst_root, &rel);
+        let dst = under(cx.dst_root, walked_at);
         let same = match same_bytes(&src, &dst, size, Depth::Whole) {
             Ok(same) => same,
             Err(e) => {
