@@ -54,6 +54,8 @@ pub struct Merged {
     pub verify: Vec<(usize, usize, bool, Vec<u8>)>,
     /// Destination directories renamed, by path below DST as walked.
     pub consumed: Vec<Vec<u8>>,
+    /// Hard links already right, to make again if their leader is found to need a copy.
+    pub held_links: Vec<HardLink>,
     /// Actions found to need nothing after all: (directory index, action index).
     pub drop: Vec<(usize, usize)>,
 }
@@ -244,12 +246,17 @@ impl Merger<'_> {
         if src.kind == EntryKind::File {
             let keeps = dst.and_then(|d| {
                 let v = self.verdict(src, d);
-                matches!(v, Verdict::Same | Verdict::Meta).then(|| d.meta.map(|m| m.id()))
+                let kept = matches!(v, Verdict::Same | Verdict::Meta | Verdict::Verify { .. });
+                kept.then(|| d.meta.map(|m| m.id()))
             });
             if let Some(leader) = self.leaders.follow(&meta, &path, keeps.flatten()) {
                 let linked = dst.and_then(|d| d.meta).map(|m| m.id());
+                let link = HardLink { rel: path, leader: leader.rel, before };
                 if leader.dst.is_none() || linked != leader.dst {
-                    self.out.plan.links.push(HardLink { rel: path, leader: leader.rel, before });
+                    self.out.plan.links.push(link);
+                } else {
+                    // Linked right, unless the leader's bytes turn out to differ.
+                    self.out.held_links.push(link);
                 }
                 return;
             }

@@ -77,6 +77,10 @@ fn settle_verified(cx: &Context<'_>, m: &mut Merged) {
         };
         if !same {
             m.plan.dirs[d].actions[a].op = Op::Create;
+            let held = std::mem::take(&mut m.held_links);
+            let (relink, keep): (Vec<_>, Vec<_>) = held.into_iter().partition(|l| l.leader == rel);
+            m.plan.links.extend(relink);
+            m.held_links = keep;
         } else if !meta_differs {
             m.drop.push((d, a));
         }
