@@ -20,7 +20,7 @@ pub fn path(rel: &[u8]) -> PathBuf {
 pub fn change_of(dir: &[u8], action: &Action, bytes: u64) -> Change {
     let rel = join(dir, &action.name);
     let (kind, from) = match &action.op {
-        Op::Meta => (ChangeKind::Update, None),
+        Op::Meta | Op::Settle => (ChangeKind::Update, None),
         Op::Rename { from } => (ChangeKind::Rename, Some(path(from))),
         Op::CloneFrom { from } => (ChangeKind::Clone, Some(path(from))),
         Op::LinkDest { from } => (ChangeKind::LinkDest, Some(path(from))),
@@ -58,7 +58,7 @@ pub fn changes(plan: &Plan) -> Vec<Change> {
     }
     let deferred = |a: &Action| a.before == crate::plan::Before::DeletedDir;
     for d in &plan.dirs {
-        for a in d.actions.iter().filter(|a| !deferred(a)) {
+        for a in d.actions.iter().filter(|a| !deferred(a) && a.op != Op::Settle) {
             let bytes = if a.op == Op::Create { a.src.meta.map_or(0, |m| m.size) } else { 0 };
             out.push(change_of(&d.rel, a, bytes));
         }

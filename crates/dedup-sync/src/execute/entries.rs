@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use dedup_fs::{
     create_special_at, create_symlink_at, open_dir_beneath, open_file_at, remove_tree_at,
-    rename_at, temp_name, FsError, Special, Target, TempKind,
+    rename_at, set_times, temp_name, FsError, Special, Target, TempKind,
 };
 use dedup_scan::EntryKind;
 use rustix::fs::{unlinkat, AtFlags};
@@ -39,6 +39,7 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
         let rel = join(&d.rel, &action.name);
         let result = one(x, d, action, &dst, &mut src);
         match result {
+            Ok(_) if action.op == Op::Settle => {}
             Ok((kind, bytes)) => {
                 x.touch_parent(&rel);
                 let mut change = change_of(&d.rel, action, bytes);
@@ -81,6 +82,13 @@ fn one(
     match &action.op {
         Op::Meta => {
             meta::apply(Target::At(dst.as_fd(), name), &action.src, old_xattrs, x.rules)
+                .map_err(dst_err)?;
+            Ok((ChangeKind::Update, 0))
+        }
+        Op::Settle => {
+            let m = action.src.meta.ok_or((true, FsError::Changed))?;
+            let old = action.old.as_ref().and_then(|o| o.meta).unwrap_or(m);
+            set_times(Target::At(dst.as_fd(), name), old.atime_ns, old.mtime_ns)
                 .map_err(dst_err)?;
             Ok((ChangeKind::Update, 0))
         }

@@ -53,6 +53,11 @@ pub enum Op {
         /// Its path below DST.
         from: Vec<u8>,
     },
+    /// Nothing visible: the content was found equal byte for byte where the stamps could not
+    /// tell, so the same times are set again, which moves the destination's change time past
+    /// the source's modification time; later runs then trust the stamps (git's "racily clean"
+    /// entries) instead of reading both files every time.
+    Settle,
     /// Hard-link the `--link-dest` copy at `from` (below that directory) here.
     LinkDest {
         /// Its path below the link-dest directory.

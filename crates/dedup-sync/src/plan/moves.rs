@@ -82,7 +82,7 @@ fn settle_verified(cx: &Context<'_>, m: &mut Merged) {
             m.plan.links.extend(relink);
             m.held_links = keep;
         } else if !meta_differs {
-            m.drop.push((d, a));
+            m.plan.dirs[d].actions[a].op = Op::Settle;
         }
     }
 }
