@@ -49,6 +49,11 @@ fn a_permission_change_updates_metadata_without_copying() {
     assert_eq!(changes(&out), ["update f"], "{}", out.dump());
     assert_eq!(ino(&d.join("f")), before, "metadata only: the same file");
     assert_mirror(&s, &d);
+    set_xattr(&s.join("f"), "user.tag", "new");
+    let out = run_ok(&s, &d, &[]);
+    assert_eq!(changes(&out), ["update f"], "an attribute alone: {}", out.dump());
+    assert_eq!(ino(&d.join("f")), before);
+    assert_mirror(&s, &d);
 }
 
 #[test]

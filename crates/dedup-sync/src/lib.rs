@@ -18,6 +18,7 @@ mod precision;
 pub mod summary;
 pub mod tree;
 pub mod verify;
+mod xattrs;
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -96,9 +97,12 @@ pub fn sync(
     }
     let mut walk_options = WalkOptions::default().with_excludes(&options.excludes)?;
     walk_options.detail = Detail::Everything;
-    walk_options.xattrs = true;
+    walk_options.xattrs = options.checksum;
     walk_options.one_file_system = options.one_file_system;
-    let io = IoScheduler::new(options.io.for_listing());
+    // Not the finder's listing start (`for_listing`, 4): a mirror mostly runs over a warm tree,
+    // where four walkers on a small one cost more in threads than they gain
+    // (docs/BENCHMARKS.md, "dedup sync"); a cold or fast device still climbs from 2.
+    let io = IoScheduler::new(options.io);
     progress.start_phase(WALK, 0);
     let is_temp = |name: &[u8]| dedup_fs::is_temp_name(std::ffi::OsStr::from_bytes(name));
     let walked = tree::walk_both(
@@ -110,6 +114,10 @@ pub fn sync(
         events,
         progress,
     );
+    let mut walked = walked;
+    if !options.checksum {
+        xattrs::fill(&mut walked, src, dst);
+    }
     progress.start_phase(PLAN, 0);
     let privileged = rustix::process::geteuid().is_root();
     let probe =

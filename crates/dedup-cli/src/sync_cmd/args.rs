@@ -58,7 +58,7 @@ pub struct SyncArgs {
     pub link_dest: Option<PathBuf>,
 
     /// Files of identical content copied in this run share storage: clones (reflink), or hard
-    /// links with --dedup=hardlink.
+    /// links with --dedup=hardlink. Not implemented yet: refused.
     #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, default_missing_value = "reflink")]
     pub dedup: Option<DedupArg>,
 
