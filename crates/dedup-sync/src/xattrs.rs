@@ -74,7 +74,7 @@ fn read_root(root: &Path) -> Vec<Xattr> {
 fn read_into(tree: &mut Tree, root: &Path, wanted: &[(Vec<u8>, Vec<u8>)]) {
     let mut open: Option<(Vec<u8>, Option<OwnedFd>)> = None;
     for (rel, name) in wanted {
-        if !tree.dir(rel).is_some_and(|d| d.entry(name).is_some()) {
+        if tree.dir(rel).is_none_or(|d| d.entry(name).is_none()) {
             continue;
         }
         if open.as_ref().is_none_or(|(r, _)| r != rel) {
