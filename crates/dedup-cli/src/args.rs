@@ -47,6 +47,8 @@ pub enum Command {
     Cache(CacheArgs),
     /// Keep deduplicated, encrypted snapshots of trees in a repository.
     Store(crate::store::args::StoreArgs),
+    /// Mirror SRC into DST one way, copying only what changed and renaming what moved.
+    Sync(crate::sync_cmd::args::SyncArgs),
 }
 
 /// `dedup cache`.

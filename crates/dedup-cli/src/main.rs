@@ -10,6 +10,7 @@ mod messages;
 mod progress;
 mod size;
 mod store;
+mod sync_cmd;
 mod tuning;
 
 use std::process::ExitCode;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         Command::Move(args) => act::run(act::Kind::Move, args.act, Some(args.to)),
         Command::Cache(args) => cache_cmd::run(args),
         Command::Store(args) => store::run(args),
+        Command::Sync(args) => sync_cmd::run(args),
     };
     match result {
         Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),

@@ -23,6 +23,9 @@
 //! - **Setting metadata** one field at a time ([`set_owner`], [`set_mode`], [`set_times`],
 //!   [`list_xattrs`], [`get_xattr`], [`set_xattr`], [`remove_xattr`]), each failure naming its
 //!   field ([`FsError::Metadata`]).
+//! - **Working below a tree's root** without following a symlink anywhere on the way
+//!   ([`open_dir_beneath`]), renaming over an entry ([`rename_at`]) and removing a whole
+//!   subtree ([`remove_tree_at`]): what a mirror does to its destination.
 //! - **Cleaning up** our own temporary names left by a crash ([`find_strays`], [`check_stray`],
 //!   [`remove_stray`]).
 //!
@@ -44,6 +47,7 @@
 //! Libraries never print: everything is returned as values and [`FsError`]s.
 
 mod attrs;
+mod beneath;
 mod compare;
 mod copy;
 mod create;
@@ -60,6 +64,7 @@ mod validate;
 mod xattr;
 
 pub use attrs::{set_mode, set_owner, set_times, Target};
+pub use beneath::{open_dir_beneath, remove_tree_at, rename_at};
 pub use compare::same_content;
 pub use copy::{copy_contents, Copied, Reflink};
 pub use create::{

@@ -535,4 +535,5 @@ pub fn reference(dir: &Path, printed: &str, hardlinks: bool, include_empty: bool
 
 /// Helpers for the tests of the actions (link, reflink, symlink, remove, move).
 pub mod act;
+pub mod mirror;
 pub mod store;

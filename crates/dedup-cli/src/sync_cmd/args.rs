@@ -1,0 +1,100 @@
+//! `dedup sync`'s arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// `dedup sync [OPTIONS] SRC DST`.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// The tree to mirror: its entries are mirrored directly under DST (like `rsync -a SRC/
+    /// DST/`, with no trailing-slash rule).
+    #[arg(value_name = "SRC")]
+    pub src: PathBuf,
+
+    /// The mirror; created if missing.
+    #[arg(value_name = "DST")]
+    pub dst: PathBuf,
+
+    /// Remove from DST what is not in SRC (after everything else; never when any source entry
+    /// could not be read).
+    #[arg(long)]
+    pub delete: bool,
+
+    /// Refuse, before changing anything, when more than N entries would be deleted (exit 2).
+    #[arg(long, value_name = "N")]
+    pub max_delete: Option<u64>,
+
+    /// Print the changes a real run would make, one per line; change nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+
+    /// Compare content, not size and modification time (reads both sides of every file of the
+    /// same size).
+    #[arg(short = 'c', long)]
+    pub checksum: bool,
+
+    /// Leave out paths matching GLOB (matched against the name and the path below SRC or DST;
+    /// repeatable). Excluded paths in DST are never deleted unless --delete-excluded.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// With --delete, also delete excluded paths from DST.
+    #[arg(long, requires = "delete")]
+    pub delete_excluded: bool,
+
+    /// Stay on SRC's file system: directories on others are created, not entered.
+    #[arg(short = 'x', long = "one-file-system")]
+    pub one_file_system: bool,
+
+    /// Clone file content (share extents) where SRC and DST allow: auto clones where it can and
+    /// copies elsewhere, always fails where it cannot, never always copies the bytes.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub reflink: ReflinkArg,
+
+    /// Files unchanged against DIR's copy (same path below DIR, size, time and metadata)
+    /// become hard links to it instead of copies: rsync's snapshot idiom.
+    #[arg(long, value_name = "DIR")]
+    pub link_dest: Option<PathBuf>,
+
+    /// Files of identical content copied in this run share storage: clones (reflink), or hard
+    /// links with --dedup=hardlink. Not implemented yet: refused.
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, default_missing_value = "reflink")]
+    pub dedup: Option<DedupArg>,
+
+    /// Write one JSON line per change to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// Print only errors: no summary, no progress.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Print every change (on stdout) and notes.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Operations in flight per device [default: measured]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub io_threads: Option<u16>,
+}
+
+/// `--reflink`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReflinkArg {
+    /// Clone where possible, copy elsewhere.
+    Auto,
+    /// Clone or fail.
+    Always,
+    /// Always copy the bytes.
+    Never,
+}
+
+/// `--dedup`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DedupArg {
+    /// Clones of one copy.
+    Reflink,
+    /// Hard links to one copy.
+    Hardlink,
+}

@@ -1,0 +1,80 @@
+//! `dedup sync SRC DST`: arguments to settings, the sync job, then what the user sees (changes,
+//! problems, the summary) and the exit status: 0 when everything was made right, 1 when some
+//! entries failed (each named with its reason), 2 for a usage error or a refusal
+//! (`--max-delete`).
+
+pub mod args;
+mod render;
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use dedup_core::Progress;
+use dedup_fs::Reflink;
+use dedup_scan::io::Concurrency;
+use dedup_sync::{sync, DedupMode, SyncOptions, PHASES};
+
+use self::args::{DedupArg, ReflinkArg, SyncArgs};
+use self::render::Render;
+use crate::messages::Messages;
+use crate::progress::Display;
+
+/// Run `dedup sync`; `Ok(false)` when some entries failed.
+pub fn run(args: SyncArgs) -> Result<bool> {
+    if args.dedup.is_some() {
+        anyhow::bail!("--dedup is not implemented yet (issue 27); nothing was changed");
+    }
+    let options = SyncOptions {
+        delete: args.delete,
+        max_delete: args.max_delete,
+        dry_run: args.dry_run,
+        checksum: args.checksum,
+        excludes: args.exclude.clone(),
+        delete_excluded: args.delete_excluded,
+        one_file_system: args.one_file_system,
+        reflink: match args.reflink {
+            ReflinkArg::Auto => Reflink::Auto,
+            ReflinkArg::Always => Reflink::Always,
+            ReflinkArg::Never => Reflink::Never,
+        },
+        link_dest: args.link_dest.clone(),
+        dedup: args.dedup.map(|d| match d {
+            DedupArg::Reflink => DedupMode::Reflink,
+            DedupArg::Hardlink => DedupMode::Hardlink,
+        }),
+        io: match args.io_threads {
+            Some(n) => Concurrency::Fixed(usize::from(n)),
+            None => Concurrency::default(),
+        },
+    };
+    let log = match &args.log {
+        Some(path) => {
+            let f = File::create(path).with_context(|| format!("{}", path.display()))?;
+            Some(Mutex::new(BufWriter::new(f)))
+        }
+        None => None,
+    };
+    let progress = Arc::new(Progress::new(PHASES));
+    let display = Display::start(progress.clone(), args.quiet || args.dry_run);
+    let render = Render {
+        messages: Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) },
+        print: args.dry_run || args.verbose,
+        log,
+        out: Mutex::new(()),
+    };
+    let result = sync(&args.src, &args.dst, &options, &render, &progress);
+    if let Some(d) = display {
+        d.finish();
+    }
+    if let Some(log) = &render.log {
+        use std::io::Write;
+        log.lock().unwrap_or_else(|e| e.into_inner()).flush().context("writing the log")?;
+    }
+    let summary = result?;
+    if !args.quiet {
+        eprintln!("{}", render::summary(&summary, args.dry_run));
+    }
+    Ok(summary.failed == 0 && !summary.deletions_skipped)
+}

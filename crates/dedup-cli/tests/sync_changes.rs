@@ -1,0 +1,95 @@
+//! Change detection: what cp -u and rsync's one-second comparison miss is found, and a change of
+//! metadata alone is made without copying.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::mirror::*;
+use common::*;
+
+fn run_ok(s: &Path, d: &Path, extra: &[&str]) -> Out {
+    let mut args: Vec<std::ffi::OsString> = vec![os(b"-v")];
+    args.extend(extra.iter().map(|a| os(a.as_bytes())));
+    args.push(s.into());
+    args.push(d.into());
+    let out = sync(&args);
+    out.assert_code(0);
+    out
+}
+
+#[test]
+fn same_size_edits_in_the_same_second_and_older_replacements_are_copied() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "f", b"first version");
+    write(&s, "g", b"g one");
+    run_ok(&s, &d, &[]);
+    // Same size, rewritten at once: within the same second (and most likely the same tick).
+    write(&s, "f", b"other version");
+    // Replaced by an older file of the same size: its time goes back.
+    write(&s, "g", b"g two");
+    set_mtime(&s.join("g"), 1_500_000_000, 0);
+    let out = run_ok(&s, &d, &[]);
+    assert_eq!(changes(&out), ["copy f", "copy g"], "{}", out.dump());
+    assert_mirror(&s, &d);
+}
+
+#[test]
+fn a_permission_change_updates_metadata_without_copying() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "f", &pattern(10_000, 3));
+    set_mtime(&s.join("f"), 1_600_000_000, 1);
+    run_ok(&s, &d, &[]);
+    let before = ino(&d.join("f"));
+    chmod(&s.join("f"), 0o600);
+    let out = run_ok(&s, &d, &[]);
+    assert_eq!(changes(&out), ["update f"], "{}", out.dump());
+    assert_eq!(ino(&d.join("f")), before, "metadata only: the same file");
+    assert_mirror(&s, &d);
+    set_xattr(&s.join("f"), "user.tag", "new");
+    let out = run_ok(&s, &d, &[]);
+    assert_eq!(changes(&out), ["update f"], "an attribute alone: {}", out.dump());
+    assert_eq!(ino(&d.join("f")), before);
+    assert_mirror(&s, &d);
+}
+
+#[test]
+fn a_file_becomes_a_directory_and_back_and_a_symlink_is_retargeted() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "x", b"a file");
+    write(&s, "y/inside", b"in a dir");
+    symlink(&s, "x", "link");
+    run_ok(&s, &d, &[]);
+    fs::remove_file(s.join("x")).unwrap();
+    write(&s, "x/now-inside", b"x is a directory now");
+    fs::remove_dir_all(s.join("y")).unwrap();
+    write(&s, "y", b"y is a file now");
+    fs::remove_file(s.join("link")).unwrap();
+    symlink(&s, "y", "link");
+    // Without --delete the non-empty directory y cannot become a file: refused, exit 1.
+    let refused = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    refused.assert_code(1);
+    refused.assert_message("error", "--delete replaces it");
+    assert!(d.join("y/inside").exists());
+    run_ok(&s, &d, &["--delete"]);
+    assert_mirror(&s, &d);
+    assert!(run_ok(&s, &d, &["--delete"]).stdout.is_empty());
+}
+
+#[test]
+fn a_destination_symlink_is_never_written_through() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    let outside = t.path().join("outside");
+    write(&outside, "victim", b"must stay");
+    write(&s, "dir/victim", b"from the source");
+    fs::create_dir_all(&d).unwrap();
+    symlink(&d, &outside.to_string_lossy(), "dir");
+    run_ok(&s, &d, &[]);
+    assert_eq!(fs::read(outside.join("victim")).unwrap(), b"must stay");
+    assert_mirror(&s, &d);
+}

@@ -1,0 +1,46 @@
+//! Renames and moves are renamed in the destination, not copied again (the inode stays); a
+//! file moved and edited is copied.
+
+mod common;
+
+use std::fs;
+
+use common::mirror::*;
+use common::*;
+
+#[test]
+fn moved_files_and_renamed_directories_keep_their_inodes() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "photos/2023/a.jpg", &pattern(200_000, 1));
+    write(&s, "photos/2023/b.jpg", &pattern(150_000, 2));
+    write(&s, "photos/2023/raw/c.raw", &pattern(90_000, 3));
+    write(&s, "inbox/moved.txt", &pattern(20_000, 4));
+    write(&s, "inbox/edited.txt", &pattern(30_000, 5));
+    sync(&[s.clone(), d.clone()]).assert_code(0);
+    let ids = |p: &str| ino(&d.join(p));
+    let (a, c, moved, edited) = (
+        ids("photos/2023/a.jpg"),
+        ids("photos/2023/raw/c.raw"),
+        ids("inbox/moved.txt"),
+        ids("inbox/edited.txt"),
+    );
+    fs::rename(s.join("photos/2023"), s.join("photos/summer-2023")).unwrap();
+    fs::create_dir(s.join("archive")).unwrap();
+    fs::rename(s.join("inbox/moved.txt"), s.join("archive/kept.txt")).unwrap();
+    fs::rename(s.join("inbox/edited.txt"), s.join("archive/edited.txt")).unwrap();
+    let mut f = fs::OpenOptions::new().append(true).open(s.join("archive/edited.txt")).unwrap();
+    std::io::Write::write_all(&mut f, b" and more").unwrap();
+    drop(f);
+    let out = sync(&[os(b"-v"), os(b"--delete"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    assert_mirror(&s, &d);
+    assert_eq!(ids("photos/summer-2023/a.jpg"), a, "renamed directory: {}", out.dump());
+    assert_eq!(ids("photos/summer-2023/raw/c.raw"), c);
+    assert_eq!(ids("archive/kept.txt"), moved, "moved file: {}", out.dump());
+    assert_ne!(ids("archive/edited.txt"), edited, "moved and edited: copied");
+    let lines = changes(&out);
+    assert!(lines.contains(&"rename photos/summer-2023 <- photos/2023".to_owned()), "{lines:?}");
+    assert!(lines.contains(&"rename archive/kept.txt <- inbox/moved.txt".to_owned()), "{lines:?}");
+    assert!(lines.contains(&"copy archive/edited.txt".to_owned()), "{lines:?}");
+}

@@ -1,0 +1,90 @@
+//! `dedup sync` on an awkward tree: every kind of entry and name survives, in content and in
+//! every preserved field; a second run changes nothing; the dry run lists exactly what the real
+//! run then does.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use common::mirror::*;
+use common::*;
+
+fn awkward(s: &Path) {
+    write(s, "plain", b"hello");
+    write(s, "empty", b"");
+    mkdir(s, "empty-dir");
+    write_b(s, b"bad-\xff\xfe-name", b"not utf-8");
+    write(s, "sp ace/\u{e9}t\u{e9}", &pattern(5000, 1));
+    write(s, "links/a", &pattern(3000, 2));
+    hardlink(s, "links/a", "links/b");
+    hardlink(s, "links/a", "other/c");
+    symlink(s, "../plain", "links/to-plain");
+    symlink(s, "nowhere/at/all", "links/dangling");
+    mkfifo(&s.join("fifo"));
+    let sparse = fs::File::create(s.join("sparse")).unwrap();
+    sparse.set_len(32 << 20).unwrap();
+    std::os::unix::fs::FileExt::write_at(&sparse, b"data in the middle", 16 << 20).unwrap();
+    let long = "n".repeat(255);
+    let mut deep = String::new();
+    for i in 0..40 {
+        deep.push_str(&format!("level{i:02}-{}/", "d".repeat(60)));
+    }
+    write(s, &format!("{deep}{long}"), b"deep and long");
+    set_xattr(&s.join("plain"), "user.comment", "kept");
+    set_xattr(&s.join("empty-dir"), "user.dir", "too");
+    chmod(&s.join("plain"), 0o640);
+    chmod(&s.join("empty-dir"), 0o750);
+    if is_root() {
+        std::os::unix::fs::lchown(s.join("links/a"), Some(1234), Some(4321)).unwrap();
+        std::os::unix::fs::lchown(s.join("links/to-plain"), Some(7), Some(8)).unwrap();
+    }
+    set_mtime(&s.join("plain"), 1_000_000_000, 123_456_789);
+    set_mtime(&s.join("links/dangling"), 1_100_000_000, 987_654_321);
+    set_mtime(&s.join("empty-dir"), 1_200_000_000, 555);
+}
+
+#[test]
+fn an_awkward_tree_is_mirrored_in_every_field_and_a_rerun_changes_nothing() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    fs::create_dir(&s).unwrap();
+    awkward(&s);
+    let dry = sync(&[os(b"-n"), s.clone().into(), d.clone().into()]);
+    dry.assert_code(0);
+    assert!(!d.exists(), "a dry run creates nothing");
+    let real = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    real.assert_code(0);
+    assert_eq!(changes(&dry), changes(&real), "the dry run lists what the real run does");
+    assert_mirror(&s, &d);
+    let m = fs::metadata(d.join("sparse")).unwrap();
+    assert!(m.blocks() * 512 < 1 << 20, "sparse file inflated: {} blocks", m.blocks());
+    assert_eq!(ino(&d.join("links/a")), ino(&d.join("other/c")), "hard links kept");
+    assert!(temp_names(&d).is_empty());
+    let again = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    again.assert_code(0);
+    assert!(changes(&again).is_empty(), "a second run changed: {:?}", changes(&again));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("copied 0"), "{}", again.dump());
+    assert_mirror(&s, &d);
+}
+
+#[test]
+fn the_log_has_one_json_line_per_change_and_quiet_prints_nothing() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "a/x", b"1");
+    write_b(&s, b"a/\xff", b"2");
+    let log = t.path().join("log.jsonl");
+    let out = sync(&[os(b"-q"), os(b"--log"), log.clone().into(), s.clone().into(), d.into()]);
+    out.assert_code(0);
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{}", out.dump());
+    let text = fs::read_to_string(&log).unwrap();
+    let records: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = records.iter().map(|r| r["change"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "copy").count(), 2, "{text}");
+    assert!(kinds.contains(&"mkdir"), "{text}");
+    assert!(text.contains(r#""path":{"bytes":"#), "a non-UTF-8 path survives: {text}");
+    assert!(text.contains(r#""bytes":1"#), "{text}");
+}

@@ -1,0 +1,143 @@
+//! Reaching and changing entries below a tree's root directory without ever following a
+//! symlink on the way: what a mirror needs to work on a destination that someone else may
+//! change under it. A path below the root is resolved by the kernel with `openat2`
+//! (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), or one component at a time with `O_NOFOLLOW` on
+//! kernels without it; renames and removals are relative to open directories, one name each.
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+use rustix::fs::{
+    openat2, renameat, statat, unlinkat, AtFlags, FileType, Mode, OFlags, RawDir, ResolveFlags,
+};
+use rustix::io::Errno;
+
+use crate::dirent::{check_name, open_dir_at};
+use crate::error::FsError;
+
+/// Open the directory at `rel` (names separated by `/`, empty for the root itself) below the
+/// open directory `root`, following no symlink anywhere on the way and never leaving `root`.
+pub fn open_dir_beneath(root: impl AsFd, rel: &[u8]) -> Result<OwnedFd, FsError> {
+    let root = root.as_fd();
+    let rel: &[u8] = if rel.is_empty() { b"." } else { rel };
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match openat2(root, OsStr::from_bytes(rel), flags, Mode::empty(), resolve) {
+        Err(Errno::NOSYS) => {}
+        other => return Ok(other?),
+    }
+    let mut dir = rustix::fs::openat(root, ".", flags, Mode::empty())?;
+    for name in rel.split(|&b| b == b'/').filter(|n| !n.is_empty() && *n != b".") {
+        dir = open_dir_at(&dir, OsStr::from_bytes(name))?;
+    }
+    Ok(dir)
+}
+
+/// Rename `from` in `from_dir` to `to` in `to_dir`, replacing an entry of another kind than a
+/// directory at `to` (as `rename` does). [`FsError::CrossDevice`] across file systems.
+pub fn rename_at(
+    from_dir: impl AsFd,
+    from: &OsStr,
+    to_dir: impl AsFd,
+    to: &OsStr,
+) -> Result<(), FsError> {
+    check_name(from)?;
+    check_name(to)?;
+    match renameat(from_dir, from, to_dir, to) {
+        Err(Errno::XDEV) => Err(FsError::CrossDevice),
+        other => Ok(other?),
+    }
+}
+
+/// Remove the entry `name` in `dir` and, for a directory, everything below it, without
+/// following any symlink (a symlink is removed itself). Returns the entries removed; a missing
+/// entry removes nothing.
+pub fn remove_tree_at(dir: impl AsFd, name: &OsStr) -> Result<u64, FsError> {
+    check_name(name)?;
+    let dir = dir.as_fd();
+    let st = match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Ok(0),
+        Err(e) => return Err(e.into()),
+    };
+    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+        unlinkat(dir, name, AtFlags::empty())?;
+        return Ok(1);
+    }
+    let sub = open_dir_at(dir, name)?;
+    let mut removed = 0;
+    for child in names(&sub)? {
+        removed += remove_tree_at(&sub, OsStr::from_bytes(&child))?;
+    }
+    drop(sub);
+    unlinkat(dir, name, AtFlags::REMOVEDIR)?;
+    Ok(removed + 1)
+}
+
+/// The names in an open directory, `.` and `..` left out.
+fn names(dir: &OwnedFd) -> Result<Vec<Vec<u8>>, FsError> {
+    let mut out = Vec::new();
+    let mut buf = Vec::with_capacity(32 << 10);
+    let mut raw = RawDir::new(dir, buf.spare_capacity_mut());
+    while let Some(entry) = raw.next() {
+        let entry = entry.map_err(|e| FsError::Io(io::Error::from(e)))?;
+        let name = entry.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            out.push(name.to_vec());
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dedup_scan::open_dir;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_symlink_anywhere_below_the_root_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        fs::create_dir_all(d.join("a/b")).unwrap();
+        fs::create_dir(d.join("elsewhere")).unwrap();
+        symlink("../elsewhere", d.join("a/link")).unwrap();
+        let root = open_dir(d, true).unwrap();
+        assert!(open_dir_beneath(&root, b"a/b").is_ok());
+        assert!(open_dir_beneath(&root, b"").is_ok());
+        assert!(open_dir_beneath(&root, b"a/link").is_err());
+        assert!(open_dir_beneath(&root, b"a/link/x").is_err());
+        assert!(open_dir_beneath(&root, b"a/../..").is_err(), "never above the root");
+    }
+
+    #[test]
+    fn removing_a_tree_removes_links_not_their_targets() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        fs::create_dir_all(d.join("gone/sub")).unwrap();
+        fs::write(d.join("gone/sub/f"), b"x").unwrap();
+        fs::create_dir(d.join("kept")).unwrap();
+        fs::write(d.join("kept/g"), b"y").unwrap();
+        symlink("../kept", d.join("gone/link")).unwrap();
+        let root = open_dir(d, true).unwrap();
+        assert_eq!(remove_tree_at(&root, OsStr::new("gone")).unwrap(), 4);
+        assert!(!d.join("gone").exists());
+        assert_eq!(fs::read(d.join("kept/g")).unwrap(), b"y");
+        assert_eq!(remove_tree_at(&root, OsStr::new("gone")).unwrap(), 0);
+    }
+
+    #[test]
+    fn rename_replaces_a_file_but_not_across_directories_names() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        fs::write(d.join("a"), b"new").unwrap();
+        fs::write(d.join("b"), b"old").unwrap();
+        let root = open_dir(d, true).unwrap();
+        rename_at(&root, OsStr::new("a"), &root, OsStr::new("b")).unwrap();
+        assert_eq!(fs::read(d.join("b")).unwrap(), b"new");
+        assert!(rename_at(&root, OsStr::new("b"), &root, OsStr::new("x/y")).is_err());
+    }
+}

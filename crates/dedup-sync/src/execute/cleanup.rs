@@ -1,0 +1,94 @@
+//! The phases around the copying: removing our own temporary names left by an interrupted run
+//! (only names of our form that hold what we would have left there), making the source's hard
+//! links, and deleting what the source does not have.
+
+use std::ffi::OsStr;
+
+use dedup_fs::{
+    check_stray, hard_link_at, remove_stray, remove_tree_at, rename_at, temp_name, FsError,
+    TempKind,
+};
+use rustix::fs::{unlinkat, AtFlags};
+
+use super::{name_of, Exec};
+use crate::change::{Change, ChangeKind};
+use crate::dry_run::path;
+use crate::plan::{Deletion, HardLink};
+use crate::tree::{split, under};
+
+/// Remove our temporary names left by an interrupted run.
+pub fn strays(x: &Exec<'_>, strays: &[Vec<u8>]) {
+    for rel in strays {
+        let result = check_stray(&under(x.dst, rel)).and_then(|e| remove_stray(&e));
+        match result {
+            Ok(_) => {
+                x.touch_parent(rel);
+                x.done(
+                    Change { kind: ChangeKind::RemoveTemp, path: path(rel), from: None, bytes: 0 },
+                    1,
+                );
+            }
+            Err(e) if e.is_not_found() => {}
+            Err(e) => x.failed(rel, e),
+        }
+    }
+}
+
+/// Make each hard link of the source's groups: a new link under a temporary name, renamed over.
+pub fn links(x: &Exec<'_>, links: &[HardLink]) {
+    for l in links {
+        match link(x, &l.leader, &l.rel) {
+            Ok(()) => {
+                x.touch_parent(&l.rel);
+                let change = Change {
+                    kind: ChangeKind::Link,
+                    path: path(&l.rel),
+                    from: Some(path(&l.leader)),
+                    bytes: 0,
+                };
+                x.done(change, 1);
+            }
+            Err(e) => x.failed(&l.rel, e),
+        }
+    }
+}
+
+/// Link `leader` (below DST) at `rel`, replacing what stands there (not a directory).
+pub fn link(x: &Exec<'_>, leader: &[u8], rel: &[u8]) -> Result<(), FsError> {
+    let from = x.dst_dir(split(leader).0)?;
+    let dir = x.dst_dir(split(rel).0)?;
+    link_into(&from, name_of(leader), &dir, name_of(rel))
+}
+
+/// Link `from_name` in `from` as `name` in `dir` through a temporary name.
+pub fn link_into(
+    from: &std::os::fd::OwnedFd,
+    from_name: &OsStr,
+    dir: &std::os::fd::OwnedFd,
+    name: &OsStr,
+) -> Result<(), FsError> {
+    let tmp = temp_name(TempKind::Link);
+    hard_link_at(from, from_name, dir, &tmp)?;
+    rename_at(dir, &tmp, dir, name).inspect_err(|_| {
+        let _ = unlinkat(dir, &tmp, AtFlags::empty());
+    })
+}
+
+/// Delete every planned entry with everything below it.
+pub fn deletions(x: &Exec<'_>, deletions: &[Deletion]) {
+    for d in deletions {
+        let result =
+            x.dst_dir(split(&d.rel).0).and_then(|dir| remove_tree_at(&dir, name_of(&d.rel)));
+        match result {
+            Ok(0) => {}
+            Ok(n) => {
+                x.touch_parent(&d.rel);
+                x.done(
+                    Change { kind: ChangeKind::Delete, path: path(&d.rel), from: None, bytes: 0 },
+                    n,
+                );
+            }
+            Err(e) => x.failed(&d.rel, e),
+        }
+    }
+}

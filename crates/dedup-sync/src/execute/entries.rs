@@ -1,0 +1,217 @@
+//! One directory's entries made right: content copied, metadata set, symlinks and special files
+//! made, moved files renamed or cloned, `--link-dest` copies linked. Every new entry is put in
+//! place by one rename, or created whole at a free name.
+
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+use dedup_fs::{
+    create_special_at, create_symlink_at, open_dir_beneath, open_file_at, remove_tree_at,
+    rename_at, set_times, temp_name, FsError, Special, Target, TempKind,
+};
+use dedup_scan::EntryKind;
+use rustix::fs::{unlinkat, AtFlags};
+use rustix::io::Errno;
+
+use super::cleanup::link_into;
+use super::copy::{copy_file, From};
+use super::{meta, name_of, Exec};
+use crate::change::ChangeKind;
+use crate::dry_run::change_of;
+use crate::plan::{Action, Before, DirPlan, Op};
+use crate::tree::{join, split};
+
+/// Carry out the actions `list` of directory `d`.
+pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
+    let dst = match x.dst_dir(&d.rel) {
+        Ok(fd) => fd,
+        Err(e) => {
+            for &a in list {
+                x.failed(&join(&d.rel, &d.actions[a].name), clone_err(&e));
+            }
+            return;
+        }
+    };
+    let mut src: Option<OwnedFd> = None;
+    for &a in list {
+        let action = &d.actions[a];
+        let rel = join(&d.rel, &action.name);
+        let result = one(x, d, action, &dst, &mut src);
+        match result {
+            Ok(_) if action.op == Op::Settle => {}
+            Ok((kind, bytes)) => {
+                x.touch_parent(&rel);
+                let mut change = change_of(&d.rel, action, bytes);
+                change.kind = kind;
+                if kind == ChangeKind::Copy {
+                    change.from = None;
+                }
+                x.done(change, 1);
+            }
+            Err((true, e)) => x.source_failed(&rel, e),
+            Err((false, e)) => x.failed(&rel, e),
+        }
+        x.progress.done(1);
+    }
+}
+
+fn clone_err(e: &FsError) -> FsError {
+    FsError::Io(std::io::Error::other(e.to_string()))
+}
+
+/// An error, and whether it was the source's.
+type Failure = (bool, FsError);
+
+fn dst_err(e: FsError) -> Failure {
+    (false, e)
+}
+
+fn one(
+    x: &Exec<'_>,
+    d: &DirPlan,
+    action: &Action,
+    dst: &OwnedFd,
+    src: &mut Option<OwnedFd>,
+) -> Result<(ChangeKind, u64), Failure> {
+    let name = OsStr::from_bytes(&action.name);
+    let old_xattrs = action.old.as_ref().map(|o| o.xattrs.as_slice());
+    if action.before == Before::EmptyDir {
+        remove_tree_at(dst, name).map_err(dst_err)?;
+    }
+    match &action.op {
+        Op::Meta => {
+            meta::apply(Target::At(dst.as_fd(), name), &action.src, old_xattrs, x.rules)
+                .map_err(dst_err)?;
+            Ok((ChangeKind::Update, 0))
+        }
+        Op::Settle => {
+            let m = action.src.meta.ok_or((true, FsError::Changed))?;
+            let old = action.old.as_ref().and_then(|o| o.meta).unwrap_or(m);
+            set_times(Target::At(dst.as_fd(), name), old.atime_ns, old.mtime_ns)
+                .map_err(dst_err)?;
+            Ok((ChangeKind::Update, 0))
+        }
+        Op::Create if action.src.kind == EntryKind::File => {
+            copy(x, d, action, dst, src, From::Source).map(|b| (ChangeKind::Copy, b))
+        }
+        Op::Create => create_other(x, d, action, dst, src).map(|k| (k, 0)),
+        Op::Rename { from } => {
+            let from_dir = x.dst_dir(split(from).0).map_err(dst_err)?;
+            match rename_at(&from_dir, name_of(from), dst, name) {
+                Ok(()) => {
+                    x.touch_parent(from);
+                    meta::apply(Target::At(dst.as_fd(), name), &action.src, None, x.rules)
+                        .map_err(dst_err)?;
+                    Ok((ChangeKind::Rename, 0))
+                }
+                Err(FsError::CrossDevice) => {
+                    copy(x, d, action, dst, src, From::Source).map(|b| (ChangeKind::Copy, b))
+                }
+                Err(e) => Err(dst_err(e)),
+            }
+        }
+        Op::CloneFrom { from } => {
+            let old = x
+                .dst_dir(split(from).0)
+                .and_then(|dir| open_file_at(&dir, name_of(from)))
+                .map_err(dst_err)?;
+            copy(x, d, action, dst, src, From::Clone(&old)).map(|b| (ChangeKind::Clone, b))
+        }
+        Op::LinkDest { from } => {
+            let linked = x
+                .link_dest_fd
+                .as_ref()
+                .ok_or(FsError::Changed)
+                .and_then(|root| open_dir_beneath(root, split(from).0))
+                .and_then(|ld| link_into(&ld, name_of(from), dst, name));
+            match linked {
+                Ok(()) => Ok((ChangeKind::LinkDest, 0)),
+                Err(_) => copy(x, d, action, dst, src, From::Source).map(|b| (ChangeKind::Copy, b)),
+            }
+        }
+    }
+}
+
+fn open_src<'s>(
+    x: &Exec<'_>,
+    d: &DirPlan,
+    src: &'s mut Option<OwnedFd>,
+) -> Result<&'s OwnedFd, Failure> {
+    if src.is_none() {
+        *src = Some(x.src_dir(&d.rel).map_err(|e| (true, e))?);
+    }
+    Ok(src.as_ref().expect("just opened"))
+}
+
+fn copy(
+    x: &Exec<'_>,
+    d: &DirPlan,
+    action: &Action,
+    dst: &OwnedFd,
+    src: &mut Option<OwnedFd>,
+    from: From<'_>,
+) -> Result<u64, Failure> {
+    let src_fd = open_src(x, d, src)?;
+    let dev = action.src.meta.map_or(0, |m| m.dev);
+    let permit = x.io.acquire(dev);
+    let result =
+        copy_file(src_fd.as_fd(), dst.as_fd(), &action.src, &action.name, from, x.reflink, x.rules);
+    let bytes = result.as_ref().map_or(0, |w| w.bytes);
+    permit.done(bytes);
+    x.progress.read(bytes);
+    match result {
+        Ok(w) => Ok(w.bytes),
+        // Opening or reading the source: the source's failure; anything else the destination's.
+        Err(e @ (FsError::Changed | FsError::NotRegular(_))) => Err((true, e)),
+        Err(FsError::Io(e)) if is_source_error(&e) => Err((true, FsError::Io(e))),
+        Err(e) => Err(dst_err(e)),
+    }
+}
+
+/// Errors that only opening or reading the source gives here (the destination is written
+/// through files we create).
+fn is_source_error(e: &std::io::Error) -> bool {
+    [Errno::ACCESS, Errno::NOENT, Errno::LOOP, Errno::IO]
+        .iter()
+        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
+}
+
+/// A symlink (through a temporary name, renamed over), or a FIFO, socket or device (created at
+/// its name once what stood there is gone).
+fn create_other(
+    x: &Exec<'_>,
+    _d: &DirPlan,
+    action: &Action,
+    dst: &OwnedFd,
+    _src: &mut Option<OwnedFd>,
+) -> Result<ChangeKind, Failure> {
+    let name = OsStr::from_bytes(&action.name);
+    let m = action.src.meta.ok_or((true, FsError::Changed))?;
+    if action.src.kind == EntryKind::Symlink {
+        let target = action.src.target.as_deref().unwrap_or_default();
+        let tmp = temp_name(TempKind::Link);
+        let made = create_symlink_at(dst, &tmp, OsStr::from_bytes(target))
+            .and_then(|()| {
+                meta::apply(Target::At(dst.as_fd(), &tmp), &action.src, Some(&[]), x.rules)
+            })
+            .and_then(|()| rename_at(dst, &tmp, dst, name));
+        if made.is_err() {
+            let _ = unlinkat(dst, &tmp, AtFlags::empty());
+        }
+        return made.map(|()| ChangeKind::Symlink).map_err(dst_err);
+    }
+    let kind = match action.src.kind {
+        EntryKind::Fifo => Special::Fifo,
+        EntryKind::Socket => Special::Socket,
+        EntryKind::CharDevice => Special::CharDevice(m.rdev),
+        EntryKind::BlockDevice => Special::BlockDevice(m.rdev),
+        _ => return Err((true, FsError::Changed)),
+    };
+    if matches!(action.before, Before::Entry(_)) {
+        remove_tree_at(dst, name).map_err(dst_err)?;
+    }
+    create_special_at(dst, name, kind, m.mode & 0o7777).map_err(dst_err)?;
+    meta::apply(Target::At(dst.as_fd(), name), &action.src, Some(&[]), x.rules).map_err(dst_err)?;
+    Ok(ChangeKind::Special)
+}

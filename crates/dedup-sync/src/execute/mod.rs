@@ -1,0 +1,149 @@
+//! Carrying out a plan, phase by phase: our own temporary names of an interrupted run removed;
+//! directories created or renamed (top-down); every directory's entries made right, directories
+//! in parallel on a crew that grows with the I/O scheduler; hard links within the source;
+//! deletions (never after a source read failed); entries that replace a deleted directory;
+//! last, directories' metadata, deepest first, since every change inside a directory changes
+//! its times.
+
+mod cleanup;
+mod copy;
+mod dirs;
+mod entries;
+mod meta;
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use dedup_core::{Problem, ProblemKind, Progress};
+use dedup_fs::{open_dir_beneath, FsError, Reflink};
+use dedup_scan::crew::{map_each, Staffing};
+use dedup_scan::io::IoScheduler;
+
+use crate::change::{Change, Events};
+use crate::compare::Rules;
+use crate::plan::{Before, Plan};
+use crate::summary::Tally;
+use crate::tree::{split, under};
+
+/// Actions handed to one worker at a time: a large directory is shared among threads.
+const ACTIONS_PER_TASK: usize = 64;
+
+/// Everything the phases share.
+pub struct Exec<'a> {
+    /// SRC as given and open.
+    pub src: &'a Path,
+    /// DST as given.
+    pub dst: &'a Path,
+    /// SRC's root directory, open.
+    pub src_fd: OwnedFd,
+    /// DST's root directory, open.
+    pub dst_fd: OwnedFd,
+    /// The `--link-dest` directory, open.
+    pub link_dest_fd: Option<OwnedFd>,
+    /// How metadata is compared and set.
+    pub rules: &'a Rules<'a>,
+    /// How content is copied.
+    pub reflink: Reflink,
+    /// Where changes and problems go.
+    pub events: &'a dyn Events,
+    /// Counts for the summary.
+    pub tally: &'a Tally,
+    /// Progress counters.
+    pub progress: &'a Progress,
+    /// Concurrency of reads per device.
+    pub io: IoScheduler,
+    /// Some source entry could not be read during the run: no deletions.
+    pub src_failed: AtomicBool,
+    /// Directories (below DST) whose entries changed: their times are set again at the end.
+    pub touched: Mutex<HashSet<Vec<u8>>>,
+}
+
+impl Exec<'_> {
+    /// Report a change made.
+    pub fn done(&self, change: Change, entries: u64) {
+        self.tally.count(&change, entries);
+        self.events.change(&change);
+    }
+
+    /// Report an entry that could not be made right.
+    pub fn failed(&self, rel: &[u8], e: FsError) {
+        self.tally.failed();
+        let kind = match e {
+            FsError::Changed => ProblemKind::Changed,
+            FsError::Io(e) => ProblemKind::Io(e),
+            other => ProblemKind::Io(std::io::Error::other(other.to_string())),
+        };
+        self.events.problem(Problem::error(under(self.dst, rel), kind));
+    }
+
+    /// The source could not be read at `rel`.
+    pub fn source_failed(&self, rel: &[u8], e: FsError) {
+        self.src_failed.store(true, Ordering::Relaxed);
+        self.tally.failed();
+        let kind = match e {
+            FsError::Changed => ProblemKind::Changed,
+            FsError::Io(e) => ProblemKind::Io(e),
+            other => ProblemKind::Io(std::io::Error::other(other.to_string())),
+        };
+        self.events.problem(Problem::error(under(self.src, rel), kind));
+    }
+
+    /// Remember that the entries of the directory holding `rel` changed.
+    pub fn touch_parent(&self, rel: &[u8]) {
+        let (parent, _) = split(rel);
+        self.touched.lock().unwrap_or_else(|e| e.into_inner()).insert(parent.to_vec());
+    }
+
+    /// The destination directory at `rel`, opened without following symlinks.
+    pub fn dst_dir(&self, rel: &[u8]) -> Result<OwnedFd, FsError> {
+        open_dir_beneath(&self.dst_fd, rel)
+    }
+
+    /// The source directory at `rel`.
+    pub fn src_dir(&self, rel: &[u8]) -> Result<OwnedFd, FsError> {
+        open_dir_beneath(&self.src_fd, rel)
+    }
+}
+
+/// The last name of a relative path, as an `OsStr`.
+pub fn name_of(rel: &[u8]) -> &OsStr {
+    OsStr::from_bytes(split(rel).1)
+}
+
+/// Carry out `plan`.
+pub fn run(x: &Exec<'_>, plan: &Plan, deletions_allowed: bool) {
+    cleanup::strays(x, &plan.strays);
+    dirs::create(x, plan);
+    let mut tasks = Vec::new();
+    for (i, d) in plan.dirs.iter().enumerate() {
+        let now: Vec<usize> =
+            (0..d.actions.len()).filter(|&a| d.actions[a].before != Before::DeletedDir).collect();
+        for chunk in now.chunks(ACTIONS_PER_TASK) {
+            tasks.push((i, chunk.to_vec()));
+        }
+    }
+    x.progress.start_phase(crate::COPY, tasks.iter().map(|t| t.1.len() as u64).sum());
+    let staff =
+        Staffing { most: x.io.threads(), wanted: &|| x.io.workers_wanted(), name: "dedup-sync" };
+    map_each(tasks, staff, &|(i, list)| entries::run_dir(x, &plan.dirs[i], &list));
+    cleanup::links(x, &plan.links);
+    x.progress.start_phase(crate::DELETE, 0);
+    let allowed = deletions_allowed && !x.src_failed.load(Ordering::Relaxed);
+    if allowed {
+        cleanup::deletions(x, &plan.deletions);
+        for d in &plan.dirs {
+            let later: Vec<usize> = (0..d.actions.len())
+                .filter(|&a| d.actions[a].before == Before::DeletedDir)
+                .collect();
+            if !later.is_empty() {
+                entries::run_dir(x, d, &later);
+            }
+        }
+    }
+    dirs::finish(x, plan);
+}

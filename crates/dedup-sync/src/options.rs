@@ -1,0 +1,43 @@
+//! What a user can ask of a sync: the settings the binary builds from `dedup sync`'s arguments.
+
+use std::path::PathBuf;
+
+use dedup_fs::Reflink;
+use dedup_scan::io::Concurrency;
+
+/// How `--dedup` makes identical files copied in one run share storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DedupMode {
+    /// Clone the first copy's extents (FICLONE) where the file system can; otherwise copy.
+    Reflink,
+    /// Hard-link them to the first copy (they then share one set of metadata).
+    Hardlink,
+}
+
+/// A sync's settings.
+#[derive(Debug, Clone, Default)]
+pub struct SyncOptions {
+    /// Remove from DST what is not in SRC (after everything else, never after a source read
+    /// failed).
+    pub delete: bool,
+    /// Refuse before any change when more than this many entries would be deleted.
+    pub max_delete: Option<u64>,
+    /// Change nothing; report the changes a real run would make.
+    pub dry_run: bool,
+    /// Compare content, not size and modification time.
+    pub checksum: bool,
+    /// Exclusion globs (matched against the name and the path below the root, on both sides).
+    pub excludes: Vec<String>,
+    /// Excluded paths in DST are deleted too (with `delete`).
+    pub delete_excluded: bool,
+    /// Do not descend into directories on another file system than SRC.
+    pub one_file_system: bool,
+    /// Whether content may be cloned instead of copied.
+    pub reflink: Reflink,
+    /// Files unchanged against this directory's copy become hard links to it.
+    pub link_dest: Option<PathBuf>,
+    /// Identical files copied in this run share storage.
+    pub dedup: Option<DedupMode>,
+    /// Concurrency per device (measured unless fixed).
+    pub io: Concurrency,
+}

@@ -1,0 +1,376 @@
+//! The first planning pass: each listed source directory, in path order (parents first), merged
+//! by name with its destination counterpart. Decides every directory's state and every
+//! entry's action, and collects what the global steps need: the destination entries the source
+//! does not have, the new files a moved destination file could provide, and the names where a
+//! destination directory stands in the way.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use dedup_scan::{Entry, EntryKind};
+
+use super::dir_renames::Candidates;
+use super::links::Leaders;
+use super::{Action, Before, Context, DirPlan, DirState, HardLink, Op, Plan, Refused};
+use crate::compare::Verdict;
+use crate::tree::{join, Walked};
+
+/// A destination entry at a name the source does not have.
+#[derive(Debug, Clone)]
+pub struct Extra {
+    /// Its path below DST once directories are renamed.
+    pub at: Vec<u8>,
+    /// Its path below DST as walked.
+    pub orig: Vec<u8>,
+    /// The entry.
+    pub entry: Entry,
+    /// Left out by an exclusion glob (kind and metadata unknown).
+    pub excluded: bool,
+}
+
+/// An action whose name holds a destination directory: made once that directory is renamed
+/// away or deleted.
+#[derive(Debug, Clone)]
+pub struct OverDir {
+    /// Index of the directory plan and of the action.
+    pub at: (usize, usize),
+    /// The directory's path below DST as walked.
+    pub orig: Vec<u8>,
+}
+
+/// The first pass's result.
+#[derive(Debug, Default)]
+pub struct Merged {
+    /// The plan so far.
+    pub plan: Plan,
+    /// Destination entries the source does not have, directories among them.
+    pub extras: Vec<Extra>,
+    /// New source files (directory plan index, action index), in plan order.
+    pub new_files: Vec<(usize, usize)>,
+    /// Actions waiting on a directory standing at their name.
+    pub over_dirs: Vec<OverDir>,
+    /// Files whose stamps cannot settle it: (directory index, action index, metadata
+    /// differs, the destination file's path below DST as walked).
+    pub verify: Vec<(usize, usize, bool, Vec<u8>)>,
+    /// Destination directories renamed, by path below DST as walked.
+    pub consumed: Vec<Vec<u8>>,
+    /// Hard links already right, to make again if their leader is found to need a copy.
+    pub held_links: Vec<HardLink>,
+    /// Actions found to need nothing after all: (directory index, action index).
+    pub drop: Vec<(usize, usize)>,
+}
+
+/// Where a source directory's destination counterpart is, as walked.
+#[derive(Debug, Clone)]
+enum Counterpart {
+    /// At this path below DST.
+    At(Vec<u8>),
+    /// Nowhere: everything inside is new.
+    New,
+}
+
+/// The first pass.
+pub fn merge(cx: &Context<'_>, walked: &Walked) -> Merged {
+    let mut rels: Vec<&Vec<u8>> = walked.src.dirs.keys().collect();
+    rels.sort();
+    let mut m = Merger {
+        cx,
+        walked,
+        out: Merged::default(),
+        pairs: HashMap::new(),
+        leaders: Leaders::default(),
+        index: HashMap::new(),
+        renames: None,
+    };
+    let root = Vec::new();
+    let Some(src_root) = walked.src.dir(&root) else { return m.out };
+    let root_entry = dir_entry(b"", src_root);
+    match walked.dst.dir(&root) {
+        Some(dst_root) => {
+            let old = dir_entry(b"", dst_root);
+            let set_meta = cx.rules.compare(&root_entry, &old) != Verdict::Same;
+            m.push_dir(&root, root_entry, Some(old), DirState::Exists, Before::Nothing, set_meta);
+            m.pairs.insert(root.clone(), Counterpart::At(root.clone()));
+        }
+        None => {
+            m.push_dir(&root, root_entry, None, DirState::Create, Before::Nothing, true);
+            m.pairs.insert(root.clone(), Counterpart::New);
+        }
+    }
+    for rel in rels {
+        let Some(pair) = m.pairs.get(rel).cloned() else { continue };
+        m.merge_dir(rel, pair);
+    }
+    if let Some(r) = &m.renames {
+        m.out.consumed = r.consumed().to_vec();
+    }
+    m.out
+}
+
+/// A directory as an entry, for comparing and setting its metadata like any entry's.
+pub fn dir_entry(name: &[u8], dir: &crate::tree::Dir) -> Entry {
+    Entry {
+        name: name.to_vec(),
+        kind: EntryKind::Dir,
+        followed: false,
+        meta: Some(dir.meta),
+        target: None,
+        xattrs: dir.xattrs.clone(),
+    }
+}
+
+struct Merger<'a> {
+    cx: &'a Context<'a>,
+    walked: &'a Walked,
+    out: Merged,
+    pairs: HashMap<Vec<u8>, Counterpart>,
+    leaders: Leaders,
+    /// Plan index of each directory by path.
+    index: HashMap<Vec<u8>, usize>,
+    /// Built on first need: most runs have no new directory.
+    renames: Option<Candidates>,
+}
+
+impl Merger<'_> {
+    fn push_dir(
+        &mut self,
+        rel: &[u8],
+        src: Entry,
+        old: Option<Entry>,
+        state: DirState,
+        before: Before,
+        set_meta: bool,
+    ) -> usize {
+        let listed = self.walked.src.dir(rel).is_some();
+        self.index.insert(rel.to_vec(), self.out.plan.dirs.len());
+        self.out.plan.dirs.push(DirPlan {
+            rel: rel.to_vec(),
+            src,
+            old,
+            state,
+            before,
+            set_meta,
+            listed,
+            actions: Vec::new(),
+        });
+        self.out.plan.dirs.len() - 1
+    }
+
+    fn merge_dir(&mut self, rel: &[u8], pair: Counterpart) {
+        let walked = self.walked;
+        let src = &walked.src.dirs[rel];
+        let dst_rel = match &pair {
+            Counterpart::At(p) => Some(p.clone()),
+            Counterpart::New => None,
+        };
+        let dst = dst_rel.as_ref().and_then(|p| walked.dst.dir(p));
+        let index = self.index[rel];
+        let empty = Vec::new();
+        let dst_entries = dst.map_or(&empty, |d| &d.entries);
+        let (mut i, mut j) = (0, 0);
+        while i < src.entries.len() || j < dst_entries.len() {
+            let order = match (src.entries.get(i), dst_entries.get(j)) {
+                (Some(s), Some(d)) => s.name.cmp(&d.name),
+                (Some(_), None) => Ordering::Less,
+                _ => Ordering::Greater,
+            };
+            match order {
+                Ordering::Less => {
+                    self.entry(index, rel, dst_rel.as_deref(), &src.entries[i], None);
+                    i += 1;
+                }
+                Ordering::Greater => {
+                    let d = &dst_entries[j];
+                    let orig = join(dst_rel.as_deref().unwrap_or_default(), &d.name);
+                    self.out.extras.push(Extra {
+                        at: join(rel, &d.name),
+                        orig,
+                        entry: d.clone(),
+                        excluded: false,
+                    });
+                    j += 1;
+                }
+                Ordering::Equal => {
+                    let d = &dst_entries[j];
+                    self.entry(index, rel, dst_rel.as_deref(), &src.entries[i], Some(d));
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        if let (Some(d), true) = (dst, self.cx.options.delete_excluded) {
+            for (name, kind) in &d.excluded {
+                let orig = join(dst_rel.as_deref().unwrap_or_default(), name);
+                self.out.extras.push(Extra {
+                    at: join(rel, name),
+                    orig,
+                    entry: Entry {
+                        name: name.clone(),
+                        kind: kind.unwrap_or(EntryKind::File),
+                        followed: false,
+                        meta: None,
+                        target: None,
+                        xattrs: Vec::new(),
+                    },
+                    excluded: true,
+                });
+            }
+        }
+    }
+
+    /// One name: `src` in the source, `dst` the destination entry of that name, if any.
+    fn entry(
+        &mut self,
+        index: usize,
+        rel: &[u8],
+        dst_rel: Option<&[u8]>,
+        src: &Entry,
+        dst: Option<&Entry>,
+    ) {
+        let path = join(rel, &src.name);
+        let dst_path = dst_rel.map(|p| join(p, &src.name));
+        if src.kind == EntryKind::Dir {
+            return self.subdir(&path, dst_path, src, dst);
+        }
+        let Some(meta) = src.meta else { return };
+        let before = match dst {
+            None => Before::Nothing,
+            Some(d) if d.kind == EntryKind::Dir => {
+                let orig = dst_path.clone().unwrap_or_default();
+                let act = self.add(index, src, dst, Op::Create, Before::EmptyDir);
+                self.out.over_dirs.push(OverDir { at: (index, act), orig });
+                return;
+            }
+            Some(d) => Before::Entry(d.kind),
+        };
+        if src.kind == EntryKind::File {
+            let keeps = dst.and_then(|d| {
+                let v = self.verdict(src, d);
+                let kept = matches!(v, Verdict::Same | Verdict::Meta | Verdict::Verify { .. });
+                kept.then(|| d.meta.map(|m| m.id()))
+            });
+            if let Some(leader) = self.leaders.follow(&meta, &path, keeps.flatten()) {
+                let linked = dst.and_then(|d| d.meta).map(|m| m.id());
+                let link = HardLink { rel: path, leader: leader.rel, before };
+                if leader.dst.is_none() || linked != leader.dst {
+                    self.out.plan.links.push(link);
+                } else {
+                    // Linked right, unless the leader's bytes turn out to differ.
+                    self.out.held_links.push(link);
+                }
+                return;
+            }
+        }
+        let Some(d) = dst else {
+            let act = self.add(index, src, None, Op::Create, before);
+            if src.kind == EntryKind::File {
+                self.out.new_files.push((index, act));
+            }
+            return;
+        };
+        match self.verdict(src, d) {
+            Verdict::Same => {}
+            Verdict::Meta => {
+                self.add(index, src, dst, Op::Meta, before);
+            }
+            Verdict::Verify { meta } => {
+                let act = self.add(index, src, dst, Op::Meta, before);
+                let walked_at = dst_path.unwrap_or_else(|| path.clone());
+                self.out.verify.push((index, act, meta, walked_at));
+            }
+            Verdict::Content | Verdict::Replace => {
+                self.add(index, src, dst, Op::Create, before);
+            }
+        }
+    }
+
+    /// The up-to-date verdict, and a destination file linked elsewhere where the source's is
+    /// not is written anew (a metadata change would reach the other names too).
+    fn verdict(&self, src: &Entry, dst: &Entry) -> Verdict {
+        let v = self.cx.rules.compare(src, dst);
+        let shared = |e: &Entry| e.meta.is_some_and(|m| m.kind == EntryKind::File && m.nlink > 1);
+        if v != Verdict::Replace && shared(dst) && !shared(src) {
+            return Verdict::Content;
+        }
+        v
+    }
+
+    fn add(
+        &mut self,
+        index: usize,
+        src: &Entry,
+        dst: Option<&Entry>,
+        op: Op,
+        before: Before,
+    ) -> usize {
+        let actions = &mut self.out.plan.dirs[index].actions;
+        actions.push(Action {
+            name: src.name.clone(),
+            src: src.clone(),
+            old: dst.cloned(),
+            op,
+            before,
+        });
+        actions.len() - 1
+    }
+
+    fn subdir(&mut self, path: &[u8], dst_path: Option<Vec<u8>>, src: &Entry, dst: Option<&Entry>) {
+        let walked = self.walked;
+        let src_dir = walked.src.dir(path);
+        let src_entry = match src_dir {
+            Some(d) => dir_entry(&src.name, d),
+            None => src.clone(),
+        };
+        match dst {
+            Some(d) if d.kind == EntryKind::Dir => {
+                let dst_path = dst_path.unwrap_or_default();
+                let Some(dst_dir) = walked.dst.dir(&dst_path) else {
+                    // Listing it failed (reported by the walk): what is inside is unknown.
+                    let why = "destination directory could not be listed; left as it is";
+                    self.out.plan.refused.push(Refused { rel: path.to_vec(), reason: why });
+                    return;
+                };
+                let old = dir_entry(&src.name, dst_dir);
+                let set_meta = self.cx.rules.compare(&src_entry, &old) != Verdict::Same;
+                self.push_dir(
+                    path,
+                    src_entry,
+                    Some(old),
+                    DirState::Exists,
+                    Before::Nothing,
+                    set_meta,
+                );
+                if src_dir.is_some() {
+                    self.pairs.insert(path.to_vec(), Counterpart::At(dst_path));
+                }
+            }
+            _ => {
+                let before = dst.map_or(Before::Nothing, |d| Before::Entry(d.kind));
+                let from = match (src_dir, self.cx.options.delete) {
+                    (Some(s), true) => {
+                        let renames = self.renames.get_or_insert_with(|| Candidates::new(walked));
+                        renames.take(s)
+                    }
+                    _ => None,
+                };
+                match from {
+                    Some(from) => {
+                        let old = walked.dst.dir(&from).map(|d| dir_entry(&src.name, d));
+                        let set_meta = old
+                            .as_ref()
+                            .is_none_or(|o| self.cx.rules.compare(&src_entry, o) != Verdict::Same);
+                        let state = DirState::Renamed { from: from.clone() };
+                        self.push_dir(path, src_entry, old, state, before, set_meta);
+                        self.pairs.insert(path.to_vec(), Counterpart::At(from));
+                    }
+                    None => {
+                        self.push_dir(path, src_entry, None, DirState::Create, before, true);
+                        if src_dir.is_some() {
+                            self.pairs.insert(path.to_vec(), Counterpart::New);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The plan: every change the run will make, decided from the two walked trees before anything
+//! is touched, so that `--dry-run` prints what a real run does and `--max-delete` can refuse
+//! before the first change. Planning is a merge of each source directory with its destination
+//! counterpart (the same path, or the directory it was renamed from), then three global steps:
+//! renamed directories ([`dir_renames`]), moved files ([`moves`]) and what is deleted
+//! ([`deletions`]).
+
+mod deletions;
+mod dir_renames;
+mod link_dest;
+mod links;
+mod merge;
+mod moves;
+
+use std::path::Path;
+
+use dedup_core::Observer;
+use dedup_scan::{Entry, EntryKind};
+
+use crate::compare::Rules;
+use crate::options::SyncOptions;
+use crate::tree::Walked;
+
+/// What stands in the destination at a name before the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Before {
+    /// Nothing.
+    Nothing,
+    /// An entry of another kind than a directory: replaced by a rename over it, or removed.
+    Entry(EntryKind),
+    /// An empty directory: removed first.
+    EmptyDir,
+    /// A directory deleted for it (with `--delete`): the entry is made after the deletions.
+    DeletedDir,
+}
+
+/// How a destination entry is made right.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Write the content (a regular file) or make the entry anew (symlink, FIFO, device).
+    Create,
+    /// Set the metadata of an entry whose content is right.
+    Meta,
+    /// Rename the destination file at `from` (a path below DST, where it stands once the
+    /// directory renames are done) to this name: the source file moved.
+    Rename {
+        /// Its path below DST.
+        from: Vec<u8>,
+    },
+    /// Write the content by cloning the destination file at `from` (the moved file's old copy,
+    /// kept since deletions were not asked for); copied from the source where cloning fails.
+    CloneFrom {
+        /// Its path below DST.
+        from: Vec<u8>,
+    },
+    /// Nothing visible: the content was found equal byte for byte where the stamps could not
+    /// tell, so the same times are set again, which moves the destination's change time past
+    /// the source's modification time; later runs then trust the stamps (git's "racily clean"
+    /// entries) instead of reading both files every time.
+    Settle,
+    /// Hard-link the `--link-dest` copy at `from` (below that directory) here.
+    LinkDest {
+        /// Its path below the link-dest directory.
+        from: Vec<u8>,
+    },
+}
+
+/// One change to one entry of a directory.
+#[derive(Debug, Clone)]
+pub struct Action {
+    /// The entry's name in its directory.
+    pub name: Vec<u8>,
+    /// The source entry, with the metadata to give the destination.
+    pub src: Entry,
+    /// The destination entry as walked, when one stands at the name.
+    pub old: Option<Entry>,
+    /// What is done.
+    pub op: Op,
+    /// What stands at the name before.
+    pub before: Before,
+}
+
+/// How a source directory's destination counterpart comes to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirState {
+    /// It exists at the same path.
+    Exists,
+    /// It is created.
+    Create,
+    /// The destination directory at `from` (below DST) is renamed to it.
+    Renamed {
+        /// The old path below DST.
+        from: Vec<u8>,
+    },
+}
+
+/// Everything done in one directory.
+#[derive(Debug, Clone)]
+pub struct DirPlan {
+    /// Its path below SRC and DST.
+    pub rel: Vec<u8>,
+    /// The source directory (name, metadata and extended attributes).
+    pub src: Entry,
+    /// The destination directory as walked (for a renamed one, at its old path).
+    pub old: Option<Entry>,
+    /// How it comes to exist.
+    pub state: DirState,
+    /// What stands at its path before (for a created one).
+    pub before: Before,
+    /// Its metadata must be set (created, or it differs).
+    pub set_meta: bool,
+    /// The source directory was listed; when not (unreadable, or another file system with
+    /// `-x`), nothing below it is planned and its destination contents are left alone.
+    pub listed: bool,
+    /// Changes to its entries.
+    pub actions: Vec<Action>,
+}
+
+/// A hard link within the source, made in the destination once every file is in place.
+#[derive(Debug, Clone)]
+pub struct HardLink {
+    /// The path below DST to link.
+    pub rel: Vec<u8>,
+    /// The path below DST of the group's first file, copied or kept.
+    pub leader: Vec<u8>,
+    /// What stands at `rel` before.
+    pub before: Before,
+}
+
+/// An entry removed from the destination, with everything below it.
+#[derive(Debug, Clone)]
+pub struct Deletion {
+    /// Its path below DST when deletions run.
+    pub rel: Vec<u8>,
+    /// Its kind, where known.
+    pub kind: Option<EntryKind>,
+    /// Entries removed, itself and everything below it counted.
+    pub entries: u64,
+}
+
+/// An entry that cannot be made right, with the reason.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    /// Its path below DST.
+    pub rel: Vec<u8>,
+    /// Why.
+    pub reason: &'static str,
+}
+
+/// Every change of a run, in the order of its phases.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Directories in path order (parents first) with the changes inside them.
+    pub dirs: Vec<DirPlan>,
+    /// Hard links within the source, made after every file is in place.
+    pub links: Vec<HardLink>,
+    /// Deletions (with `--delete`), after everything else.
+    pub deletions: Vec<Deletion>,
+    /// Our own temporary names left by an interrupted run, below DST.
+    pub strays: Vec<Vec<u8>>,
+    /// Entries that cannot be made right.
+    pub refused: Vec<Refused>,
+    /// Source entries examined (the root not counted).
+    pub checked: u64,
+}
+
+impl Plan {
+    /// Entries the deletions remove.
+    pub fn deletion_count(&self) -> u64 {
+        self.deletions.iter().map(|d| d.entries).sum()
+    }
+
+    /// True when the run has nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.dirs.iter().all(|d| d.state == DirState::Exists && !d.set_meta && d.actions.is_empty())
+            && self.links.is_empty()
+            && self.deletions.is_empty()
+            && self.strays.is_empty()
+    }
+}
+
+/// What planning works from.
+pub struct Context<'a> {
+    /// SRC as given.
+    pub src_root: &'a Path,
+    /// DST as given.
+    pub dst_root: &'a Path,
+    /// The settings.
+    pub options: &'a SyncOptions,
+    /// The up-to-date test.
+    pub rules: &'a Rules<'a>,
+    /// Where problems go.
+    pub observer: &'a dyn Observer,
+}
+
+/// Plan the run from the walked trees.
+pub fn plan(cx: &Context<'_>, walked: &Walked) -> Plan {
+    let mut merged = merge::merge(cx, walked);
+    let mut found = deletions::settle(cx, walked, &mut merged);
+    moves::settle(cx, &mut merged, &mut found);
+    link_dest::settle(cx, &mut merged);
+    let mut plan = merged.plan;
+    found.finish(&mut plan);
+    for (i, a) in merged.drop {
+        plan.dirs[i].actions[a].name.clear();
+    }
+    for d in &mut plan.dirs {
+        d.actions.retain(|a| !a.name.is_empty());
+    }
+    let mut strays: Vec<Vec<u8>> = walked
+        .dst
+        .dirs
+        .iter()
+        .flat_map(|(rel, d)| d.strays.iter().map(move |s| crate::tree::join(rel, s)))
+        .collect();
+    strays.sort();
+    plan.strays = strays;
+    plan.checked = walked.src.entry_count();
+    plan
+}
