@@ -83,12 +83,7 @@ fn verify(
     let mut bad = 0;
     let mut check_file = |path: std::path::PathBuf, node: &Node| -> Result<()> {
         let Content::Chunks(chunks) = &node.content else { return Ok(()) };
-        let mut expected = Vec::new();
-        for chunk in chunks {
-            expected.extend(repo.read_blob(index, chunk, dedup_store::blob::BlobKind::Data)?);
-        }
-        let found = std::fs::read(&path).unwrap_or_default();
-        if found != expected {
+        if !same_content(repo, index, chunks, &path)? {
             bad += 1;
             messages.line(&format!(
                 "dedup: error: {}: restored content differs from the snapshot",
@@ -119,4 +114,26 @@ fn verify(
         bail!("{bad} restored files differ from the snapshot");
     }
     Ok(bad)
+}
+
+/// Whether the file at `path` holds exactly the chunks `chunks`, compared one chunk at a time
+/// (memory stays one chunk whatever the file's size).
+fn same_content(
+    repo: &dedup_store::repo::Repository,
+    index: &dedup_store::index::Index,
+    chunks: &[dedup_store::Id],
+    path: &std::path::Path,
+) -> Result<bool> {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else { return Ok(false) };
+    let mut file = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut found = Vec::new();
+    for chunk in chunks {
+        let expected = repo.read_blob(index, chunk, dedup_store::blob::BlobKind::Data)?;
+        found.resize(expected.len(), 0);
+        if file.read_exact(&mut found).is_err() || found != expected {
+            return Ok(false);
+        }
+    }
+    Ok(file.read(&mut [0u8; 1]).is_ok_and(|n| n == 0))
 }

@@ -1,10 +1,12 @@
 //! `backup`: the engine's walker hands each directory's entries over as it lists them, in
-//! parallel; files are read, chunked, looked up and stored (compressed and sealed) on the walk's
-//! threads; a directory's tree is stored when it and everything below it are done; then the
-//! index, then the snapshot. Files unchanged since the parent snapshot are not read.
+//! parallel; files unchanged since the parent snapshot take its chunks without a read, the others
+//! go through the pipeline's stages (read and chunk, then seal and pack); a directory's tree is
+//! stored when it and everything below it are done; then the index, then the snapshot.
 
 mod estimate;
 mod file;
+mod pipeline;
+mod queue;
 mod roots;
 mod visitor;
 
@@ -93,13 +95,17 @@ pub fn backup(
     walk_options.xattrs = true;
     walk_options.one_file_system = options.one_file_system;
     let parent_time = options.parent.as_ref().map(|(_, s)| s.time);
-    let visitor = visitor::BackupVisitor::new(&session.sink, observer, progress, parent_time);
+    let jobs = queue::Queue::new(pipeline::FILE_QUEUE);
+    let visitor =
+        visitor::BackupVisitor::new(&session.sink, &jobs, observer, progress, parent_time);
     let parent_root = options.parent.as_ref().map(|(_, s)| s.tree);
     let roots = visitor.parent_roots(parent_root, &paths);
     visitor.set_parent_roots(roots);
-    // The walk reads files on its own threads: a few, each with one chunk buffer.
+    // Listing is metadata work: a few directories at once; reading has its own scheduler.
     let io = IoScheduler::new(Concurrency::Fixed(4));
-    walk(&paths, &walk_options, &io, &visitor, &visitor);
+    pipeline::run(&session.sink, &visitor, &jobs, || {
+        walk(&paths, &walk_options, &io, &visitor, &visitor);
+    });
     let (found, counts) = visitor.finish()?;
     let tree = roots::store_root(&session.sink, &paths, found)?;
     session.commit(options, tree, counts, start)

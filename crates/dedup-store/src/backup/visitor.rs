@@ -1,17 +1,23 @@
-//! The backup's visitor of the engine's walk: turns each listed entry into a tree node (reading
-//! and storing files unless the parent snapshot has them unchanged), and stores each directory's
-//! tree once the walk leaves it, handing its node up to its parent.
+//! The backup's visitor of the engine's walk: turns each listed entry into a tree node, takes
+//! the parent snapshot's chunks for files unchanged since (a `stat`, no read), and queues the
+//! other files for the file stage. A directory's tree is stored once the walk has left it and
+//! every file and subdirectory below it is done, whichever thread finishes last; its node then
+//! goes up to its parent.
 
 use std::fs::File;
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_core::{Observer, Problem, ProblemKind};
 use dedup_scan::{Entry, EntryKind, Listing, Metadata, RootVisit, Visitor};
 use rustix::fs::{Mode, OFlags};
 
-use super::file::{store_stream, StreamError};
+use dedup_scan::io::IoScheduler;
+
+use super::file::{chunk_file, NewChunk, Scheduled, StreamError};
+use super::queue::Queue;
 use super::{bump, BackupProgress};
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
@@ -23,13 +29,46 @@ use crate::repo::BlobSink;
 /// may have been written again within the same clock tick after the parent read it.
 const RACY_NS: i64 = 1_000_000_000;
 
-/// A directory from its listing until the walk leaves it.
+/// Where a finished node goes: into a directory's tree, or a root's slot.
+#[derive(Clone)]
+pub enum Home {
+    /// A child of this directory.
+    Dir(Arc<DirState>),
+    /// The root argument of this index.
+    Root(usize),
+}
+
+/// A directory from its listing until its tree is stored.
 pub struct DirState {
     node: Mutex<Node>,
-    parent: Option<Arc<DirState>>,
-    root: usize,
+    home: Home,
     parent_tree: Option<Id>,
     children: Mutex<Vec<Node>>,
+    /// What the tree still waits for: the walk's leave, queued files, unfinished subdirectories.
+    pending: AtomicUsize,
+}
+
+impl DirState {
+    fn new(node: Node, home: Home, parent_tree: Option<Id>) -> Self {
+        if let Home::Dir(parent) = &home {
+            parent.pending.fetch_add(1, Ordering::AcqRel);
+        }
+        DirState {
+            node: Mutex::new(node),
+            home,
+            parent_tree,
+            children: Mutex::new(Vec::new()),
+            pending: AtomicUsize::new(1),
+        }
+    }
+}
+
+/// A file for the file stage: its node, to be given its chunks, and where the node goes.
+pub struct FileJob {
+    node: Node,
+    file: File,
+    home: Home,
+    shown: PathBuf,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -39,6 +78,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The walk's visitor and observer during a backup.
 pub struct BackupVisitor<'a, 'r> {
     sink: &'a BlobSink<'r>,
+    jobs: &'a Queue<FileJob>,
     observer: &'a dyn Observer,
     progress: &'a BackupProgress,
     parent_time: Option<i64>,
@@ -94,12 +134,14 @@ pub fn node_of(name: &[u8], meta: &Metadata, entry: Option<&Entry>) -> Node {
 impl<'a, 'r> BackupVisitor<'a, 'r> {
     pub fn new(
         sink: &'a BlobSink<'r>,
+        jobs: &'a Queue<FileJob>,
         observer: &'a dyn Observer,
         progress: &'a BackupProgress,
         parent_time: Option<i64>,
     ) -> Self {
         BackupVisitor {
             sink,
+            jobs,
             observer,
             progress,
             parent_time,
@@ -146,11 +188,13 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         *lock(&self.parent_roots) = roots;
     }
 
-    fn failed(&self) -> bool {
+    /// Whether a repository error stopped the backup.
+    pub fn failed(&self) -> bool {
         lock(&self.fatal).is_some()
     }
 
-    fn fail(&self, err: Error) {
+    /// Stops the backup with `err` (the first error is kept).
+    pub fn fail(&self, err: Error) {
         lock(&self.fatal).get_or_insert(err);
     }
 
@@ -194,13 +238,15 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
             .then(|| chunks.clone())
     }
 
-    /// Fills in a regular file's chunks: from the parent when unchanged, else by reading it.
+    /// Takes a regular file's chunks from the parent when unchanged, else queues it for the
+    /// file stage (its directory's tree then waits for it).
     fn file(
         &self,
-        node: &mut Node,
+        mut node: Node,
         before: Option<&Node>,
         open: impl FnOnce() -> io::Result<File>,
-        shown: &std::path::Path,
+        shown: impl FnOnce() -> PathBuf,
+        home: Home,
     ) {
         // The repository refused a write: no snapshot will be written, so reading on is waste.
         if self.failed() {
@@ -209,23 +255,66 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         bump(&self.bytes_total, node.size);
         bump(&self.progress.files, 1);
         bump(&self.progress.bytes_done, node.size);
-        if let Some(chunks) = self.unchanged(node, before) {
+        if let Some(chunks) = self.unchanged(&node, before) {
             bump(&self.files_unchanged, 1);
             node.content = Content::Chunks(chunks);
-            return;
+            return self.deliver(home, node);
         }
         bump(if before.is_some() { &self.files_changed } else { &self.files_new }, 1);
-        let mut file = match open() {
+        let shown = shown();
+        let file = match open() {
             Ok(file) => file,
             Err(err) => {
                 node.incomplete = true;
                 node.content = Content::Chunks(Vec::new());
-                return self.report(Problem::error(shown, ProblemKind::Io(err)));
+                self.report(Problem::error(&shown, ProblemKind::Io(err)));
+                return self.deliver(home, node);
             }
         };
-        match store_stream(self.sink, &mut file, self.progress) {
+        if let Home::Dir(dir) = &home {
+            dir.pending.fetch_add(1, Ordering::AcqRel);
+        }
+        if let Err(job) = self.jobs.push(FileJob { node, file, home, shown }) {
+            // The pipeline stopped on a repository error; the node only completes its tree.
+            self.deliver(job.home.clone(), job.node);
+            if let Home::Dir(dir) = job.home {
+                self.release(dir);
+            }
+        }
+    }
+
+    /// The file stage's work on one queued file: read, chunk, hash, look up, queue new chunks
+    /// for sealing; then the node goes to its directory.
+    pub fn run_file(
+        &self,
+        job: FileJob,
+        buf: &mut Vec<u8>,
+        seal: &Queue<NewChunk>,
+        io: &IoScheduler,
+    ) {
+        let FileJob { mut node, file, home, shown } = job;
+        if !self.failed() {
+            self.read_file(&mut node, &file, &shown, buf, seal, io);
+        }
+        self.deliver(home.clone(), node);
+        if let Home::Dir(dir) = home {
+            self.release(dir);
+        }
+    }
+
+    fn read_file(
+        &self,
+        node: &mut Node,
+        file: &File,
+        shown: &std::path::Path,
+        buf: &mut Vec<u8>,
+        seal: &Queue<NewChunk>,
+        io: &IoScheduler,
+    ) {
+        let mut reader = Scheduled { file, io, dev: node.dev };
+        match chunk_file(self.sink, &mut reader, buf, seal, self.progress) {
             Ok((chunks, size)) => {
-                let after = rustix::fs::fstat(&file).ok();
+                let after = rustix::fs::fstat(file).ok();
                 let changed = after.as_ref().is_none_or(|st| {
                     st.st_size as u64 != size
                         || Metadata::from_stat(st)
@@ -251,10 +340,58 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         }
     }
 
-    fn deliver(&self, state: &DirState, node: Node) {
-        match &state.parent {
-            Some(parent) => lock(&parent.children).push(node),
-            None => lock(&self.found)[state.root] = Some(node),
+    /// Puts a finished node where it belongs.
+    fn deliver(&self, home: Home, node: Node) {
+        match home {
+            Home::Dir(dir) => lock(&dir.children).push(node),
+            Home::Root(index) => lock(&self.found)[index] = Some(node),
+        }
+    }
+
+    /// One thing `dir` waited for is done; the last one stores its tree and releases its
+    /// parent in turn.
+    pub fn release(&self, dir: Arc<DirState>) {
+        let mut dir = dir;
+        loop {
+            if dir.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+                return;
+            }
+            let node = self.store_dir(&dir);
+            match &dir.home {
+                Home::Root(index) => {
+                    if let Some(node) = node {
+                        lock(&self.found)[*index] = Some(node);
+                    }
+                    return;
+                }
+                Home::Dir(parent) => {
+                    if let Some(node) = node {
+                        lock(&parent.children).push(node);
+                    }
+                    let parent = Arc::clone(parent);
+                    dir = parent;
+                }
+            }
+        }
+    }
+
+    /// Stores `dir`'s tree; its node, or `None` when the backup already failed.
+    fn store_dir(&self, dir: &DirState) -> Option<Node> {
+        if self.failed() {
+            return None;
+        }
+        let mut tree = Tree { nodes: std::mem::take(&mut *lock(&dir.children)) };
+        tree.sort();
+        let mut node = std::mem::take(&mut *lock(&dir.node));
+        match self.sink.store(BlobKind::Tree, &tree.encode()) {
+            Ok(id) => {
+                node.content = Content::Subtree(id);
+                Some(node)
+            }
+            Err(err) => {
+                self.fail(err);
+                None
+            }
         }
     }
 }
@@ -280,7 +417,7 @@ impl Visitor for BackupVisitor<'_, '_> {
         let meta = entry.meta.as_ref()?;
         let index = root.index as usize;
         let before = lock(&self.parent_roots).get(index).cloned().flatten();
-        let mut node = node_of(&last_name(root.path), meta, Some(entry));
+        let node = node_of(&last_name(root.path), meta, Some(entry));
         match node.kind {
             NodeKind::Dir => {
                 bump(&self.dirs, 1);
@@ -288,16 +425,13 @@ impl Visitor for BackupVisitor<'_, '_> {
                     Some(Content::Subtree(id)) => Some(id),
                     _ => None,
                 };
-                return Some(Arc::new(DirState {
-                    node: Mutex::new(node),
-                    parent: None,
-                    root: index,
-                    parent_tree,
-                    children: Mutex::new(Vec::new()),
-                }));
+                return Some(Arc::new(DirState::new(node, Home::Root(index), parent_tree)));
             }
             NodeKind::File => {
-                self.file(&mut node, before.as_ref(), || File::open(root.path), root.path)
+                let open = || File::open(root.path);
+                let shown = || root.path.to_path_buf();
+                self.file(node, before.as_ref(), open, shown, Home::Root(index));
+                return None;
             }
             _ => bump(&self.others, 1),
         }
@@ -322,7 +456,7 @@ impl Visitor for BackupVisitor<'_, '_> {
         let mut nodes = Vec::new();
         for (i, entry) in listing.entries.iter().enumerate() {
             let Some(meta) = entry.meta.as_ref() else { continue };
-            let mut node = node_of(&entry.name, meta, Some(entry));
+            let node = node_of(&entry.name, meta, Some(entry));
             let previous = before.find(&entry.name);
             match node.kind {
                 NodeKind::Dir => {
@@ -331,20 +465,18 @@ impl Visitor for BackupVisitor<'_, '_> {
                         Some(Content::Subtree(id)) => Some(*id),
                         _ => None,
                     };
-                    let state = DirState {
-                        node: Mutex::new(node),
-                        parent: Some(Arc::clone(dir)),
-                        root: dir.root,
-                        parent_tree,
-                        children: Mutex::new(Vec::new()),
-                    };
+                    let state = DirState::new(node, Home::Dir(Arc::clone(dir)), parent_tree);
                     subdirs.push((i, Arc::new(state)));
                     continue;
                 }
                 NodeKind::File => {
-                    let shown = listing.path.join(
-                        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&entry.name),
-                    );
+                    let shown = || {
+                        listing.path.join(
+                            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
+                                &entry.name,
+                            ),
+                        )
+                    };
                     let open = || {
                         let fd = rustix::fs::openat(
                             listing.fd,
@@ -354,7 +486,8 @@ impl Visitor for BackupVisitor<'_, '_> {
                         )?;
                         Ok(File::from(fd))
                     };
-                    self.file(&mut node, previous, open, &shown);
+                    self.file(node, previous, open, shown, Home::Dir(Arc::clone(dir)));
+                    continue;
                 }
                 _ => bump(&self.others, 1),
             }
@@ -365,18 +498,6 @@ impl Visitor for BackupVisitor<'_, '_> {
     }
 
     fn leave(&self, dir: Self::Dir) {
-        if self.failed() {
-            return;
-        }
-        let mut tree = Tree { nodes: std::mem::take(&mut *lock(&dir.children)) };
-        tree.sort();
-        let mut node = std::mem::take(&mut *lock(&dir.node));
-        match self.sink.store(BlobKind::Tree, &tree.encode()) {
-            Ok(id) => {
-                node.content = Content::Subtree(id);
-                self.deliver(&dir, node);
-            }
-            Err(err) => self.fail(err),
-        }
+        self.release(dir);
     }
 }

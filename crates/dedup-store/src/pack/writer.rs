@@ -6,6 +6,10 @@ use crate::crypto::Sealer;
 use crate::format::{BlobEntry, Header, Magic, HEADER_LEN};
 use crate::id::Id;
 
+/// The pack's buffer grows by at least this much at a time: doubling would leave a 16 MiB pack
+/// holding 32 MiB once its last blob crosses the size.
+const GROW: usize = 4 << 20;
+
 /// A pack being filled.
 pub struct PackWriter {
     kind: BlobKind,
@@ -59,6 +63,9 @@ impl PackWriter {
             stored_len: u32::try_from(blob.sealed.len()).expect("blobs are below 4 GiB"),
             raw_len: blob.raw_len,
         });
+        if self.buf.capacity() - self.buf.len() < blob.sealed.len() {
+            self.buf.reserve_exact(blob.sealed.len().max(GROW));
+        }
         self.buf.extend_from_slice(&blob.sealed);
     }
 

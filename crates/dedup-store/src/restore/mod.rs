@@ -1,7 +1,9 @@
 //! Restoring a snapshot (or a path in it) into a target directory: regular files (sparse where
 //! chunks are all zero), directories (their metadata set after their children), symlinks, hard
 //! links, FIFOs and devices, with mode, owner, times in ns and xattrs. Problems with single
-//! entries go to the observer and the restore carries on.
+//! entries go to the observer and the restore carries on. The trees are walked on the calling
+//! thread, which creates every entry; file content is written in batches, in pack order, by
+//! several threads ([`file`]); directories get their metadata last, deepest first.
 
 mod file;
 mod meta;
@@ -12,6 +14,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 
 use dedup_core::{Observer, Problem, ProblemKind};
 
@@ -50,7 +53,10 @@ struct Restorer<'a> {
     warned_owner: AtomicBool,
     links: HashMap<(u64, u64), PathBuf>,
     summary: RestoreSummary,
-    cache: file::LastBlob,
+    batch: file::Batch,
+    dirs: Vec<(Node, PathBuf)>,
+    pending_links: Vec<(PathBuf, PathBuf)>,
+    workers: usize,
 }
 
 /// Restores `node` into `target`: a directory's entries go into `target` (created if need be),
@@ -72,7 +78,10 @@ pub fn restore(
         warned_owner: AtomicBool::new(false),
         links: HashMap::new(),
         summary: RestoreSummary::default(),
-        cache: file::LastBlob::default(),
+        batch: file::Batch::default(),
+        dirs: Vec::new(),
+        pending_links: Vec::new(),
+        workers: std::thread::available_parallelism().map_or(2, usize::from).clamp(2, 16),
     };
     match node.kind {
         NodeKind::Dir => {
@@ -80,7 +89,7 @@ pub fn restore(
             let mut rel = Vec::new();
             restorer.dir_contents(node, target, &mut rel)?;
             if !node.name.is_empty() {
-                restorer.set_meta(node, target);
+                restorer.dirs.push((node.clone(), target.to_path_buf()));
             }
         }
         _ => {
@@ -89,6 +98,11 @@ pub fn restore(
             let mut rel = node.name.clone();
             restorer.entry(node, &path, &mut rel);
         }
+    }
+    restorer.run_batch();
+    // Pushed as each directory's contents were done: children before their parent.
+    for (node, path) in std::mem::take(&mut restorer.dirs).iter() {
+        restorer.set_meta(node, path);
     }
     Ok(restorer.summary)
 }
@@ -134,10 +148,8 @@ impl Restorer<'_> {
         }
         if node.kind == NodeKind::File && node.nlink > 1 {
             if let Some(first) = self.links.get(&(node.dev, node.ino)) {
-                match fs::hard_link(first, path) {
-                    Ok(()) => self.summary.links += 1,
-                    Err(err) => self.problem(path, err),
-                }
+                // Made once the batch has created the first name.
+                self.pending_links.push((first.clone(), path.to_path_buf()));
                 return;
             }
         }
@@ -146,7 +158,7 @@ impl Restorer<'_> {
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
                 other => other.map_err(|e| e.to_string()),
             },
-            NodeKind::File => self.file(node, path),
+            NodeKind::File => self.batch.add(self.index, node, path.to_path_buf()),
             NodeKind::Symlink => rustix::fs::symlinkat(
                 std::ffi::OsStr::from_bytes(&node.target),
                 rustix::fs::CWD,
@@ -167,23 +179,66 @@ impl Restorer<'_> {
                 if let Err(err) = self.dir_contents(node, path, rel) {
                     self.problem(path, err);
                 }
+                self.dirs.push((node.clone(), path.to_path_buf()));
+                return;
             }
             NodeKind::File => {
                 self.summary.files += 1;
                 if node.nlink > 1 {
                     self.links.insert((node.dev, node.ino), path.to_path_buf());
                 }
+                if self.batch.full() {
+                    self.run_batch();
+                }
+                // Its metadata is set once its content is written.
+                return;
             }
             _ => self.summary.others += 1,
         }
         self.set_meta(node, path);
     }
 
-    fn file(&mut self, node: &Node, path: &Path) -> Result<(), String> {
-        let written = file::write_file(self.repo, self.index, node, path, &mut self.cache)
-            .map_err(|e| e.to_string())?;
-        self.summary.bytes += written;
-        Ok(())
+    /// Writes the content of the batch's files, then sets their metadata (several threads).
+    fn run_batch(&mut self) {
+        self.summary.bytes += self.batch.execute(self.repo, self.workers);
+        for (first, path) in std::mem::take(&mut self.pending_links) {
+            match fs::hard_link(&first, &path) {
+                Ok(()) => self.summary.links += 1,
+                Err(err) => self.problem(&path, err),
+            }
+        }
+        let files = std::mem::take(&mut self.batch.files);
+        let problems = Mutex::new(Vec::new());
+        let per = files.len().div_ceil(self.workers).max(1);
+        std::thread::scope(|scope| {
+            for part in files.chunks(per) {
+                let (problems, warned, is_root) = (&problems, &self.warned_owner, self.is_root);
+                scope.spawn(move || {
+                    let mut found = Vec::new();
+                    for pending in part {
+                        if let Some(err) = &pending.error {
+                            found.push(Err((pending.path.clone(), err.clone())));
+                        }
+                        let owner = meta::Owner { is_root, warned };
+                        found.extend(
+                            meta::apply(&pending.node, &pending.path, owner).into_iter().map(Ok),
+                        );
+                    }
+                    problems.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
+                });
+            }
+        });
+        for found in problems.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            match found {
+                Ok(problem) => {
+                    if problem.incomplete {
+                        self.summary.errors += 1;
+                    }
+                    self.observer.problem(problem);
+                }
+                Err((path, err)) => self.problem(&path, err),
+            }
+        }
     }
 
     fn set_meta(&mut self, node: &Node, path: &Path) {

@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""Benchmark of `dedup store` against restic, rustic, kopia and borg (issue 24, scenarios A and C).
+
+Scenario A, per tool, in a fresh repository: first backup -> unchanged backup -> modify (insert
+100 bytes at the start of the text file, overwrite 1 MiB in the middle of the random file, add
+200 x 4 KiB files, touch the mtime of 1,000 files) -> modified backup -> restore the latest
+snapshot -> check with a full data read. Scenario C, the 2nd write: a copy of the (modified)
+source under another path, all of whose data the repository holds, backed up with no parent;
+its throughput against the first backup's.
+
+The source lives in RAM (--src, tmpfs), repositories on disk (--repos), restores in --restore.
+Every tool runs with its default settings, encryption on, password from the environment. Tools
+run in turn within each round (the order rotates per round), so a slow minute of the shared
+machine lands on all of them; the modification is undone before the next tool starts. Every
+command runs under /usr/bin/time -v for its peak RSS. Prints medians, dedup's ratio to each peer
+and to the fastest, repository sizes and peak RSS, and writes every measurement as JSON.
+
+  bench/store/run.py                                # full size, 3 rounds, all tools
+  bench/store/run.py --scale 0.1 --rounds 1 --tools dedup,restic   # quick, for development
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+PASSWORD = "bench-store-password"
+TREE_BYTES = 2_200_000_000
+RANDOM_BYTES = 1 << 30
+TEXT_BYTES = 512 << 20
+STEPS = ["first", "unchanged", "modified", "restore", "check", "second_write"]
+
+
+# ---------------------------------------------------------------------------------------- data
+def generate(src, scale, seed):
+    """The source of scenario A at `scale`; kept between runs when its stamp matches."""
+    stamp = os.path.join(os.path.dirname(src), f".stamp-{os.path.basename(src)}")
+    want = f"scale={scale} seed={seed}\n"
+    if os.path.isdir(src) and os.path.exists(stamp) and open(stamp).read() == want:
+        return
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(src)
+    rng = random.Random(seed)
+    copy_usr(os.path.join(src, "tree"), int(TREE_BYTES * scale))
+    with open(os.path.join(src, "random.bin"), "wb") as f:
+        left = int(RANDOM_BYTES * scale)
+        while left > 0:
+            n = min(left, 64 << 20)
+            f.write(rng.randbytes(n))
+            left -= n
+    write_text(os.path.join(src, "text.txt"), int(TEXT_BYTES * scale), rng)
+    with open(stamp, "w") as f:
+        f.write(want)
+
+
+def copy_usr(dst, budget):
+    """Copies of /usr/share and /usr/include (regular files, directories, symlinks) up to
+    `budget` bytes of file content, whole copies first, then a partial one."""
+    sources = ["/usr/share", "/usr/include"]
+    copy = 0
+    while budget > 0:
+        for root in sources:
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames.sort()
+                rel = os.path.relpath(dirpath, "/usr")
+                out = os.path.join(dst, f"copy{copy}", rel)
+                os.makedirs(out, exist_ok=True)
+                for name in sorted(filenames):
+                    path = os.path.join(dirpath, name)
+                    if os.path.islink(path):
+                        os.symlink(os.readlink(path), os.path.join(out, name))
+                        continue
+                    if not os.path.isfile(path):
+                        continue
+                    try:
+                        shutil.copy2(path, os.path.join(out, name))
+                    except OSError:
+                        continue
+                    budget -= os.path.getsize(path)
+                    if budget <= 0:
+                        return
+        copy += 1
+
+
+def write_text(path, size, rng):
+    """Compressible, non-repeating text: lines of words drawn from a made-up vocabulary."""
+    letters = "etaoinshrdlcumwfgypbvkjxqz"
+    vocab = ["".join(rng.choices(letters, k=rng.randint(2, 10))) for _ in range(20_000)]
+    written = 0
+    line = 0
+    with open(path, "w") as f:
+        while written < size:
+            words = rng.choices(vocab, k=200_000)
+            parts = []
+            for i in range(0, len(words), 12):
+                line += 1
+                parts.append(f"{line}: " + " ".join(words[i:i + 12]) + "\n")
+            block = "".join(parts)[: size - written]
+            f.write(block)
+            written += len(block)
+
+
+def all_files(src):
+    out = []
+    for dirpath, dirnames, filenames in os.walk(os.path.join(src, "tree")):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                out.append(path)
+    return out
+
+
+def modify(src, seed):
+    """The modification step; returns what `undo` needs to put the source back."""
+    rng = random.Random(seed + 1)
+    text = os.path.join(src, "text.txt")
+    tmp = text + ".tmp"
+    with open(text, "rb") as fin, open(tmp, "wb") as fout:
+        fout.write(b"inserted at the start of the text file by the benchmark's modification.....\n"[:99] + b"\n")
+        shutil.copyfileobj(fin, fout, 16 << 20)
+    os.replace(tmp, text)
+    rnd = os.path.join(src, "random.bin")
+    size = os.path.getsize(rnd)
+    at = size // 2
+    with open(rnd, "r+b") as f:
+        f.seek(at)
+        saved = f.read(1 << 20)
+        f.seek(at)
+        f.write(rng.randbytes(len(saved)))
+    files = all_files(src)
+    new_dir = os.path.join(src, "tree", "added")
+    os.makedirs(new_dir)
+    for i in range(200):
+        with open(os.path.join(new_dir, f"new{i:03}.bin"), "wb") as f:
+            f.write(rng.randbytes(4096))
+    touched = rng.sample(files, min(1000, len(files)))
+    mtimes = {p: os.stat(p).st_mtime_ns for p in touched}
+    now = time.time_ns()
+    for p in touched:
+        os.utime(p, ns=(now, now))
+    return {"at": at, "saved": saved, "mtimes": mtimes}
+
+
+def undo(src, state):
+    text = os.path.join(src, "text.txt")
+    tmp = text + ".tmp"
+    with open(text, "rb") as fin, open(tmp, "wb") as fout:
+        fin.seek(100)
+        shutil.copyfileobj(fin, fout, 16 << 20)
+    os.replace(tmp, text)
+    with open(os.path.join(src, "random.bin"), "r+b") as f:
+        f.seek(state["at"])
+        f.write(state["saved"])
+    shutil.rmtree(os.path.join(src, "tree", "added"))
+    for p, ns in state["mtimes"].items():
+        os.utime(p, ns=(ns, ns))
+
+
+# ---------------------------------------------------------------------------------------- tools
+class Tool:
+    """One backup program: its commands for each step, run in `repo` with a private config."""
+
+    def __init__(self, name, repo, dedup):
+        self.name = name
+        self.repo = repo
+        self.dedup = dedup
+        self.conf = repo + ".conf"
+
+    def env(self):
+        env = dict(os.environ)
+        env.update({
+            "DEDUP_PASSWORD": PASSWORD,
+            "RESTIC_PASSWORD": PASSWORD,
+            "RUSTIC_PASSWORD": PASSWORD,
+            "KOPIA_PASSWORD": PASSWORD,
+            "BORG_PASSPHRASE": PASSWORD,
+            "KOPIA_CONFIG_PATH": os.path.join(self.conf, "kopia.config"),
+            "KOPIA_CHECK_FOR_UPDATES": "false",
+            "BORG_BASE_DIR": self.conf,
+            "XDG_CACHE_HOME": os.path.join(self.conf, "cache"),
+        })
+        return env
+
+    def init(self):
+        r, d = self.repo, self.dedup
+        return {
+            "dedup": [d, "store", "init", "-q", "-r", r],
+            "restic": ["restic", "-q", "-r", r, "init"],
+            "rustic": ["rustic", "-r", r, "init"],
+            "kopia": ["kopia", "repository", "create", "filesystem", "--path", r],
+            "borg": ["borg", "init", "-e", "repokey", r],
+        }[self.name]
+
+    def backup(self, path, label):
+        r, d = self.repo, self.dedup
+        return {
+            "dedup": [d, "store", "backup", "-q", "-r", r, path],
+            "restic": ["restic", "-q", "-r", r, "backup", path],
+            "rustic": ["rustic", "-r", r, "backup", path],
+            "kopia": ["kopia", "snapshot", "create", path],
+            "borg": ["borg", "create", f"{r}::{label}", path],
+        }[self.name]
+
+    def restore(self, path, target):
+        r, d = self.repo, self.dedup
+        if self.name == "kopia":
+            listing = subprocess.run(["kopia", "snapshot", "list", "--json", path],
+                                     env=self.env(), capture_output=True, check=True)
+            root = json.loads(listing.stdout)[-1]["rootEntry"]["obj"]
+            return ["kopia", "snapshot", "restore", root, target]
+        return {
+            "dedup": [d, "store", "restore", "-q", "-r", r, "latest", "--target", target],
+            "restic": ["restic", "-q", "-r", r, "restore", "latest", "--target", target],
+            "rustic": ["rustic", "-r", r, "restore", "latest", target],
+            "borg": ["sh", "-c", f'cd "{target}" && exec borg extract "{r}::modified"'],
+        }[self.name]
+
+    def check(self):
+        r, d = self.repo, self.dedup
+        return {
+            "dedup": [d, "store", "check", "-q", "-r", r, "--read-data"],
+            "restic": ["restic", "-q", "-r", r, "check", "--read-data"],
+            "rustic": ["rustic", "-r", r, "check", "--read-data"],
+            "kopia": ["kopia", "snapshot", "verify", "--verify-files-percent=100"],
+            "borg": ["borg", "check", "--verify-data", r],
+        }[self.name]
+
+
+def run(tool, argv, timed=True):
+    """Runs `argv` under /usr/bin/time -v; returns (seconds, peak RSS in KiB)."""
+    full = ["/usr/bin/time", "-v"] + argv
+    start = time.perf_counter()
+    r = subprocess.run(full, env=tool.env(), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    err = r.stderr.decode(errors="replace")
+    # borg exits 1 for warnings (e.g. a file changed while read): still a finished run.
+    ok = r.returncode == 0 or (tool.name == "borg" and r.returncode == 1)
+    if not ok:
+        sys.exit(f"{tool.name}: {' '.join(argv)} failed ({r.returncode}):\n{err[-3000:]}")
+    rss = 0
+    for line in err.splitlines():
+        if "Maximum resident set size" in line:
+            rss = int(line.split(":")[1])
+    return elapsed, rss
+
+
+def du(path):
+    total = 0
+    for dirpath, _, filenames in os.walk(path):
+        for name in filenames:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def tree_bytes(path):
+    return du(path)
+
+
+def find_restored(target, src):
+    """Where in `target` a tool put the restored copy of `src` (the directory holding text.txt)."""
+    for dirpath, dirnames, filenames in os.walk(target):
+        if "text.txt" in filenames and "random.bin" in filenames:
+            return dirpath
+    sys.exit(f"no restored copy of {src} under {target}")
+
+
+def check_same(src, restored, name):
+    r = subprocess.run(["diff", "-r", "-q", "--no-dereference", src, restored], capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"{name}: restore differs from the source:\n{r.stdout.decode(errors='replace')[:2000]}")
+
+
+def scenario(tool, src, copy, restore_dir, seed, verify, log):
+    """One pass of scenarios A and C for `tool`; returns {step: (seconds, rss)} and the size."""
+    out = {}
+    shutil.rmtree(tool.repo, ignore_errors=True)
+    shutil.rmtree(tool.conf, ignore_errors=True)
+    os.makedirs(tool.conf)
+    if tool.name == "kopia":
+        os.makedirs(tool.repo)
+    # Timestamps settle before the first backup, so the unchanged pass may trust them.
+    time.sleep(1.2)
+    run(tool, tool.init())
+    out["first"] = run(tool, tool.backup(src, "first"))
+    log(tool.name, "first", out["first"])
+    out["unchanged"] = run(tool, tool.backup(src, "unchanged"))
+    log(tool.name, "unchanged", out["unchanged"])
+    state = modify(src, seed)
+    try:
+        out["modified"] = run(tool, tool.backup(src, "modified"))
+        log(tool.name, "modified", out["modified"])
+        size = du(tool.repo)
+        shutil.rmtree(restore_dir, ignore_errors=True)
+        os.makedirs(restore_dir)
+        subprocess.run(["sync"])
+        out["restore"] = run(tool, tool.restore(src, restore_dir))
+        log(tool.name, "restore", out["restore"])
+        if verify:
+            check_same(src, find_restored(restore_dir, src), tool.name)
+        shutil.rmtree(restore_dir, ignore_errors=True)
+        out["check"] = run(tool, tool.check())
+        log(tool.name, "check", out["check"])
+        if copy:
+            shutil.rmtree(copy, ignore_errors=True)
+            subprocess.run(["cp", "-a", src, copy], check=True)
+            out["second_write"] = run(tool, tool.backup(copy, "second"))
+            log(tool.name, "second_write", out["second_write"])
+            shutil.rmtree(copy, ignore_errors=True)
+    finally:
+        undo(src, state)
+    shutil.rmtree(tool.repo, ignore_errors=True)
+    shutil.rmtree(tool.conf, ignore_errors=True)
+    return out, size
+
+
+def mib(n):
+    return n / (1 << 20)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--src", default="/dev/shm/storebench/src", help="the source (in RAM)")
+    ap.add_argument("--repos", default="/work/storebench", help="repositories (on disk)")
+    ap.add_argument("--restore", default="/dev/shm/storebench/restore", help="restore target")
+    ap.add_argument("--tools", default="dedup,restic,rustic,kopia,borg")
+    ap.add_argument("--dedup", default=os.environ.get("DEDUP", "target/x86_64-unknown-linux-gnu/release/dedup"))
+    ap.add_argument("--scale", type=float, default=1.0, help="fraction of the full data set")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-second-write", action="store_true", help="skip scenario C")
+    ap.add_argument("--verify", action="store_true", help="diff every restore against the source (untimed)")
+    ap.add_argument("--out", default="bench/results/store/scenario-a.json")
+    a = ap.parse_args()
+    names = [t for t in a.tools.split(",") if t]
+    dedup = os.path.abspath(a.dedup)
+    for n in names:
+        if n != "dedup" and shutil.which(n) is None:
+            sys.exit(f"{n} is not installed: run bench/store/install-peers.sh")
+    generate(a.src, a.scale, a.seed)
+    total = tree_bytes(a.src)
+    copy = None if a.no_second_write else a.src.rstrip("/") + "-copy"
+    os.makedirs(a.repos, exist_ok=True)
+    print(f"source {a.src}: {mib(total):.0f} MiB; repositories in {a.repos}", flush=True)
+
+    def log(name, step, m):
+        print(f"  {name:<7} {step:<13} {m[0]:8.2f} s {m[1] / 1024:8.0f} MiB", flush=True)
+
+    times = {t: {s: [] for s in STEPS} for t in names}
+    rss = {t: {s: [] for s in STEPS} for t in names}
+    sizes = {t: [] for t in names}
+    for r in range(a.rounds):
+        order = names[r % len(names):] + names[: r % len(names)]
+        print(f"round {r + 1}/{a.rounds}: {', '.join(order)}", flush=True)
+        for t in order:
+            tool = Tool(t, os.path.join(a.repos, t), dedup)
+            out, size = scenario(tool, a.src, copy, a.restore, a.seed, a.verify and r == 0, log)
+            for step, (secs, kib) in out.items():
+                times[t][step].append(secs)
+                rss[t][step].append(kib)
+            sizes[t].append(size)
+
+    med = {t: {s: statistics.median(v) for s, v in times[t].items() if v} for t in names}
+    peak = {t: max(max(v) for v in rss[t].values() if v) for t in names}
+    size = {t: statistics.median(sizes[t]) for t in names}
+    print(f"\nscenario A, medians of {a.rounds} rounds (s); repository after 3 snapshots; peak RSS")
+    cols = ["first", "unchanged", "modified", "restore", "check"]
+    print(f"  {'tool':<8}" + "".join(f"{c:>11}" for c in cols) + f"{'repo MiB':>10}{'RSS MiB':>9}")
+    for t in names:
+        print(f"  {t:<8}" + "".join(f"{med[t].get(c, float('nan')):11.2f}" for c in cols)
+              + f"{mib(size[t]):10.0f}{peak[t] / 1024:9.0f}")
+    peers = [t for t in names if t != "dedup"]
+    if "dedup" in names and peers:
+        for t in peers:
+            print(f"  dedup/{t:<6}" + "".join(f"{med['dedup'][c] / med[t][c]:11.2f}" for c in cols)
+                  + f"{size['dedup'] / size[t]:10.2f}{peak['dedup'] / peak[t]:9.2f}")
+        best = {c: min(peers, key=lambda t: med[t][c]) for c in cols}
+        print("  dedup / fastest peer: " + ", ".join(
+            f"{c} {med['dedup'][c] / med[best[c]][c]:.2f} ({best[c]})" for c in cols))
+        small = min(peers, key=lambda t: size[t])
+        lean = min(peers, key=lambda t: peak[t])
+        print(f"  repository / smallest peer ({small}): {size['dedup'] / size[small]:.2f}; "
+              f"peak RSS / leanest peer ({lean}): {peak['dedup'] / peak[lean]:.2f}")
+    if copy:
+        print("\nscenario C (2nd write): throughput of the copy's backup / the first backup's")
+        for t in names:
+            ratio = med[t]["first"] / med[t]["second_write"]
+            print(f"  {t:<8} first {med[t]['first']:.2f} s, 2nd write {med[t]['second_write']:.2f} s: {ratio:.2f}x")
+    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump({"src": a.src, "bytes": total, "scale": a.scale, "rounds": a.rounds,
+                   "times": times, "rss_kib": rss, "repo_bytes": sizes}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
