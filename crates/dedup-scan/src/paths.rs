@@ -2,8 +2,8 @@
 //! its name, with all names in one byte buffer. A million paths cost about twelve bytes each plus
 //! their names, instead of a `PathBuf` allocation holding the full path for every file.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
 /// Index of one path in a [`PathArena`].
@@ -123,11 +123,16 @@ impl PathArena {
 
     /// The full path of a node.
     pub fn path(&self, node: NodeId) -> PathBuf {
-        let mut bytes = Vec::new();
+        // Room for a typical path up front: grown from empty, it was reallocated four or five
+        // times per path, a third of all the finder's allocations.
+        let mut bytes = Vec::with_capacity(PATH_ROOM);
         self.write_path(node, &mut bytes);
-        PathBuf::from(OsStr::from_bytes(&bytes))
+        PathBuf::from(OsString::from_vec(bytes))
     }
 }
+
+/// Bytes reserved for a path before it is written: most paths of a real tree are shorter.
+const PATH_ROOM: usize = 160;
 
 /// Writes the paths of many nodes, reusing the path of the last parent: the files of one
 /// directory are side by side in the arena, so written in the arena's order their paths share all
