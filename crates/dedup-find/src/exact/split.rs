@@ -28,6 +28,9 @@ pub(super) struct Rep {
     /// XXH3-64 of the chunk.
     pub xxh3: u64,
     pub members: Vec<Member>,
+    /// The next representative whose chunk has the same XXH3 (a different chunk, or a
+    /// collision): the chain starts in `Split::reps_by_hash`.
+    next_same_hash: Option<usize>,
 }
 
 /// The representative a member's chunk is compared with before it is hashed.
@@ -39,7 +42,9 @@ pub(super) struct Lead {
 /// The members of a step placed so far.
 pub(super) struct Split {
     pub reps: Vec<Rep>,
-    reps_by_hash: HashMap<u64, Vec<usize>>,
+    /// The first representative of each hash; the rest are chained through the representatives,
+    /// so that the common case (one per hash) allocates nothing beyond the table.
+    reps_by_hash: HashMap<u64, usize>,
     /// Members whose chunk matched no representative once there could be no more, by its hash.
     pub set_aside: HashMap<u64, Vec<Member>>,
     /// Buffers read into that no representative kept, for the step's next reads.
@@ -97,14 +102,25 @@ impl Split {
             Seen::Hashed(hash) => hash,
         };
         let buf = buf.expect("a chunk that was hashed is held in a buffer");
-        let same_hash = self.reps_by_hash.entry(hash).or_default();
-        let reps = &self.reps;
-        if let Some(&r) = same_hash.iter().find(|&&r| reps[r].chunk.bytes() == buf.bytes()) {
+        let first = self.reps_by_hash.get(&hash).copied();
+        let mut same_hash = first;
+        while let Some(r) = same_hash {
+            if self.reps[r].chunk.bytes() == buf.bytes() {
+                break;
+            }
+            same_hash = self.reps[r].next_same_hash;
+        }
+        if let Some(r) = same_hash {
             self.join(r, member);
             self.spare.push(buf);
         } else if self.reps.len() < self.rep_limit {
-            same_hash.push(self.reps.len());
-            self.reps.push(Rep { chunk: Arc::new(buf), xxh3: hash, members: vec![member] });
+            self.reps_by_hash.insert(hash, self.reps.len());
+            self.reps.push(Rep {
+                chunk: Arc::new(buf),
+                xxh3: hash,
+                members: vec![member],
+                next_same_hash: first,
+            });
             self.splits += 1;
         } else {
             self.set_aside.entry(hash).or_default().push(member);
@@ -178,6 +194,23 @@ mod tests {
         assert_eq!(numbers(&split.set_aside[&9]), [3]);
         // The buffers of every chunk no representative kept are there for the next reads.
         assert_eq!(split.spare.len(), 4);
+    }
+
+    /// Representatives of one hash are chained: a chunk equal to any of them, the oldest
+    /// included, joins that one.
+    #[test]
+    fn every_representative_of_a_hash_is_found() {
+        let mut split = Split::new(8, 8);
+        for (n, byte) in [(0, 1), (1, 2), (2, 3)] {
+            split.place(member(n), Seen::Hashed(7), chunk(byte));
+        }
+        for (n, byte) in [(3, 1), (4, 3), (5, 2), (6, 1)] {
+            split.place(member(n), Seen::Hashed(7), chunk(byte));
+        }
+        assert_eq!(split.reps.len(), 3);
+        assert_eq!(numbers(&split.reps[0].members), [0, 3, 6]);
+        assert_eq!(numbers(&split.reps[1].members), [1, 5]);
+        assert_eq!(numbers(&split.reps[2].members), [2, 4]);
     }
 
     /// While members split off more often than they join, comparing with a lead first would
