@@ -67,6 +67,16 @@ pub enum StoreCommand {
     Check(CheckArgs),
     /// Manage the passwords (key slots) that open the repository.
     Key(KeyArgs),
+    /// Remove snapshots: those named, or those a retention policy does not keep.
+    ///
+    /// Snapshots are grouped by host and paths; in each group, newest first, a snapshot is kept
+    /// by --keep-last while any remain, by --keep-hourly … --keep-yearly when it is the newest of
+    /// an hour, day, ISO week, month or year (UTC) not yet kept, by --keep-within when it is
+    /// younger than the group's newest by less than DURATION, and by --keep-tag. Only snapshot
+    /// files are removed; `prune` (or --prune) frees the data.
+    Forget(ForgetArgs),
+    /// Delete data no snapshot needs, repacking mostly-unused packs; safe while backups run.
+    Prune(PruneArgs),
 }
 
 /// `store init`.
@@ -219,6 +229,76 @@ pub struct StatsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `store forget`.
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// Snapshots to remove (id prefixes); not together with --keep-* options.
+    #[arg(value_name = "SNAPSHOT")]
+    pub snapshots: Vec<String>,
+    /// Keep the newest N snapshots.
+    #[arg(long, value_name = "N")]
+    pub keep_last: Option<u32>,
+    /// Keep the newest snapshot of each of the last N hours that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_hourly: Option<u32>,
+    /// … of each of the last N days.
+    #[arg(long, value_name = "N")]
+    pub keep_daily: Option<u32>,
+    /// … of each of the last N weeks.
+    #[arg(long, value_name = "N")]
+    pub keep_weekly: Option<u32>,
+    /// … of each of the last N months.
+    #[arg(long, value_name = "N")]
+    pub keep_monthly: Option<u32>,
+    /// … of each of the last N years.
+    #[arg(long, value_name = "N")]
+    pub keep_yearly: Option<u32>,
+    /// Keep every snapshot younger than the newest by less than DURATION, e.g. `2y5m7d3h`
+    /// (y = 365 days, m = 30 days, w, d, h).
+    #[arg(long, value_name = "DURATION")]
+    pub keep_within: Option<String>,
+    /// Keep every snapshot carrying tag T (repeatable).
+    #[arg(long = "keep-tag", value_name = "T")]
+    pub keep_tags: Vec<String>,
+    /// Consider only snapshots of HOST.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Consider only snapshots that backed up PATH (repeatable: every PATH).
+    #[arg(long = "path", value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Prune after forgetting.
+    #[arg(long)]
+    pub prune: bool,
+    /// Print what would be removed; remove nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+    /// Prune options, with --prune.
+    #[command(flatten)]
+    pub prune_options: PruneOptionsArgs,
+}
+
+/// The options of `prune`, shared with `forget --prune`.
+#[derive(Debug, Args)]
+pub struct PruneOptionsArgs {
+    /// Repack a pack when more than PERCENT of its bytes are unused.
+    #[arg(long, value_name = "PERCENT", default_value = "5")]
+    pub max_unused: String,
+    /// Copy at most SIZE of used data into new packs (e.g. 2G).
+    #[arg(long, value_name = "SIZE")]
+    pub max_repack_size: Option<String>,
+}
+
+/// `store prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// What may be repacked.
+    #[command(flatten)]
+    pub options: PruneOptionsArgs,
+    /// Print the plan; change nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
 }
 
 /// `store check`.

@@ -10,6 +10,7 @@ mod key;
 mod password;
 mod report;
 mod restore;
+mod upkeep;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,6 +35,8 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Stats(a) => report::stats(common, a),
         StoreCommand::Check(a) => report::check(common, a),
         StoreCommand::Key(a) => key::run(common, a),
+        StoreCommand::Forget(a) => upkeep::forget(common, a),
+        StoreCommand::Prune(a) => upkeep::prune(common, a),
     }
 }
 
@@ -88,9 +91,7 @@ fn absolute_bytes(path: &std::path::Path) -> Vec<u8> {
 
 /// This machine's host name.
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into())
+    dedup_store::repo::this_host()
 }
 
 /// The user's name, for key labels and snapshots.

@@ -121,11 +121,18 @@ impl Backend for LocalBackend {
                     continue;
                 }
                 let child = format!("{name}/{file_name}");
-                let meta = entry.metadata()?;
+                // Deleted since the directory was read (by a prune, a writer refreshing its
+                // marker): not there, which is no error.
+                let meta = match entry.metadata() {
+                    Ok(meta) => meta,
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                    Err(err) => return Err(err),
+                };
                 if meta.is_dir() {
                     pending.push((entry.path(), child));
                 } else if meta.is_file() {
-                    out.push(ObjectInfo { name: child, size: meta.len() });
+                    let modified = meta.modified().ok();
+                    out.push(ObjectInfo { name: child, size: meta.len(), modified });
                 }
             }
         }

@@ -15,6 +15,9 @@ pub struct ObjectInfo {
     pub name: String,
     /// Its size in bytes.
     pub size: u64,
+    /// When the storage last wrote it, where the storage says (the one clock that all hosts
+    /// writing to a repository share, §12).
+    pub modified: Option<std::time::SystemTime>,
 }
 
 /// What `put` found.

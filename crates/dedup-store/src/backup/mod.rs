@@ -163,10 +163,13 @@ impl<'r> Session<'r> {
     fn begin(repo: &'r Repository, options: &BackupOptions) -> Result<Self> {
         let marker =
             if options.dry_run { None } else { Some(WriterMarker::create(repo, &options.host)?) };
-        let loaded = repo.load_index()?;
+        // Read after the marker is written (§12): a prune that planned before then waits for
+        // this session, one that plans after leaves out what this session will refer to.
+        let planned = repo.planned_deletions()?;
+        let loaded = repo.load_index_without(&planned)?;
         let sink = BlobSink::new(repo, loaded.index, options.dry_run);
         if !options.dry_run {
-            sink.adopt_unindexed_packs()?;
+            sink.adopt_unindexed_packs(&planned)?;
         }
         Ok(Session { repo, sink, marker })
     }

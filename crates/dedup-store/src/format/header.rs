@@ -25,6 +25,8 @@ pub enum Magic {
     Snapshot,
     /// A writer marker.
     Writer,
+    /// A deletion plan of prune.
+    Deletion,
 }
 
 impl Magic {
@@ -35,6 +37,7 @@ impl Magic {
             Magic::Index => b"DDSI",
             Magic::Snapshot => b"DDSS",
             Magic::Writer => b"DDSW",
+            Magic::Deletion => b"DDSD",
         }
     }
 
@@ -45,6 +48,7 @@ impl Magic {
             Magic::Index => "index",
             Magic::Snapshot => "snapshot",
             Magic::Writer => "writer marker",
+            Magic::Deletion => "deletion plan",
         }
     }
 }

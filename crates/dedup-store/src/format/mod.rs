@@ -3,6 +3,7 @@
 
 mod blob_kind;
 mod config;
+mod deletion_plan;
 mod entries;
 mod header;
 mod index_file;
@@ -14,6 +15,7 @@ mod writer_marker;
 
 pub use blob_kind::BlobKind;
 pub use config::{ChunkerParams, CompressionMode, Config, MAX_CHUNK, PACK_SIZE_RANGE};
+pub use deletion_plan::DeletionPlan;
 pub use entries::{BlobEntry, Compression};
 pub use header::{Header, Magic, HEADER_LEN};
 pub use index_file::{IndexFile, IndexedPack};

@@ -102,6 +102,26 @@ impl Index {
             .find(|e| self.kind_of(e) == kind)
     }
 
+    /// Moves every pending blob into the sorted table, so that each has a [`Index::position`].
+    pub fn settle(&mut self) {
+        if !self.pending.is_empty() {
+            self.merge();
+        }
+    }
+
+    /// The position of blob `id` of `kind` in the table, below [`Index::len`], for marks kept
+    /// in a bit per blob; `None` when it is not indexed. Only for a settled index.
+    pub fn position(&self, id: &Id, kind: BlobKind) -> Option<usize> {
+        debug_assert!(self.pending.is_empty(), "position() needs a settled index");
+        let key = prefix(id);
+        let start = self.sorted.partition_point(|e| e.prefix < key);
+        self.sorted[start..]
+            .iter()
+            .take_while(|e| e.prefix == key)
+            .position(|e| self.kind_of(e) == kind)
+            .map(|offset| start + offset)
+    }
+
     /// Where blob `id` of `kind` is stored.
     pub fn lookup(&self, id: &Id, kind: BlobKind) -> Option<Location> {
         let key = prefix(id);
@@ -215,6 +235,24 @@ mod tests {
             "{} bytes",
             index.memory_bytes()
         );
+    }
+
+    #[test]
+    fn positions_are_distinct_and_below_the_length() {
+        let mut index = Index::new();
+        index.add_pack(Id([1; 32]), BlobKind::Data, &(0..300).map(entry).collect::<Vec<_>>());
+        index.add_pack(Id([2; 32]), BlobKind::Tree, &(0..10).map(entry).collect::<Vec<_>>());
+        index.settle();
+        let mut seen = std::collections::HashSet::new();
+        for n in 0..300 {
+            let at = index.position(&entry(n).id, BlobKind::Data).unwrap();
+            assert!(at < index.len() && seen.insert(at));
+        }
+        for n in 0..10 {
+            assert!(seen.insert(index.position(&entry(n).id, BlobKind::Tree).unwrap()));
+        }
+        assert_eq!(index.position(&entry(10).id, BlobKind::Tree), None);
+        assert_eq!(seen.len(), index.len());
     }
 
     #[test]

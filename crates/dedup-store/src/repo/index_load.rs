@@ -14,6 +14,8 @@ pub struct LoadedIndex {
     pub index: Index,
     /// The index files it was built from.
     pub files: Vec<Id>,
+    /// Index files present that another present one supersedes (left by an interrupted prune).
+    pub superseded: Vec<Id>,
     /// Index files that could not be read (their packs may still be found by their trailers).
     pub problems: Vec<Error>,
 }
@@ -41,6 +43,12 @@ impl Repository {
 
     /// Loads the whole index. Damaged index files are reported in `problems`, not fatal.
     pub fn load_index(&self) -> Result<LoadedIndex> {
+        self.load_index_without(&HashSet::new())
+    }
+
+    /// Loads the index less the packs in `left_out` (those a deletion plan names, which a writer
+    /// must treat as gone, §12).
+    pub fn load_index_without(&self, left_out: &HashSet<Id>) -> Result<LoadedIndex> {
         let mut files = Vec::new();
         let mut problems = Vec::new();
         for id in self.list_index_files()? {
@@ -53,15 +61,17 @@ impl Repository {
             files.iter().flat_map(|(_, f)| f.supersedes.iter().copied()).collect();
         let mut index = Index::new();
         let mut used = Vec::new();
+        let mut ignored = Vec::new();
         for (id, file) in files {
             if superseded.contains(&id) {
+                ignored.push(id);
                 continue;
             }
-            for pack in &file.packs {
+            for pack in file.packs.iter().filter(|p| !left_out.contains(&p.id)) {
                 index.add_pack(pack.id, pack.kind, &pack.blobs);
             }
             used.push(id);
         }
-        Ok(LoadedIndex { index, files: used, problems })
+        Ok(LoadedIndex { index, files: used, superseded: ignored, problems })
     }
 }

@@ -2,6 +2,7 @@
 //! files (keys, index, snapshots, blobs, writing sessions), one module each.
 
 mod blobs;
+mod deletions;
 mod index_load;
 mod init;
 mod key_slots;
@@ -11,6 +12,7 @@ mod snapshots;
 
 use std::sync::Arc;
 
+pub use deletions::{this_host, STALE_AFTER};
 pub use index_load::LoadedIndex;
 pub use init::InitOptions;
 pub use key_slots::{key_slot_errors, needs_password, KeySlot};

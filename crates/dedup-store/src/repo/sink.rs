@@ -86,12 +86,16 @@ impl<'r> BlobSink<'r> {
 
     /// Reads the trailers of packs that no index file lists (left by an interrupted session)
     /// and takes their blobs into the index; this session's index files will list them.
-    pub fn adopt_unindexed_packs(&self) -> Result<u64> {
+    /// Packs in `left_out` (named by a deletion plan) are not adopted.
+    pub fn adopt_unindexed_packs(&self, left_out: &HashSet<Id>) -> Result<u64> {
         let listing = self.repo.backend().list("data").map_err(|e| Error::io("data", e))?;
         let mut adopted = 0;
         for object in listing {
             let Some(id) = object.name.rsplit('/').next().and_then(Id::from_hex) else { continue };
-            if object.name != pack_path(&id) || self.read_index().has_pack(&id) {
+            if object.name != pack_path(&id)
+                || left_out.contains(&id)
+                || self.read_index().has_pack(&id)
+            {
                 continue;
             }
             // A pack that does not read is garbage for prune, not a reason to stop a backup.

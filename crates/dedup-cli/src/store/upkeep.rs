@@ -1,0 +1,252 @@
+//! `forget` and `prune`: which snapshots go (and by which rule the others stay), then what the
+//! prune will do, printed before it does it.
+
+use std::collections::HashSet;
+
+use anyhow::{bail, Context, Result};
+use dedup_store::forget::{apply, groups, KeepPolicy};
+use dedup_store::id::Id;
+use dedup_store::prune::{self, PruneOptions, PruneStats};
+use dedup_store::repo::Repository;
+use indicatif::{HumanBytes, HumanCount};
+
+use super::args::{CommonArgs, ForgetArgs, PruneArgs, PruneOptionsArgs};
+use super::{absolute_bytes, show_time};
+
+/// `dedup store forget`.
+pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
+    let repo = super::open(common)?;
+    let policy = policy(&args)?;
+    let doomed = if args.snapshots.is_empty() {
+        if policy.is_empty() {
+            bail!("no snapshot and no --keep-* option given: nothing would be kept, so nothing is removed");
+        }
+        by_policy(&repo, &policy, &args)?
+    } else {
+        if !policy.is_empty() {
+            bail!("give either SNAPSHOTs or --keep-* options, not both");
+        }
+        named(&repo, &args.snapshots)?
+    };
+    let verb = if args.dry_run { "would remove" } else { "removed" };
+    if !args.dry_run {
+        for id in &doomed {
+            repo.backend()
+                .delete(&format!("snapshots/{id}"))
+                .with_context(|| format!("cannot remove snapshots/{id}"))?;
+        }
+    }
+    if !common.quiet {
+        println!("{verb} {} snapshot(s)", doomed.len());
+    }
+    if args.prune {
+        let gone = if args.dry_run { doomed.into_iter().collect() } else { HashSet::new() };
+        return run_prune(common, &repo, &args.prune_options, args.dry_run, &gone);
+    }
+    Ok(true)
+}
+
+/// The snapshots named on the command line.
+fn named(repo: &Repository, specs: &[String]) -> Result<Vec<Id>> {
+    let filter = dedup_store::repo::SnapshotFilter::default();
+    let mut ids = Vec::new();
+    for spec in specs {
+        let (id, _) = repo.find_snapshot(spec, &filter)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Applies the policy group by group, printing each verdict; returns the snapshots to remove.
+fn by_policy(repo: &Repository, policy: &KeepPolicy, args: &ForgetArgs) -> Result<Vec<Id>> {
+    let (mut all, bad) = repo.snapshots()?;
+    for err in &bad {
+        eprintln!("dedup: {err} (left alone)");
+    }
+    let wanted: Vec<Vec<u8>> = args.paths.iter().map(|p| absolute_bytes(p)).collect();
+    let filter = dedup_store::repo::SnapshotFilter { host: args.host.clone(), paths: wanted };
+    all.retain(|(_, s)| filter.accepts(s));
+    let mut doomed = Vec::new();
+    for (key, group) in groups(&all) {
+        let paths: Vec<String> =
+            key.paths.iter().map(|p| String::from_utf8_lossy(p).into_owned()).collect();
+        let verdicts = apply(policy, &group);
+        let keep = verdicts.iter().filter(|v| !v.kept_by.is_empty()).count();
+        println!(
+            "host {}, paths {}: keep {keep} of {} snapshot(s)",
+            key.host,
+            paths.join(" "),
+            verdicts.len()
+        );
+        for verdict in verdicts {
+            let (what, why) = if verdict.kept_by.is_empty() {
+                doomed.push(verdict.id);
+                ("remove", String::new())
+            } else {
+                ("keep  ", verdict.kept_by.join(", "))
+            };
+            println!("  {what}  {}  {}  {why}", verdict.id.short(8), show_time(verdict.time));
+        }
+    }
+    Ok(doomed)
+}
+
+/// The policy of the --keep-* options.
+fn policy(args: &ForgetArgs) -> Result<KeepPolicy> {
+    let within_ns = args.keep_within.as_deref().map(parse_duration).transpose()?;
+    Ok(KeepPolicy {
+        last: args.keep_last,
+        hourly: args.keep_hourly,
+        daily: args.keep_daily,
+        weekly: args.keep_weekly,
+        monthly: args.keep_monthly,
+        yearly: args.keep_yearly,
+        within_ns,
+        tags: args.keep_tags.clone(),
+    })
+}
+
+/// `2y5m7d3h` in nanoseconds (y = 365 days, m = 30 days, w = 7 days).
+fn parse_duration(text: &str) -> Result<i64> {
+    let mut total: i64 = 0;
+    let mut number = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            number.push(c);
+            continue;
+        }
+        let hours: i64 = match c {
+            'y' => 365 * 24,
+            'm' => 30 * 24,
+            'w' => 7 * 24,
+            'd' => 24,
+            'h' => 1,
+            _ => bail!("--keep-within {text}: unknown unit {c:?} (use y, m, w, d, h)"),
+        };
+        let n: i64 = number
+            .parse()
+            .with_context(|| format!("--keep-within {text}: a number must precede {c:?}"))?;
+        number.clear();
+        total = n
+            .checked_mul(hours * 3600 * 1_000_000_000)
+            .and_then(|ns| total.checked_add(ns))
+            .with_context(|| format!("--keep-within {text}: too long"))?;
+    }
+    if !number.is_empty() || total == 0 {
+        bail!("--keep-within {text}: give a duration such as 7d or 1y6m");
+    }
+    Ok(total)
+}
+
+/// `dedup store prune`.
+pub fn prune(common: &CommonArgs, args: PruneArgs) -> Result<bool> {
+    let repo = super::open(common)?;
+    run_prune(common, &repo, &args.options, args.dry_run, &HashSet::new())
+}
+
+fn prune_options(args: &PruneOptionsArgs) -> Result<PruneOptions> {
+    let percent: f64 = args
+        .max_unused
+        .trim_end_matches('%')
+        .parse()
+        .ok()
+        .filter(|p: &f64| (0.0..=100.0).contains(p))
+        .with_context(|| {
+            format!("--max-unused {}: give a percentage from 0 to 100", args.max_unused)
+        })?;
+    let max_repack_bytes = args
+        .max_repack_size
+        .as_deref()
+        .map(|s| {
+            crate::size::parse_size(s).map_err(|e| anyhow::anyhow!("--max-repack-size {s}: {e}"))
+        })
+        .transpose()?;
+    Ok(PruneOptions { max_unused: percent / 100.0, max_repack_bytes })
+}
+
+fn run_prune(
+    common: &CommonArgs,
+    repo: &Repository,
+    args: &PruneOptionsArgs,
+    dry_run: bool,
+    gone: &HashSet<Id>,
+) -> Result<bool> {
+    let options = prune_options(args)?;
+    if !dry_run {
+        let pending = prune::execute_pending(repo)?;
+        for err in &pending.unreadable {
+            eprintln!("dedup: deletion plan {err}: left alone; `dedup store check` reports it");
+        }
+        if pending.executed > 0 && !common.quiet {
+            println!("finished the deletions of {} earlier prune(s)", pending.executed);
+        }
+    }
+    let plan = prune::plan(repo, &options, gone)?;
+    if plan.is_empty() {
+        if !common.quiet {
+            println!("nothing to prune: every pack is in use");
+        }
+        return Ok(true);
+    }
+    if !common.quiet {
+        print_plan(&plan.stats, dry_run);
+    }
+    if dry_run {
+        return Ok(true);
+    }
+    let outcome = prune::run(repo, &plan, &super::hostname())?;
+    if !common.quiet {
+        if outcome.deleted {
+            println!(
+                "done: {} pack(s) written, {} freed",
+                outcome.packs_written,
+                HumanBytes(plan.stats.bytes_freed)
+            );
+        } else {
+            println!(
+                "{} pack(s) written; the deletions wait for {} session(s) still writing to the \
+                 repository: the next prune finishes them",
+                outcome.packs_written, outcome.waiting_for
+            );
+        }
+    }
+    Ok(true)
+}
+
+fn print_plan(stats: &PruneStats, dry_run: bool) {
+    let will = if dry_run { "would" } else { "will" };
+    println!(
+        "{} snapshot(s); {} of {} blobs in use",
+        stats.snapshots,
+        HumanCount(stats.blobs_used),
+        HumanCount(stats.blobs)
+    );
+    println!(
+        "packs: {} kept, {} to repack, {} to delete, {} left by interrupted sessions to delete",
+        stats.packs_keep, stats.packs_repack, stats.packs_delete, stats.packs_unindexed
+    );
+    println!(
+        "prune {will} free {} of {} and copy {} into new packs, replacing {} index file(s)",
+        HumanBytes(stats.bytes_freed),
+        HumanBytes(stats.bytes),
+        HumanBytes(stats.bytes_repack),
+        stats.index_files
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_add_their_units() {
+        let hour = 3600 * 1_000_000_000i64;
+        assert_eq!(parse_duration("3h").unwrap(), 3 * hour);
+        assert_eq!(parse_duration("1y2m1w1d").unwrap(), (365 + 60 + 7 + 1) * 24 * hour);
+        for bad in ["", "7", "d", "3x", "0d"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

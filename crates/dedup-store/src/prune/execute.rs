@@ -1,0 +1,247 @@
+//! Carrying out a prune in the order of docs/store-format.md §12: new packs, new index files,
+//! the deletion plan (written, then completed with the live writers), and the deletions last —
+//! at once when no other session is writing, else by a later prune once those sessions are done.
+
+use std::collections::{HashMap, HashSet};
+use std::time::SystemTime;
+
+use super::mark::reachable_ids;
+use super::plan::{Fate, Plan};
+use crate::blob::{self, BlobKind, SealedBlob};
+use crate::error::{Error, Result};
+use crate::format::{DeletionPlan, IndexFile, IndexedPack};
+use crate::id::Id;
+use crate::pack::{pack_path, parse_pack, read_trailer, PackWriter};
+use crate::repo::{now_ns, Repository, WriterMarker, STALE_AFTER};
+
+/// Blob entries per new index file before the next is started.
+const BLOBS_PER_INDEX_FILE: usize = 100_000;
+
+/// What carrying out a plan did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PruneOutcome {
+    /// Packs written by repacking.
+    pub packs_written: u64,
+    /// The deletions were made in this run.
+    pub deleted: bool,
+    /// Sessions still writing, which the deletion waits for (when not `deleted`).
+    pub waiting_for: usize,
+}
+
+/// Carries out `plan` as a writing session of `host`.
+pub fn run(repo: &Repository, plan: &Plan, host: &str) -> Result<PruneOutcome> {
+    if plan.is_empty() {
+        return Ok(PruneOutcome { deleted: true, ..PruneOutcome::default() });
+    }
+    let marker = WriterMarker::create(repo, host)?;
+    let new_packs = repack(repo, plan)?;
+    let packs_written = new_packs.len() as u64;
+    write_index(repo, plan, new_packs)?;
+
+    let mut doomed = plan.packs_of(Fate::Delete);
+    doomed.extend(plan.packs_of(Fate::Repack));
+    doomed.extend(&plan.unindexed);
+    let mut deletion = DeletionPlan {
+        created: now_ns(),
+        packs: doomed,
+        index_files: plan.index_files.iter().chain(&plan.superseded).copied().collect(),
+        snapshots: plan.snapshots.clone(),
+        writers: Vec::new(),
+        complete: false,
+    };
+    // Written before the markers are listed, so that every session either appears in the list
+    // or started late enough to read the plan and stay clear of its packs.
+    let first = repo.write_deletion_plan(&deletion)?;
+    deletion.writers = repo.live_writers(Some(&marker.name()))?;
+    deletion.complete = true;
+    let name = repo.write_deletion_plan(&deletion)?;
+    repo.delete_object(&first)?;
+    let waiting_for = deletion.writers.len();
+    let deleted = waiting_for == 0;
+    if deleted {
+        execute_plan(repo, &name, &deletion)?;
+    }
+    marker.remove()?;
+    Ok(PruneOutcome { packs_written, deleted, waiting_for })
+}
+
+/// Copies the reachable blobs of the packs to repack into new packs, verifying each; returns
+/// the new packs' index entries.
+fn repack(repo: &Repository, plan: &Plan) -> Result<Vec<IndexedPack>> {
+    let encrypted = repo.encrypted();
+    let pack_size = repo.config().pack_size as usize;
+    let mut writers =
+        [PackWriter::new(BlobKind::Data, encrypted), PackWriter::new(BlobKind::Tree, encrypted)];
+    let mut written = Vec::new();
+    let mut copied: HashSet<(Id, BlobKind)> = HashSet::new();
+    for id in plan.packs_of(Fate::Repack) {
+        let name = pack_path(&id);
+        let bytes = repo.read_named(&name, &id)?;
+        let parsed = parse_pack(repo.sealer(), &bytes).map_err(|e| Error::damaged(&name, e))?;
+        let slot = usize::from(parsed.kind == BlobKind::Tree);
+        for entry in parsed.entries {
+            if !plan.used_here(&entry.id, parsed.kind, &id)
+                || !copied.insert((entry.id, parsed.kind))
+            {
+                continue;
+            }
+            let sealed =
+                bytes[entry.offset as usize..(entry.offset + entry.stored_len) as usize].to_vec();
+            blob::open(repo.sealer(), &repo.keys().id, parsed.kind, &entry, &sealed).map_err(
+                |e| {
+                    Error::damaged(format!("{} blob {} in {name}", parsed.kind.name(), entry.id), e)
+                },
+            )?;
+            writers[slot].add(&SealedBlob {
+                id: entry.id,
+                kind: parsed.kind,
+                compression: entry.compression,
+                raw_len: entry.raw_len,
+                sealed,
+            });
+            if writers[slot].len() >= pack_size {
+                let full =
+                    std::mem::replace(&mut writers[slot], PackWriter::new(parsed.kind, encrypted));
+                written.push(store_pack(repo, full)?);
+            }
+        }
+    }
+    for writer in writers {
+        if !writer.is_empty() {
+            written.push(store_pack(repo, writer)?);
+        }
+    }
+    Ok(written)
+}
+
+fn store_pack(repo: &Repository, writer: PackWriter) -> Result<IndexedPack> {
+    let finished = writer.finish(repo.sealer());
+    let name = pack_path(&finished.id);
+    repo.backend().put(&name, &finished.bytes).map_err(|e| Error::io(&name, e))?;
+    Ok(IndexedPack { id: finished.id, kind: finished.kind, blobs: finished.entries })
+}
+
+/// New index files: the kept packs, read again from the old index files a batch at a time, and
+/// the new packs; the last one names every old index file as superseded, so that until it is
+/// written the old ones stay in force.
+fn write_index(repo: &Repository, plan: &Plan, new_packs: Vec<IndexedPack>) -> Result<()> {
+    let mut emitted = HashSet::new();
+    let mut batch: Vec<IndexedPack> = Vec::new();
+    let mut blobs = 0;
+    for file_id in &plan.index_files {
+        for pack in repo.read_index_file(file_id)?.packs {
+            if plan.fates.get(&pack.id) != Some(&Fate::Keep) || !emitted.insert(pack.id) {
+                continue;
+            }
+            blobs += pack.blobs.len();
+            batch.push(pack);
+            if blobs >= BLOBS_PER_INDEX_FILE {
+                let packs = std::mem::take(&mut batch);
+                repo.write_index_file(&IndexFile { supersedes: Vec::new(), packs })?;
+                blobs = 0;
+            }
+        }
+    }
+    batch.extend(new_packs);
+    let supersedes = plan.index_files.iter().chain(&plan.superseded).copied().collect();
+    repo.write_index_file(&IndexFile { supersedes, packs: batch })?;
+    Ok(())
+}
+
+/// What `execute_pending` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PendingOutcome {
+    /// Plans carried out.
+    pub executed: u64,
+    /// Plans still waiting for writers.
+    pub waiting: u64,
+    /// Incomplete plans of prunes that stopped half-way, removed.
+    pub abandoned: u64,
+    /// Plans that do not read: named, left alone.
+    pub unreadable: Vec<String>,
+}
+
+/// Carries out the deletion plans of earlier prunes whose writers have all finished, and
+/// removes incomplete plans left by prunes that stopped before completing them.
+pub fn execute_pending(repo: &Repository) -> Result<PendingOutcome> {
+    let mut outcome = PendingOutcome::default();
+    let listing = repo.backend().list("deletions").map_err(|e| Error::io("deletions", e))?;
+    for object in listing {
+        let plan = match repo.read_deletion_plan(&object.name) {
+            Ok(plan) => plan,
+            Err(err) => {
+                outcome.unreadable.push(err.to_string());
+                continue;
+            }
+        };
+        if !plan.complete {
+            let age = object
+                .modified
+                .and_then(|m| SystemTime::now().duration_since(m).ok())
+                .unwrap_or_default();
+            // A prune completes its plan within moments; one this old stopped half-way.
+            if age > STALE_AFTER {
+                repo.delete_object(&object.name)?;
+                outcome.abandoned += 1;
+            }
+            continue;
+        }
+        if repo.any_live(&plan.writers)? {
+            outcome.waiting += 1;
+        } else {
+            execute_plan(repo, &object.name, &plan)?;
+            outcome.executed += 1;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Deletes what `plan` (stored as `name`) names, keeping any pack that a snapshot written since
+/// the marking needs (and indexing it again), then the plan itself.
+fn execute_plan(repo: &Repository, name: &str, plan: &DeletionPlan) -> Result<()> {
+    let marked: HashSet<Id> = plan.snapshots.iter().copied().collect();
+    let new: Vec<Id> =
+        repo.list_snapshot_ids()?.into_iter().filter(|id| !marked.contains(id)).collect();
+    let mut keep = HashSet::new();
+    if !new.is_empty() {
+        keep = packs_new_snapshots_need(repo, plan, &new)?;
+    }
+    for pack in plan.packs.iter().filter(|p| !keep.contains(*p)) {
+        repo.delete_object(&pack_path(pack))?;
+    }
+    for file in &plan.index_files {
+        repo.delete_object(&format!("index/{file}"))?;
+    }
+    repo.delete_object(name)
+}
+
+/// The packs of `plan` holding blobs of the snapshots `new`, written while the plan waited;
+/// they are indexed again (the plan's index files, which may have listed them, go).
+fn packs_new_snapshots_need(
+    repo: &Repository,
+    plan: &DeletionPlan,
+    new: &[Id],
+) -> Result<HashSet<Id>> {
+    let snapshots: Vec<_> =
+        new.iter().filter_map(|id| repo.load_snapshot(id).ok().map(|s| (*id, s))).collect();
+    let listing = repo.backend().list("data").map_err(|e| Error::io("data", e))?;
+    let sizes: HashMap<&str, u64> = listing.iter().map(|o| (o.name.as_str(), o.size)).collect();
+    // The index as it stands lacks the plan's packs; their trailers put them back, so that the
+    // new snapshots' trees read wherever they are.
+    let mut index = repo.load_index()?.index;
+    let mut trailers = Vec::new();
+    for pack in &plan.packs {
+        let name = pack_path(pack);
+        let Some(&size) = sizes.get(name.as_str()) else { continue };
+        let parsed = read_trailer(repo.backend(), repo.sealer(), &name, size)?;
+        index.add_pack(*pack, parsed.kind, &parsed.entries);
+        trailers.push(IndexedPack { id: *pack, kind: parsed.kind, blobs: parsed.entries });
+    }
+    let needed = reachable_ids(repo, &index, &snapshots);
+    trailers.retain(|pack| pack.blobs.iter().any(|b| needed.contains(&b.id)));
+    let keep = trailers.iter().map(|p| p.id).collect();
+    if !trailers.is_empty() {
+        repo.write_index_file(&IndexFile { supersedes: Vec::new(), packs: trailers })?;
+    }
+    Ok(keep)
+}

@@ -1,0 +1,257 @@
+//! Planning a prune: mark what the snapshots reach, then decide each pack's fate from the share
+//! of its bytes that nothing reaches. Reads every tree once and every index file once; memory is
+//! the index (36 bytes per blob), a bit per blob and a few words per pack.
+
+use std::collections::{HashMap, HashSet};
+
+use super::mark::{mark, Marks};
+use crate::blob::BlobKind;
+use crate::error::{Error, Result};
+use crate::id::Id;
+use crate::index::Index;
+use crate::pack::pack_path;
+use crate::repo::Repository;
+
+/// What a prune may do.
+#[derive(Debug, Clone)]
+pub struct PruneOptions {
+    /// A pack whose unreachable share of bytes exceeds this fraction (0 to 1) is repacked.
+    pub max_unused: f64,
+    /// At most this many bytes are copied into new packs (`None`: no limit).
+    pub max_repack_bytes: Option<u64>,
+}
+
+impl Default for PruneOptions {
+    fn default() -> Self {
+        PruneOptions { max_unused: 0.05, max_repack_bytes: None }
+    }
+}
+
+/// What becomes of a pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Stays as it is.
+    Keep,
+    /// Its reachable blobs are copied into new packs, then it is deleted.
+    Repack,
+    /// Nothing in it is reachable: deleted.
+    Delete,
+}
+
+/// The figures of a plan, for the user to read before anything happens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PruneStats {
+    /// Snapshots marked.
+    pub snapshots: u64,
+    /// Blobs indexed, and those reachable.
+    pub blobs: u64,
+    /// Reachable blobs.
+    pub blobs_used: u64,
+    /// Indexed packs present.
+    pub packs: u64,
+    /// Packs kept as they are.
+    pub packs_keep: u64,
+    /// Packs repacked.
+    pub packs_repack: u64,
+    /// Packs deleted because nothing in them is reachable.
+    pub packs_delete: u64,
+    /// Packs no index lists (left by interrupted sessions), deleted.
+    pub packs_unindexed: u64,
+    /// Bytes of every pack present.
+    pub bytes: u64,
+    /// Bytes of reachable blobs copied into new packs.
+    pub bytes_repack: u64,
+    /// Bytes the repository shrinks by.
+    pub bytes_freed: u64,
+    /// Index files replaced by new ones.
+    pub index_files: u64,
+}
+
+/// A prune worked out and not yet carried out.
+pub struct Plan {
+    /// Its figures.
+    pub stats: PruneStats,
+    pub(super) index: Index,
+    pub(super) marks: Marks,
+    pub(super) snapshots: Vec<Id>,
+    /// Index files in use, whose kept packs the new index files list again.
+    pub(super) index_files: Vec<Id>,
+    /// Index files another one supersedes (left by an interrupted prune).
+    pub(super) superseded: Vec<Id>,
+    pub(super) fates: HashMap<Id, Fate>,
+    pub(super) unindexed: Vec<Id>,
+}
+
+impl Plan {
+    /// Whether carrying it out would change nothing.
+    pub fn is_empty(&self) -> bool {
+        self.unindexed.is_empty()
+            && self.superseded.is_empty()
+            && self.fates.values().all(|f| *f == Fate::Keep)
+    }
+
+    /// Whether blob `id` of `kind`, found in pack `pack`, is the reachable copy.
+    pub(super) fn used_here(&self, id: &Id, kind: BlobKind, pack: &Id) -> bool {
+        let canonical = self.index.lookup(id, kind).is_some_and(|l| l.pack == *pack);
+        canonical && self.index.position(id, kind).is_some_and(|at| self.marks.get(at))
+    }
+
+    /// Packs of `fate`, sorted.
+    pub(super) fn packs_of(&self, fate: Fate) -> Vec<Id> {
+        let mut packs: Vec<Id> =
+            self.fates.iter().filter(|(_, f)| **f == fate).map(|(id, _)| *id).collect();
+        packs.sort();
+        packs
+    }
+}
+
+/// Reachable blobs and bytes of one pack.
+#[derive(Default)]
+struct Usage {
+    used_blobs: u64,
+    used_bytes: u64,
+    unused_bytes: u64,
+}
+
+/// Works out what a prune with `options` would do, as if the snapshots in `gone` were not there
+/// (a dry run of `forget --prune`). Refuses on a repository whose snapshots, index or packs are
+/// damaged or missing, naming the object: `check` and `repair` come first.
+pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Result<Plan> {
+    let (mut snapshots, bad) = repo.snapshots()?;
+    snapshots.retain(|(id, _)| !gone.contains(id));
+    if let Some(err) = bad.first() {
+        return Err(Error::Invalid(format!(
+            "cannot prune while a snapshot does not read ({err}); run `dedup store check`"
+        )));
+    }
+    let loaded = repo.load_index()?;
+    if let Some(err) = loaded.problems.first() {
+        return Err(Error::Invalid(format!(
+            "cannot prune while an index file does not read ({err}); run `dedup store check`"
+        )));
+    }
+    let mut index = loaded.index;
+    index.settle();
+    let mut marks = Marks::new(index.len());
+    mark(repo, &index, &snapshots, &mut marks)?;
+
+    let listing = repo.backend().list("data").map_err(|e| Error::io("data", e))?;
+    let present: HashMap<Id, u64> = listing
+        .iter()
+        .filter_map(|o| {
+            let id = o.name.rsplit('/').next().and_then(Id::from_hex)?;
+            (o.name == pack_path(&id)).then_some((id, o.size))
+        })
+        .collect();
+    if let Some((missing, _)) = index.packs().find(|(id, _)| !present.contains_key(id)) {
+        return Err(Error::Missing {
+            object: format!(
+                "{} (the index lists it; run `dedup store check`, then `dedup store repair index`)",
+                pack_path(missing)
+            ),
+        });
+    }
+
+    let mut plan = Plan {
+        stats: PruneStats::default(),
+        index,
+        marks,
+        snapshots: snapshots.iter().map(|(id, _)| *id).collect(),
+        index_files: loaded.files,
+        superseded: loaded.superseded,
+        fates: HashMap::new(),
+        unindexed: Vec::new(),
+    };
+    let usage = usage(repo, &plan)?;
+    decide(&mut plan, &usage, &present, options);
+
+    let planned = repo.planned_deletions()?;
+    let mut unindexed: Vec<Id> = present
+        .keys()
+        .filter(|id| !plan.index.has_pack(id) && !planned.contains(id))
+        .copied()
+        .collect();
+    unindexed.sort();
+    let stats = &mut plan.stats;
+    stats.snapshots = snapshots.len() as u64;
+    stats.blobs = plan.index.len() as u64;
+    stats.blobs_used = plan.marks.count();
+    stats.packs_unindexed = unindexed.len() as u64;
+    stats.bytes = present.values().sum();
+    stats.bytes_freed += unindexed.iter().map(|id| present[id]).sum::<u64>();
+    stats.index_files = (plan.index_files.len() + plan.superseded.len()) as u64;
+    plan.unindexed = unindexed;
+    if plan.is_empty() {
+        plan.stats.index_files = 0;
+    }
+    Ok(plan)
+}
+
+/// Reachable blobs and bytes per pack, from the index files (a pack listed twice counted once).
+fn usage(repo: &Repository, plan: &Plan) -> Result<HashMap<Id, Usage>> {
+    let mut usage: HashMap<Id, Usage> = HashMap::new();
+    let mut counted = HashSet::new();
+    for file_id in &plan.index_files {
+        let file = repo.read_index_file(file_id)?;
+        for pack in file.packs {
+            if !counted.insert(pack.id) {
+                continue;
+            }
+            let entry = usage.entry(pack.id).or_default();
+            for blob in &pack.blobs {
+                if plan.used_here(&blob.id, pack.kind, &pack.id) {
+                    entry.used_blobs += 1;
+                    entry.used_bytes += u64::from(blob.stored_len);
+                } else {
+                    entry.unused_bytes += u64::from(blob.stored_len);
+                }
+            }
+        }
+    }
+    Ok(usage)
+}
+
+/// Each indexed pack's fate: deleted when nothing in it is reachable, repacked when its
+/// unreachable share exceeds the limit (the emptiest first, within the repack budget).
+fn decide(
+    plan: &mut Plan,
+    usage: &HashMap<Id, Usage>,
+    present: &HashMap<Id, u64>,
+    options: &PruneOptions,
+) {
+    let mut candidates = Vec::new();
+    let stats = &mut plan.stats;
+    for (id, use_) in usage {
+        let size = present[id];
+        stats.packs += 1;
+        if use_.used_blobs == 0 {
+            plan.fates.insert(*id, Fate::Delete);
+            stats.packs_delete += 1;
+            stats.bytes_freed += size;
+            continue;
+        }
+        // Shares of the blobs' bytes: a pack's header and trailer are no waste, and counting
+        // them would repack every small pack on every run.
+        let unused = use_.unused_bytes as f64;
+        let blobs = (use_.used_bytes + use_.unused_bytes) as f64;
+        if unused > options.max_unused * blobs {
+            candidates.push((unused / blobs, *id, use_.used_bytes, size));
+        } else {
+            plan.fates.insert(*id, Fate::Keep);
+        }
+    }
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut budget = options.max_repack_bytes.unwrap_or(u64::MAX);
+    for (_, id, used, size) in candidates {
+        if used <= budget {
+            budget -= used;
+            plan.fates.insert(id, Fate::Repack);
+            stats.packs_repack += 1;
+            stats.bytes_repack += used;
+            stats.bytes_freed += size - used;
+        } else {
+            plan.fates.insert(id, Fate::Keep);
+        }
+    }
+    stats.packs_keep = stats.packs - stats.packs_delete - stats.packs_repack;
+}
