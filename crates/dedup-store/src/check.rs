@@ -53,8 +53,14 @@ pub fn check(repo: &Repository, read_data: bool) -> Result<CheckReport> {
             report.errors.push(format!("{}: missing (the index lists it)", pack_path(id)));
         }
     }
+    let planned = repo.planned_deletions()?;
     for id in present.keys() {
-        if !index.has_pack(id) {
+        if planned.contains(id) {
+            report.warnings.push(format!(
+                "{}: named by a deletion plan (deleted once the backups it waits for finish)",
+                pack_path(id)
+            ));
+        } else if !index.has_pack(id) {
             report.warnings.push(format!(
                 "{}: not in any index (left by an interrupted backup; the next backup adopts it)",
                 pack_path(id)

@@ -166,6 +166,7 @@ pub struct PendingOutcome {
 pub fn execute_pending(repo: &Repository) -> Result<PendingOutcome> {
     let mut outcome = PendingOutcome::default();
     let listing = repo.backend().list("deletions").map_err(|e| Error::io("deletions", e))?;
+    let nobody_writes = repo.live_writers(None)?.is_empty();
     for object in listing {
         let plan = match repo.read_deletion_plan(&object.name) {
             Ok(plan) => plan,
@@ -179,8 +180,10 @@ pub fn execute_pending(repo: &Repository) -> Result<PendingOutcome> {
                 .modified
                 .and_then(|m| SystemTime::now().duration_since(m).ok())
                 .unwrap_or_default();
-            // A prune completes its plan within moments; one this old stopped half-way.
-            if age > STALE_AFTER {
+            // A prune completes its plan within moments of writing it; with no session at work
+            // (that prune included) or after an hour, it stopped half-way. Its packs, no longer
+            // indexed, become garbage for this prune.
+            if nobody_writes || age > STALE_AFTER {
                 repo.delete_object(&object.name)?;
                 outcome.abandoned += 1;
             }

@@ -138,6 +138,37 @@ impl<'r> BlobSink<'r> {
         crate::format::Tree::decode(&plain).map_err(|e| Error::decode(format!("tree blob {id}"), e))
     }
 
+    /// The packs among `among` that hold, by this session's index, a blob reachable from the
+    /// tree `root`.
+    pub fn packs_reached(&self, root: Id, among: &HashSet<Id>) -> Result<HashSet<Id>> {
+        let mut found = HashSet::new();
+        let mut seen = HashSet::new();
+        let mut pending = vec![root];
+        let mut note = |id: &Id, kind: BlobKind| {
+            if let Some(location) = self.read_index().lookup(id, kind) {
+                if among.contains(&location.pack) {
+                    found.insert(location.pack);
+                }
+            }
+        };
+        while let Some(tree_id) = pending.pop() {
+            if !seen.insert(tree_id) {
+                continue;
+            }
+            note(&tree_id, BlobKind::Tree);
+            for node in self.read_tree(&tree_id)?.nodes {
+                match node.content {
+                    crate::format::Content::Subtree(id) => pending.push(id),
+                    crate::format::Content::Chunks(chunks) => {
+                        chunks.iter().for_each(|c| note(c, BlobKind::Data))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(found)
+    }
+
     /// Stores `plaintext` as a blob of `kind` unless the repository has it; returns its id.
     pub fn store(&self, kind: BlobKind, plaintext: &[u8]) -> Result<Id> {
         let id = blob::blob_id(&self.repo.keys().id, plaintext);
