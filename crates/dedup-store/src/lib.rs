@@ -13,6 +13,7 @@ pub mod crypto;
 pub mod error;
 pub mod forget;
 pub mod format;
+pub mod host;
 pub mod id;
 pub mod index;
 pub mod keys;

@@ -175,6 +175,13 @@ fn run_prune(
 ) -> Result<bool> {
     let options = prune_options(args)?;
     if !dry_run {
+        let removed = repo
+            .backend()
+            .remove_stale_temporaries(dedup_store::repo::STALE_AFTER)
+            .context("cannot remove the temporary files of interrupted writers")?;
+        if removed > 0 && !common.quiet {
+            println!("removed {removed} partial file(s) left by interrupted writers");
+        }
         let pending = prune::execute_pending(repo)?;
         for err in &pending.unreadable {
             eprintln!("dedup: deletion plan {err}: left alone; `dedup store check` reports it");

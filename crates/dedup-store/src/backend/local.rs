@@ -4,6 +4,7 @@
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use rustix::fs::{renameat_with, RenameFlags, CWD};
 
@@ -51,6 +52,27 @@ impl LocalBackend {
     }
 }
 
+/// Temporary names begin with this, then the writer's host tag and pid: `.tmp-HOST-PID-RANDOM`.
+const TEMP_PREFIX: &str = ".tmp-";
+
+/// Eight hex digits standing for this host in temporary names (a repository on a shared disk
+/// may have writers on several hosts, and only this host's pids can be asked about).
+fn host_tag() -> String {
+    Id::of_file(crate::host::this_host().as_bytes()).short(8)
+}
+
+/// Whether the temporary file `name`, last written at `modified`, is a dead writer's: one of
+/// this host whose process is gone, or any older than `stale_after`.
+fn temporary_is_stale(name: &str, modified: SystemTime, stale_after: Duration) -> bool {
+    let mut parts = name.strip_prefix(TEMP_PREFIX).unwrap_or("").split('-');
+    if let (Some(host), Some(pid)) = (parts.next(), parts.next().and_then(|p| p.parse().ok())) {
+        if host == host_tag() && !crate::host::process_runs(pid) {
+            return true;
+        }
+    }
+    SystemTime::now().duration_since(modified).is_ok_and(|age| age > stale_after)
+}
+
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
@@ -64,7 +86,12 @@ impl Backend for LocalBackend {
         let path = self.path(name)?;
         let dir = path.parent().expect("object paths have a parent").to_path_buf();
         self.create_dirs(&dir)?;
-        let temp = dir.join(format!(".tmp-{}", Id::random().short(16)));
+        let temp = dir.join(format!(
+            "{TEMP_PREFIX}{}-{}-{}",
+            host_tag(),
+            std::process::id(),
+            Id::random().short(16)
+        ));
         let written = (|| {
             let mut file = File::options().write(true).create_new(true).open(&temp)?;
             file.write_all(bytes)?;
@@ -149,6 +176,37 @@ impl Backend for LocalBackend {
         }
     }
 
+    fn remove_stale_temporaries(&self, stale_after: Duration) -> io::Result<u64> {
+        let mut removed = 0;
+        let mut pending = vec![self.root.clone()];
+        while let Some(dir) = pending.pop() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(err),
+            };
+            for entry in entries {
+                let entry = entry?;
+                let Ok(meta) = entry.metadata() else { continue };
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if meta.is_dir() && !name.starts_with('.') {
+                    pending.push(entry.path());
+                } else if meta.is_file()
+                    && name.starts_with(TEMP_PREFIX)
+                    && temporary_is_stale(&name, meta.modified()?, stale_after)
+                {
+                    match fs::remove_file(entry.path()) {
+                        Ok(()) => removed += 1,
+                        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                        Err(err) => return Err(err),
+                    }
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     fn exists(&self, name: &str) -> io::Result<bool> {
         match fs::symlink_metadata(self.path(name)?) {
             Ok(_) => Ok(true),
@@ -161,6 +219,25 @@ impl Backend for LocalBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_temporaries_of_dead_or_silent_writers_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        backend.put("data/ab/x", b"kept").unwrap();
+        let shard = dir.path().join("data/ab");
+        let dead = shard.join(format!("{TEMP_PREFIX}{}-0-1111", host_tag()));
+        let live = shard.join(format!("{TEMP_PREFIX}{}-{}-2222", host_tag(), std::process::id()));
+        let elsewhere = shard.join(format!("{TEMP_PREFIX}ffffffff-1-3333"));
+        for path in [&dead, &live, &elsewhere] {
+            fs::write(path, b"partial").unwrap();
+        }
+        assert_eq!(backend.remove_stale_temporaries(Duration::from_secs(3600)).unwrap(), 1);
+        assert!(!dead.exists() && live.exists() && elsewhere.exists());
+        // Past the age limit, any writer's is removed; objects never are.
+        assert_eq!(backend.remove_stale_temporaries(Duration::ZERO).unwrap(), 2);
+        assert_eq!(backend.get("data/ab/x").unwrap(), b"kept");
+    }
 
     #[test]
     fn objects_are_written_once_listed_read_and_deleted() {

@@ -45,4 +45,9 @@ pub trait Backend: Send + Sync {
     fn delete(&self, name: &str) -> io::Result<()>;
     /// Whether `name` exists.
     fn exists(&self, name: &str) -> io::Result<bool>;
+    /// Removes the partial objects that writers which are gone left behind (a backend whose
+    /// writes are whole, as object storage's, has none); returns how many.
+    fn remove_stale_temporaries(&self, _stale_after: std::time::Duration) -> io::Result<u64> {
+        Ok(0)
+    }
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::{now_ns, open_sealed, seal_file, Repository};
 use crate::error::{Error, Result};
 use crate::format::{DeletionPlan, Magic, WriterInfo};
+use crate::host::{process_runs, this_host};
 use crate::id::Id;
 
 /// The folder of deletion plans.
@@ -15,22 +16,6 @@ const DELETIONS: &str = "deletions";
 
 /// A marker not rewritten for this long belongs to a session that is hung or gone (§12).
 pub const STALE_AFTER: Duration = Duration::from_secs(3600);
-
-/// This machine's host name, as sessions record it in their markers.
-pub fn this_host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into())
-}
-
-/// Whether process `pid` of this machine is running.
-fn process_runs(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
-        return false;
-    };
-    // EPERM: it runs, as another user.
-    !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH))
-}
 
 /// Whether a marker holds up deletion: present, and neither of a dead process of this host nor
 /// left unrefreshed for [`STALE_AFTER`] (by the storage's clock where it gives one).

@@ -12,7 +12,8 @@ mod snapshots;
 
 use std::sync::Arc;
 
-pub use deletions::{this_host, STALE_AFTER};
+pub use crate::host::this_host;
+pub use deletions::STALE_AFTER;
 pub use index_load::LoadedIndex;
 pub use init::InitOptions;
 pub use key_slots::{key_slot_errors, needs_password, KeySlot};
