@@ -26,10 +26,55 @@ pub struct CheckReport {
     pub packs: u64,
     /// Blobs verified by reading (with `read_data`).
     pub blobs_read: u64,
+    /// Packs read whole.
+    pub packs_read: u64,
 }
 
-/// Checks the repository's structure, and with `read_data` every byte of its packs.
-pub fn check(repo: &Repository, read_data: bool) -> Result<CheckReport> {
+/// Which packs `check` reads whole.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ReadData {
+    /// None: the structure only.
+    None,
+    /// Every pack.
+    All,
+    /// Slice `k` (1-based) of `n`: the packs whose id, read as a number, is `k - 1` modulo `n`,
+    /// so that slices 1 to n cover every pack once, whichever day each is run.
+    Slice {
+        /// Which slice.
+        k: u64,
+        /// Of how many.
+        n: u64,
+    },
+    /// Each pack with this probability (0 to 1), drawn afresh on every run.
+    Fraction(f64),
+}
+
+impl ReadData {
+    /// Whether pack `id` is read.
+    fn reads(self, id: &Id) -> bool {
+        let number = u64::from_le_bytes(id.0[..8].try_into().expect("8 bytes"));
+        match self {
+            ReadData::None => false,
+            ReadData::All => true,
+            ReadData::Slice { k, n } => n > 0 && number % n == k.wrapping_sub(1),
+            ReadData::Fraction(p) => (Id::random().0[0] as f64 + 0.5) / 256.0 < p,
+        }
+    }
+}
+
+impl From<bool> for ReadData {
+    fn from(all: bool) -> Self {
+        if all {
+            ReadData::All
+        } else {
+            ReadData::None
+        }
+    }
+}
+
+/// Checks the repository's structure, and the bytes of the packs `read_data` selects.
+pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckReport> {
+    let read_data = read_data.into();
     let mut report = CheckReport::default();
     for slot in crate::repo::key_slot_errors(repo)? {
         report.errors.push(slot);
@@ -138,8 +183,8 @@ pub fn check(repo: &Repository, read_data: bool) -> Result<CheckReport> {
         }
     }
 
-    if read_data {
-        let mut ids: Vec<&Id> = present.keys().collect();
+    if read_data != ReadData::None {
+        let mut ids: Vec<&Id> = present.keys().filter(|id| read_data.reads(id)).collect();
         ids.sort();
         for id in ids {
             read_pack(repo, &index, id, &mut report);
@@ -149,6 +194,7 @@ pub fn check(repo: &Repository, read_data: bool) -> Result<CheckReport> {
 }
 
 fn read_pack(repo: &Repository, index: &crate::index::Index, id: &Id, report: &mut CheckReport) {
+    report.packs_read += 1;
     let name = pack_path(id);
     let bytes = match repo.read_named(&name, id) {
         Ok(bytes) => bytes,
@@ -175,5 +221,23 @@ fn read_pack(repo: &Repository, index: &crate::index::Index, id: &Id, report: &m
                 entry.id
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_every_pack_exactly_once() {
+        let ids: Vec<Id> = (0..200).map(|_| Id::random()).collect();
+        for id in &ids {
+            let slices = (1..=7).filter(|&k| ReadData::Slice { k, n: 7 }.reads(id)).count();
+            assert_eq!(slices, 1);
+            assert!(ReadData::All.reads(id) && !ReadData::None.reads(id));
+            assert!(!ReadData::Fraction(0.0).reads(id) && ReadData::Fraction(1.0).reads(id));
+        }
+        let some = ids.iter().filter(|id| ReadData::Fraction(0.5).reads(id)).count();
+        assert!((40..160).contains(&some), "{some} of 200 at 50 %");
     }
 }

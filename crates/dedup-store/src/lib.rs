@@ -19,6 +19,7 @@ pub mod index;
 pub mod keys;
 pub mod pack;
 pub mod prune;
+pub mod repair;
 pub mod repo;
 pub mod restore;
 pub mod tree;

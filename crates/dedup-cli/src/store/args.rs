@@ -77,6 +77,8 @@ pub enum StoreCommand {
     Forget(ForgetArgs),
     /// Delete data no snapshot needs, repacking mostly-unused packs; safe while backups run.
     Prune(PruneArgs),
+    /// Rebuild the index from the packs, or rewrite snapshots without what is lost.
+    Repair(RepairArgs),
 }
 
 /// `store init`.
@@ -307,6 +309,33 @@ pub struct CheckArgs {
     /// Also read every pack and verify every blob.
     #[arg(long)]
     pub read_data: bool,
+    /// Read and verify a part of the packs: `N%` (a random N percent), or `K/N` (slice K of N;
+    /// slices 1 to N together cover every pack, e.g. one a day).
+    #[arg(long, value_name = "N%|K/N", conflicts_with = "read_data")]
+    pub read_data_subset: Option<String>,
+}
+
+/// `store repair`.
+#[derive(Debug, Args)]
+pub struct RepairArgs {
+    /// What to repair.
+    #[command(subcommand)]
+    pub what: RepairWhat,
+}
+
+/// What `store repair` repairs.
+#[derive(Debug, Subcommand)]
+pub enum RepairWhat {
+    /// Rebuild the index from the trailers of the packs present: blobs of missing packs leave
+    /// the index, so the next backup stores them again.
+    Index,
+    /// Write a copy of each damaged snapshot without its lost files and directories (tagged
+    /// `repaired`); the originals stay unless --forget.
+    Snapshots {
+        /// Remove each damaged original once its copy is written.
+        #[arg(long)]
+        forget: bool,
+    },
 }
 
 /// `store key`.

@@ -37,6 +37,7 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Key(a) => key::run(common, a),
         StoreCommand::Forget(a) => upkeep::forget(common, a),
         StoreCommand::Prune(a) => upkeep::prune(common, a),
+        StoreCommand::Repair(a) => upkeep::repair(common, a),
     }
 }
 

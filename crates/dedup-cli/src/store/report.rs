@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use anyhow::Result;
 use dedup_store::blob::BlobKind;
+use dedup_store::check::ReadData;
 use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{CheckArgs, CommonArgs, StatsArgs};
@@ -79,10 +80,32 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
     Ok(true)
 }
 
+/// `--read-data-subset`: `N%` or `K/N`.
+fn parse_subset(spec: &str) -> Result<ReadData> {
+    let bad = || anyhow::anyhow!("--read-data-subset {spec}: give N% (0-100) or K/N (1 <= K <= N)");
+    if let Some(percent) = spec.strip_suffix('%') {
+        let p: f64 = percent.parse().map_err(|_| bad())?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(bad());
+        }
+        return Ok(ReadData::Fraction(p / 100.0));
+    }
+    let (k, n) = spec.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u64, u64) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if k == 0 || k > n {
+        return Err(bad());
+    }
+    Ok(ReadData::Slice { k, n })
+}
+
 /// `dedup store check`: findings on stderr, a summary on stdout; `Ok(false)` when damaged.
 pub fn check(common: &CommonArgs, args: CheckArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let report = dedup_store::check::check(&repo, args.read_data)?;
+    let read = match &args.read_data_subset {
+        Some(spec) => parse_subset(spec)?,
+        None => ReadData::from(args.read_data),
+    };
+    let report = dedup_store::check::check(&repo, read)?;
     for warning in &report.warnings {
         if !common.quiet {
             eprintln!("dedup: warning: {warning}");
@@ -92,8 +115,12 @@ pub fn check(common: &CommonArgs, args: CheckArgs) -> Result<bool> {
         eprintln!("dedup: error: {error}");
     }
     if !common.quiet {
-        let read = if args.read_data {
-            format!(", {} blobs read and verified", HumanCount(report.blobs_read))
+        let read = if read != ReadData::None {
+            format!(
+                ", {} packs and {} blobs read and verified",
+                HumanCount(report.packs_read),
+                HumanCount(report.blobs_read)
+            )
         } else {
             String::new()
         };

@@ -10,7 +10,7 @@ use dedup_store::prune::{self, PruneOptions, PruneStats};
 use dedup_store::repo::Repository;
 use indicatif::{HumanBytes, HumanCount};
 
-use super::args::{CommonArgs, ForgetArgs, PruneArgs, PruneOptionsArgs};
+use super::args::{CommonArgs, ForgetArgs, PruneArgs, PruneOptionsArgs, RepairArgs, RepairWhat};
 use super::{absolute_bytes, show_time};
 
 /// `dedup store forget`.
@@ -220,6 +220,45 @@ fn run_prune(
         }
     }
     Ok(true)
+}
+
+/// `dedup store repair index | snapshots`.
+pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
+    let repo = super::open(common)?;
+    let host = super::hostname();
+    match args.what {
+        RepairWhat::Index => {
+            let outcome = dedup_store::repair::repair_index(&repo, &host)?;
+            for damaged in &outcome.packs_damaged {
+                eprintln!("dedup: {damaged} (left in place, not indexed)");
+            }
+            if !common.quiet {
+                println!(
+                    "indexed {} pack(s) from their trailers, replacing {} index file(s)",
+                    outcome.packs_indexed, outcome.index_files_replaced
+                );
+            }
+            Ok(outcome.packs_damaged.is_empty())
+        }
+        RepairWhat::Snapshots { forget } => {
+            let repaired = dedup_store::repair::repair_snapshots(&repo, &host, forget)?;
+            for fix in &repaired {
+                let fate = if forget { "removed" } else { "kept" };
+                println!(
+                    "snapshot {}: repaired copy {} written (original {fate}); left out:",
+                    fix.old.short(8),
+                    fix.new.short(8)
+                );
+                for line in &fix.dropped {
+                    println!("  {line}");
+                }
+            }
+            if repaired.is_empty() && !common.quiet {
+                println!("no snapshot needs repair");
+            }
+            Ok(true)
+        }
+    }
 }
 
 fn print_plan(stats: &PruneStats, dry_run: bool) {
