@@ -209,13 +209,45 @@ fn execute_plan(repo: &Repository, name: &str, plan: &DeletionPlan) -> Result<()
     if !new.is_empty() {
         keep = packs_new_snapshots_need(repo, plan, &new)?;
     }
-    for pack in plan.packs.iter().filter(|p| !keep.contains(*p)) {
+    let deleted: HashSet<Id> = plan.packs.iter().filter(|p| !keep.contains(*p)).copied().collect();
+    for pack in &deleted {
         repo.delete_object(&pack_path(pack))?;
     }
     for file in &plan.index_files {
         repo.delete_object(&format!("index/{file}"))?;
     }
+    drop_deleted_from_newer_index_files(repo, plan, &deleted)?;
     repo.delete_object(name)
+}
+
+/// Index files written while the plan waited may list its packs (a backup adopting a pack that
+/// looked abandoned, or indexing one it had deduplicated against): each that lists a deleted
+/// pack is replaced by a copy without it, so that no index entry outlives its pack.
+fn drop_deleted_from_newer_index_files(
+    repo: &Repository,
+    plan: &DeletionPlan,
+    deleted: &HashSet<Id>,
+) -> Result<()> {
+    if deleted.is_empty() {
+        return Ok(());
+    }
+    let planned: HashSet<&Id> = plan.index_files.iter().collect();
+    for id in repo.list_index_files()? {
+        if planned.contains(&id) {
+            continue;
+        }
+        // One that does not read lists nothing a reader would use.
+        let Ok(file) = repo.read_index_file(&id) else { continue };
+        if !file.packs.iter().any(|p| deleted.contains(&p.id)) {
+            continue;
+        }
+        let packs = file.packs.into_iter().filter(|p| !deleted.contains(&p.id)).collect();
+        let mut supersedes = file.supersedes;
+        supersedes.push(id);
+        repo.write_index_file(&IndexFile { supersedes, packs })?;
+        repo.delete_object(&format!("index/{id}"))?;
+    }
+    Ok(())
 }
 
 /// The packs of `plan` holding blobs of the snapshots `new`, written while the plan waited;
