@@ -81,7 +81,11 @@ fn backups_and_a_prune_at_once_lose_nothing() {
         children.push(spawn_store(&repo, &["prune", "--max-unused", "0"]));
         for child in children {
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "round {round}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         for root in &trees {
             looks.insert(snapshot_of(&repo, root), (root.clone(), look(root)));

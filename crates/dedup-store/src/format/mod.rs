@@ -16,7 +16,7 @@ mod writer_marker;
 pub use blob_kind::BlobKind;
 pub use config::{ChunkerParams, CompressionMode, Config, MAX_CHUNK, PACK_SIZE_RANGE};
 pub use deletion_plan::DeletionPlan;
-pub use entries::{BlobEntry, Compression};
+pub use entries::{BlobEntry, Compression, ENTRY_LEN};
 pub use header::{Header, Magic, HEADER_LEN};
 pub use index_file::{IndexFile, IndexedPack};
 pub use key_file::{Kdf, KdfParams, KeyFile};

@@ -92,8 +92,9 @@ impl Plan {
 
     /// Whether blob `id` of `kind`, found in pack `pack`, is the reachable copy.
     pub(super) fn used_here(&self, id: &Id, kind: BlobKind, pack: &Id) -> bool {
-        let canonical = self.index.lookup(id, kind).is_some_and(|l| l.pack == *pack);
-        canonical && self.index.position(id, kind).is_some_and(|at| self.marks.get(at))
+        self.index
+            .position_in_pack(id, kind, pack)
+            .is_some_and(|(at, here)| here && self.marks.get(at))
     }
 
     /// Packs of `fate`, sorted.

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::Repository;
 use crate::error::{Error, Result};
-use crate::format::{IndexFile, Magic};
+use crate::format::{IndexFile, Magic, ENTRY_LEN};
 use crate::id::Id;
 use crate::index::Index;
 
@@ -49,29 +49,48 @@ impl Repository {
     /// Loads the index less the packs in `left_out` (those a deletion plan names, which a writer
     /// must treat as gone, §12).
     pub fn load_index_without(&self, left_out: &HashSet<Id>) -> Result<LoadedIndex> {
-        let mut files = Vec::new();
         let mut problems = Vec::new();
-        for id in self.list_index_files()? {
+        let listing = self.backend().list("index").map_err(|e| Error::io("index", e))?;
+        // Each blob takes at least ENTRY_LEN bytes of an index file: an upper bound of the
+        // blobs to come, close enough (headers and pack ids are small) to allocate once.
+        let at_most: u64 = listing.iter().map(|o| o.size).sum::<u64>() / ENTRY_LEN as u64;
+        let mut index = Index::new();
+        index.reserve(usize::try_from(at_most).unwrap_or(0));
+        // Each file goes into the index as it is read, so that no more than one is held
+        // decoded; which files are superseded is known only at the end, when the packs that
+        // only superseded files list are dropped again.
+        let mut loaded: Vec<(Id, Vec<u32>)> = Vec::new();
+        let mut superseded: HashSet<Id> = HashSet::new();
+        let ids =
+            listing.iter().filter_map(|o| o.name.strip_prefix("index/").and_then(Id::from_hex));
+        for id in ids {
             match self.read_index_file(&id) {
-                Ok(file) => files.push((id, file)),
+                Ok(file) => {
+                    superseded.extend(file.supersedes.iter().copied());
+                    let packs = file
+                        .packs
+                        .iter()
+                        .filter(|p| !left_out.contains(&p.id))
+                        .map(|p| index.load_pack(p.id, p.kind, &p.blobs))
+                        .collect();
+                    loaded.push((id, packs));
+                }
                 Err(err) => problems.push(err),
             }
         }
-        let superseded: HashSet<Id> =
-            files.iter().flat_map(|(_, f)| f.supersedes.iter().copied()).collect();
-        let mut index = Index::new();
         let mut used = Vec::new();
         let mut ignored = Vec::new();
-        for (id, file) in files {
+        let mut live = HashSet::new();
+        for (id, packs) in loaded {
             if superseded.contains(&id) {
                 ignored.push(id);
-                continue;
+            } else {
+                live.extend(packs);
+                used.push(id);
             }
-            for pack in file.packs.iter().filter(|p| !left_out.contains(&p.id)) {
-                index.add_pack(pack.id, pack.kind, &pack.blobs);
-            }
-            used.push(id);
         }
+        index.keep_only_packs(&live);
+        index.finish_loading();
         Ok(LoadedIndex { index, files: used, superseded: ignored, problems })
     }
 }

@@ -18,6 +18,8 @@ use crate::pack::{pack_path, read_trailer, PackWriter};
 
 /// Packs indexed per index file while a session runs.
 const PACKS_PER_INDEX_FILE: usize = 64;
+/// … or this many blobs (packs of tiny chunks), so that no index file is large to read.
+const BLOBS_PER_INDEX_FILE: usize = 65_536;
 
 /// What a session added.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -225,7 +227,9 @@ impl<'r> BlobSink<'r> {
                 kind: finished.kind,
                 blobs: finished.entries,
             });
-            (unindexed.len() >= PACKS_PER_INDEX_FILE).then(|| mem::take(&mut *unindexed))
+            let blobs: usize = unindexed.iter().map(|p| p.blobs.len()).sum();
+            (unindexed.len() >= PACKS_PER_INDEX_FILE || blobs >= BLOBS_PER_INDEX_FILE)
+                .then(|| mem::take(&mut *unindexed))
         };
         match batch {
             Some(packs) => self.write_index_file(packs),
