@@ -289,7 +289,9 @@ impl Merger<'_> {
     fn verdict(&self, src: &Entry, dst: &Entry) -> Verdict {
         let v = self.cx.rules.compare(src, dst);
         let shared = |e: &Entry| e.meta.is_some_and(|m| m.kind == EntryKind::File && m.nlink > 1);
-        if v != Verdict::Replace && shared(dst) && !shared(src) {
+        // Under --dedup=hardlink, identical copies are linked on purpose.
+        let linking = self.cx.options.dedup == Some(crate::options::DedupMode::Hardlink);
+        if v != Verdict::Replace && shared(dst) && !shared(src) && !linking {
             return Verdict::Content;
         }
         v
