@@ -284,7 +284,8 @@ pub struct ForgetArgs {
 /// The options of `prune`, shared with `forget --prune`.
 #[derive(Debug, Args)]
 pub struct PruneOptionsArgs {
-    /// Repack a pack when more than PERCENT of its bytes are unused.
+    /// Tolerate unused data up to PERCENT of what stays; beyond it, repack the emptiest packs
+    /// first (as restic's --max-unused).
     #[arg(long, value_name = "PERCENT", default_value = "5")]
     pub max_unused: String,
     /// Copy at most SIZE of used data into new packs (e.g. 2G).

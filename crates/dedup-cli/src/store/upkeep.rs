@@ -21,7 +21,7 @@ pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
         if policy.is_empty() {
             bail!("no snapshot and no --keep-* option given: nothing would be kept, so nothing is removed");
         }
-        by_policy(&repo, &policy, &args)?
+        by_policy(&repo, &policy, &args, common.quiet)?
     } else {
         if !policy.is_empty() {
             bail!("give either SNAPSHOTs or --keep-* options, not both");
@@ -60,7 +60,12 @@ fn named(repo: &Repository, specs: &[String]) -> Result<Vec<Id>> {
 }
 
 /// Applies the policy group by group, printing each verdict; returns the snapshots to remove.
-fn by_policy(repo: &Repository, policy: &KeepPolicy, args: &ForgetArgs) -> Result<Vec<Id>> {
+fn by_policy(
+    repo: &Repository,
+    policy: &KeepPolicy,
+    args: &ForgetArgs,
+    quiet: bool,
+) -> Result<Vec<Id>> {
     let (mut all, bad) = repo.snapshots()?;
     for err in &bad {
         eprintln!("dedup: {err} (left alone)");
@@ -74,6 +79,10 @@ fn by_policy(repo: &Repository, policy: &KeepPolicy, args: &ForgetArgs) -> Resul
             key.paths.iter().map(|p| String::from_utf8_lossy(p).into_owned()).collect();
         let verdicts = apply(policy, &group);
         let keep = verdicts.iter().filter(|v| !v.kept_by.is_empty()).count();
+        if quiet {
+            doomed.extend(verdicts.iter().filter(|v| v.kept_by.is_empty()).map(|v| v.id));
+            continue;
+        }
         println!(
             "host {}, paths {}: keep {keep} of {} snapshot(s)",
             key.host,

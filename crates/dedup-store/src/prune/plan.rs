@@ -15,7 +15,8 @@ use crate::repo::Repository;
 /// What a prune may do.
 #[derive(Debug, Clone)]
 pub struct PruneOptions {
-    /// A pack whose unreachable share of bytes exceeds this fraction (0 to 1) is repacked.
+    /// The share (0 to 1) of the bytes kept that unreachable blobs left in kept packs may make
+    /// up; beyond it, the emptiest packs are repacked first (restic's `--max-unused`).
     pub max_unused: f64,
     /// At most this many bytes are copied into new packs (`None`: no limit).
     pub max_repack_bytes: Option<u64>,
@@ -212,8 +213,8 @@ fn usage(repo: &Repository, plan: &Plan) -> Result<HashMap<Id, Usage>> {
     Ok(usage)
 }
 
-/// Each indexed pack's fate: deleted when nothing in it is reachable, repacked when its
-/// unreachable share exceeds the limit (the emptiest first, within the repack budget).
+/// Each indexed pack's fate: deleted when nothing in it is reachable; repacked, the emptiest
+/// first, while the unreachable bytes left in kept packs exceed the limit (within the budget).
 fn decide(
     plan: &mut Plan,
     usage: &HashMap<Id, Usage>,
@@ -222,6 +223,7 @@ fn decide(
 ) {
     let mut candidates = Vec::new();
     let stats = &mut plan.stats;
+    let (mut used_total, mut unused_total) = (0u64, 0u64);
     for (id, use_) in usage {
         let size = present[id];
         stats.packs += 1;
@@ -231,28 +233,99 @@ fn decide(
             stats.bytes_freed += size;
             continue;
         }
-        // Shares of the blobs' bytes: a pack's header and trailer are no waste, and counting
-        // them would repack every small pack on every run.
-        let unused = use_.unused_bytes as f64;
-        let blobs = (use_.used_bytes + use_.unused_bytes) as f64;
-        if unused > options.max_unused * blobs {
-            candidates.push((unused / blobs, *id, use_.used_bytes, size));
-        } else {
-            plan.fates.insert(*id, Fate::Keep);
+        plan.fates.insert(*id, Fate::Keep);
+        used_total += use_.used_bytes;
+        unused_total += use_.unused_bytes;
+        if use_.unused_bytes > 0 {
+            // Shares of the blobs' bytes: a pack's header and trailer are no waste.
+            let share = use_.unused_bytes as f64 / (use_.used_bytes + use_.unused_bytes) as f64;
+            candidates.push((share, *id, use_.used_bytes, use_.unused_bytes, size));
         }
     }
+    // As restic's --max-unused: the unused bytes left in kept packs may make up this share of
+    // what stays; the emptiest packs are repacked first until they do (within the budget).
+    let p = options.max_unused.clamp(0.0, 1.0);
+    let allowed = if p >= 1.0 { f64::INFINITY } else { p / (1.0 - p) * used_total as f64 };
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut budget = options.max_repack_bytes.unwrap_or(u64::MAX);
-    for (_, id, used, size) in candidates {
+    for (_, id, used, unused, size) in candidates {
+        if unused_total as f64 <= allowed {
+            break;
+        }
         if used <= budget {
             budget -= used;
+            unused_total -= unused;
             plan.fates.insert(id, Fate::Repack);
             stats.packs_repack += 1;
             stats.bytes_repack += used;
             stats.bytes_freed += size - used;
-        } else {
-            plan.fates.insert(id, Fate::Keep);
         }
     }
     stats.packs_keep = stats.packs - stats.packs_delete - stats.packs_repack;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty_plan() -> Plan {
+        Plan {
+            stats: PruneStats::default(),
+            index: Index::new(),
+            marks: Marks::new(0),
+            snapshots: Vec::new(),
+            index_files: Vec::new(),
+            superseded: Vec::new(),
+            fates: HashMap::new(),
+            unindexed: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_emptiest_packs_are_repacked_until_the_unused_share_is_within_the_limit() {
+        // (used, unused) bytes of blobs per pack; pack 0 holds nothing reachable.
+        let packs = [(0, 100), (10, 90), (50, 50), (90, 10), (100, 0)];
+        let mut usage = HashMap::new();
+        let mut present = HashMap::new();
+        for (i, (used, unused)) in packs.into_iter().enumerate() {
+            let id = Id([i as u8; 32]);
+            let used_blobs = u64::from(used > 0);
+            usage.insert(id, Usage { used_blobs, used_bytes: used, unused_bytes: unused });
+            present.insert(id, used + unused + 100);
+        }
+        let fate = |plan: &Plan, i: u8| plan.fates[&Id([i; 32])];
+        // 250 bytes stay used; at 20 %, 62 unused bytes may stay: repacking the emptiest pack
+        // leaves 60, so the others stay.
+        let mut plan = empty_plan();
+        decide(
+            &mut plan,
+            &usage,
+            &present,
+            &PruneOptions { max_unused: 0.2, max_repack_bytes: None },
+        );
+        assert_eq!(fate(&plan, 0), Fate::Delete);
+        assert_eq!([fate(&plan, 1), fate(&plan, 2)], [Fate::Repack, Fate::Keep]);
+        assert_eq!([fate(&plan, 3), fate(&plan, 4)], [Fate::Keep, Fate::Keep]);
+        assert_eq!(plan.stats.bytes_repack, 10);
+        // Everything unused goes at 0 %; a budget of 20 bytes copies only what fits in it.
+        let mut plan = empty_plan();
+        decide(
+            &mut plan,
+            &usage,
+            &present,
+            &PruneOptions { max_unused: 0.0, max_repack_bytes: None },
+        );
+        assert_eq!(plan.stats.packs_repack, 3);
+        let mut plan = empty_plan();
+        decide(
+            &mut plan,
+            &usage,
+            &present,
+            &PruneOptions { max_unused: 0.0, max_repack_bytes: Some(20) },
+        );
+        assert_eq!(
+            [fate(&plan, 1), fate(&plan, 2), fate(&plan, 3)],
+            [Fate::Repack, Fate::Keep, Fate::Keep]
+        );
+    }
 }
