@@ -15,7 +15,6 @@ mod execute;
 pub mod options;
 pub mod plan;
 mod precision;
-mod share;
 pub mod summary;
 pub mod tree;
 pub mod verify;
@@ -153,8 +152,6 @@ pub fn sync(
         events.change(&change);
     }
     let deletions_allowed = options.delete && !walked.src_failed;
-    let recorder = share::Recorder { inner: events, copied: Mutex::default() };
-    let events: &dyn Events = if options.dedup.is_some() { &recorder } else { events };
     if !options.dry_run {
         if !plan.is_empty() {
             let exec = execute::Exec {
@@ -173,11 +170,6 @@ pub fn sync(
                 touched: Mutex::default(),
             };
             execute::run(&exec, &plan, deletions_allowed);
-            if let Some(mode) = options.dedup {
-                let copied =
-                    std::mem::take(&mut *recorder.copied.lock().unwrap_or_else(|e| e.into_inner()));
-                share::share(dst, copied, mode, recorder.inner);
-            }
             let src_failed = walked.src_failed || exec.src_failed.load(Ordering::Relaxed);
             return Ok(finish(&plan, &tally, started, src_failed, events));
         }

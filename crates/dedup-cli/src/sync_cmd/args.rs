@@ -58,8 +58,8 @@ pub struct SyncArgs {
     pub link_dest: Option<PathBuf>,
 
     /// Files of identical content copied in this run share storage: clones (reflink), or hard
-    /// links with --dedup=hardlink (only between files whose mode, owner and mtime agree).
-    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true, default_missing_value = "reflink")]
+    /// links with --dedup=hardlink. Not implemented yet: refused.
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, default_missing_value = "reflink")]
     pub dedup: Option<DedupArg>,
 
     /// Write one JSON line per change to FILE.

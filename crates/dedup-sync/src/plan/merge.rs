@@ -289,9 +289,7 @@ impl Merger<'_> {
     fn verdict(&self, src: &Entry, dst: &Entry) -> Verdict {
         let v = self.cx.rules.compare(src, dst);
         let shared = |e: &Entry| e.meta.is_some_and(|m| m.kind == EntryKind::File && m.nlink > 1);
-        // Under --dedup=hardlink, identical copies are linked on purpose.
-        let linking = self.cx.options.dedup == Some(crate::options::DedupMode::Hardlink);
-        if v != Verdict::Replace && shared(dst) && !shared(src) && !linking {
+        if v != Verdict::Replace && shared(dst) && !shared(src) {
             return Verdict::Content;
         }
         v
