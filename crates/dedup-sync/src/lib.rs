@@ -15,6 +15,7 @@ mod execute;
 pub mod options;
 pub mod plan;
 mod precision;
+mod share;
 pub mod summary;
 pub mod tree;
 pub mod verify;
@@ -169,7 +170,7 @@ pub fn sync(
                 src_failed: AtomicBool::new(false),
                 touched: Mutex::default(),
             };
-            execute::run(&exec, &plan, deletions_allowed);
+            execute::run(&exec, &plan, &walked, options.dedup, deletions_allowed);
             let src_failed = walked.src_failed || exec.src_failed.load(Ordering::Relaxed);
             return Ok(finish(&plan, &tally, started, src_failed, events));
         }
