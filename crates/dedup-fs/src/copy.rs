@@ -65,7 +65,11 @@ pub fn copy_contents(
     }
     // Where the file system can share extents, `copy_file_range` does so for whole blocks:
     // `Never` must not use it.
-    let bytes = Copier::new(reflink != Reflink::Never).copy(src, dst, len)?;
+    // A file with as many blocks as bytes has no hole to keep (preallocation past its end can
+    // hide a small one, then copied as zeros: the same bytes); its data ranges need no seeks.
+    let dense = (from.st_blocks as u64).saturating_mul(512) >= from.st_size as u64;
+    let mut copier = Copier::new(reflink != Reflink::Never);
+    let bytes = copier.copy(src, dst, len, to.st_size > 0, dense)?;
     Ok(Copied { cloned: false, bytes })
 }
 
@@ -93,16 +97,33 @@ impl Copier {
         Copier { kernel, buf: None }
     }
 
-    /// Copy the data ranges of `src` below `len`, then set the length (a trailing hole).
-    fn copy(&mut self, src: &File, dst: &File, len: u64) -> Result<u64, FsError> {
+    /// Copy the data ranges of `src` below `len` (all of it when `dense`), then set the length
+    /// (a trailing hole). `dst` is emptied first when it is not already (`dst_has_bytes`).
+    fn copy(
+        &mut self,
+        src: &File,
+        dst: &File,
+        len: u64,
+        dst_has_bytes: bool,
+        dense: bool,
+    ) -> Result<u64, FsError> {
         // Old bytes of `dst` would show through the holes left unwritten.
-        ftruncate(dst, 0)?;
+        if dst_has_bytes {
+            ftruncate(dst, 0)?;
+        }
         let mut copied = 0;
         let mut pos = 0;
-        while let Some((start, end)) = data_range(src, pos, len)? {
+        loop {
+            let range =
+                if dense { (pos < len).then_some((pos, len)) } else { data_range(src, pos, len)? };
+            let Some((start, end)) = range else { break };
             self.copy_range(src, dst, start, end)?;
             copied += end - start;
             pos = end;
+        }
+        if pos == len {
+            // Written up to `len`: the source had that many bytes, and `dst` has that length.
+            return Ok(copied);
         }
         // Past the last data range there is only a hole, unless the file ends before `len`.
         if (fstat(src)?.st_size as u64) < len {
@@ -202,7 +223,7 @@ mod tests {
         let src = sparse_source(tmp.path());
         for kernel in [true, false] {
             let dst = destination(tmp.path());
-            let copied = Copier::new(kernel).copy(&src, &dst, LEN).unwrap();
+            let copied = Copier::new(kernel).copy(&src, &dst, LEN, true, false).unwrap();
             assert_eq!(copied, 8192, "kernel copy {kernel}: data bytes");
             assert_eq!(fstat(&dst).unwrap().st_size as u64, LEN);
             assert!(allocated(&dst) <= 64 << 10, "kernel copy {kernel}: {}", allocated(&dst));
@@ -250,11 +271,13 @@ mod tests {
         let src = File::open(&p).unwrap();
         for kernel in [true, false] {
             let dst = destination(tmp.path());
-            Copier::new(kernel).copy(&src, &dst, 2 * CHUNK as u64 + 1).unwrap();
+            Copier::new(kernel).copy(&src, &dst, 2 * CHUNK as u64 + 1, true, true).unwrap();
             assert_eq!(fs::read(tmp.path().join("copy")).unwrap(), data[..2 * CHUNK + 1]);
             let longer = data.len() as u64 + 1;
-            let e = Copier::new(kernel).copy(&src, &dst, longer).unwrap_err();
-            assert!(matches!(e, FsError::Changed), "{e:?}");
+            for dense in [true, false] {
+                let e = Copier::new(kernel).copy(&src, &dst, longer, true, dense).unwrap_err();
+                assert!(matches!(e, FsError::Changed), "{e:?}");
+            }
         }
     }
 

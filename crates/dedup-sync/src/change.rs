@@ -22,6 +22,9 @@ pub enum ChangeKind {
     LinkDest,
     /// A file made to share the storage of an identical one copied in this run (`from`).
     Clone,
+    /// A file made to share the extents of an identical destination file (`from`) with
+    /// `--dedup`; its content and metadata are unchanged.
+    Share,
     /// A destination entry (`from`) renamed here, since the source entry moved.
     Rename,
     /// An entry (and everything below it) removed.
@@ -42,6 +45,7 @@ impl ChangeKind {
             ChangeKind::Link => "link",
             ChangeKind::LinkDest => "link-dest",
             ChangeKind::Clone => "clone",
+            ChangeKind::Share => "share",
             ChangeKind::Rename => "rename",
             ChangeKind::Delete => "delete",
             ChangeKind::RemoveTemp => "remove-temp",

@@ -15,6 +15,7 @@ mod execute;
 pub mod options;
 pub mod plan;
 mod precision;
+mod share;
 pub mod summary;
 pub mod tree;
 pub mod verify;
@@ -27,7 +28,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use dedup_core::{Phase, Problem, ProblemKind, Progress, Shows};
-use dedup_scan::io::IoScheduler;
+use dedup_scan::io::{Concurrency, IoScheduler};
 use dedup_scan::{open_dir, Detail, WalkOptions, WalkOptionsError};
 
 pub use change::{Change, ChangeKind, Events};
@@ -102,7 +103,14 @@ pub fn sync(
     // Not the finder's listing start (`for_listing`, 4): a mirror mostly runs over a warm tree,
     // where four walkers on a small one cost more in threads than they gain
     // (docs/BENCHMARKS.md, "dedup sync"); a cold or fast device still climbs from 2.
-    let io = IoScheduler::new(options.io);
+    // And not at 2 either: a second walker thread costs its start and the hand-offs (futex
+    // waits) on every run, and a warm tree of up to thousands of entries is walked faster by one
+    // (docs/BENCHMARKS.md, "Sync benchmark (issue 27), second run"); a tree that takes longer
+    // than the tuner's first windows climbs as before.
+    let io = IoScheduler::new(match options.io {
+        Concurrency::Adaptive { max, .. } => Concurrency::Adaptive { start: 1, max },
+        fixed => fixed,
+    });
     progress.start_phase(WALK, 0);
     let is_temp = |name: &[u8]| dedup_fs::is_temp_name(std::ffi::OsStr::from_bytes(name));
     let walked = tree::walk_both(
@@ -169,7 +177,7 @@ pub fn sync(
                 src_failed: AtomicBool::new(false),
                 touched: Mutex::default(),
             };
-            execute::run(&exec, &plan, deletions_allowed);
+            execute::run(&exec, &plan, &walked, options.dedup, deletions_allowed);
             let src_failed = walked.src_failed || exec.src_failed.load(Ordering::Relaxed);
             return Ok(finish(&plan, &tally, started, src_failed, events));
         }

@@ -21,6 +21,8 @@ pub struct Summary {
     pub linked: u64,
     /// Files and directories renamed instead of copied.
     pub renamed: u64,
+    /// Files made to share the extents of an identical one (`--dedup`).
+    pub shared: u64,
     /// Entries deleted, everything below a deleted directory counted.
     pub deleted: u64,
     /// Temporary names of an interrupted run removed.
@@ -43,6 +45,7 @@ pub struct Tally {
     created: AtomicU64,
     linked: AtomicU64,
     renamed: AtomicU64,
+    shared: AtomicU64,
     deleted: AtomicU64,
     strays: AtomicU64,
     bytes: AtomicU64,
@@ -58,6 +61,7 @@ impl Tally {
             ChangeKind::Mkdir | ChangeKind::Symlink | ChangeKind::Special => &self.created,
             ChangeKind::Link | ChangeKind::LinkDest => &self.linked,
             ChangeKind::Rename => &self.renamed,
+            ChangeKind::Share => &self.shared,
             ChangeKind::Delete => &self.deleted,
             ChangeKind::RemoveTemp => &self.strays,
         };
@@ -80,6 +84,7 @@ impl Tally {
             created: self.created.load(Relaxed),
             linked: self.linked.load(Relaxed),
             renamed: self.renamed.load(Relaxed),
+            shared: self.shared.load(Relaxed),
             deleted: self.deleted.load(Relaxed),
             strays_removed: self.strays.load(Relaxed),
             bytes_copied: self.bytes.load(Relaxed),

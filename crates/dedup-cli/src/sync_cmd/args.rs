@@ -57,9 +57,11 @@ pub struct SyncArgs {
     #[arg(long, value_name = "DIR")]
     pub link_dest: Option<PathBuf>,
 
-    /// Files of identical content copied in this run share storage: clones (reflink), or hard
-    /// links with --dedup=hardlink. Not implemented yet: refused.
-    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, default_missing_value = "reflink")]
+    /// Files of identical content in DST share storage: clones of one copy (reflink, where the
+    /// file system can), or hard links with --dedup=hardlink (only between files whose metadata
+    /// is the same). Looks at the sizes of which this run wrote a file; a dry run does not.
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true,
+          default_missing_value = "reflink")]
     pub dedup: Option<DedupArg>,
 
     /// Write one JSON line per change to FILE.

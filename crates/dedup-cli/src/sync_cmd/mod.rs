@@ -23,9 +23,6 @@ use crate::progress::Display;
 
 /// Run `dedup sync`; `Ok(false)` when some entries failed.
 pub fn run(args: SyncArgs) -> Result<bool> {
-    if args.dedup.is_some() {
-        anyhow::bail!("--dedup is not implemented yet (issue 27); nothing was changed");
-    }
     let options = SyncOptions {
         delete: args.delete,
         max_delete: args.max_delete,

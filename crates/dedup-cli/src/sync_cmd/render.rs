@@ -83,7 +83,7 @@ pub fn summary(s: &Summary, dry_run: bool) -> String {
     let verb = if dry_run { "would be " } else { "" };
     format!(
         "dedup sync{}: {} entries checked; {verb}copied {}, updated {}, created {}, linked {}, \
-         renamed {}, deleted {}; {} copied in {:.3} s{}",
+         renamed {}, deleted {}{}; {} copied in {:.3} s{}",
         if dry_run { " (dry run)" } else { "" },
         s.checked,
         s.copied,
@@ -92,6 +92,7 @@ pub fn summary(s: &Summary, dry_run: bool) -> String {
         s.linked,
         s.renamed,
         s.deleted,
+        if s.shared > 0 { format!(", shared {}", s.shared) } else { String::new() },
         HumanBytes(s.bytes_copied),
         s.duration.as_secs_f64(),
         if s.failed > 0 { format!("; {} failed", s.failed) } else { String::new() },

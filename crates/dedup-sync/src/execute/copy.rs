@@ -66,12 +66,12 @@ pub fn copy_file(
             }
             Err(e) => return Err(e),
         };
-        let now = regular(&fstat(&file)?)?;
+        let st = fstat(&file)?;
+        let now = regular(&st)?;
         if !seen.unchanged(&now) {
             seen = now;
             continue;
         }
-        let st = fstat(&file)?;
         let mut entry = src.clone();
         if let Some(m) = entry.meta.as_mut() {
             *m = Metadata { ..Metadata::from_stat(&st).unwrap_or(*m) };

@@ -26,9 +26,10 @@ use dedup_scan::io::IoScheduler;
 
 use crate::change::{Change, Events};
 use crate::compare::Rules;
+use crate::options::DedupMode;
 use crate::plan::{Before, Plan};
 use crate::summary::Tally;
-use crate::tree::{split, under};
+use crate::tree::{split, under, Walked};
 
 /// Actions handed to one worker at a time: a large directory is shared among threads.
 const ACTIONS_PER_TASK: usize = 64;
@@ -116,7 +117,13 @@ pub fn name_of(rel: &[u8]) -> &OsStr {
 }
 
 /// Carry out `plan`.
-pub fn run(x: &Exec<'_>, plan: &Plan, deletions_allowed: bool) {
+pub fn run(
+    x: &Exec<'_>,
+    plan: &Plan,
+    walked: &Walked,
+    dedup: Option<DedupMode>,
+    deletions_allowed: bool,
+) {
     cleanup::strays(x, &plan.strays);
     dirs::create(x, plan);
     let mut tasks = Vec::new();
@@ -144,6 +151,11 @@ pub fn run(x: &Exec<'_>, plan: &Plan, deletions_allowed: bool) {
                 entries::run_dir(x, d, &later);
             }
         }
+    }
+    if let Some(mode) = dedup {
+        // Last of the content changes: every file this run makes is in place, and hard links
+        // made here change their directories' times, which are set next.
+        crate::share::run(x, plan, walked, mode);
     }
     dirs::finish(x, plan);
 }

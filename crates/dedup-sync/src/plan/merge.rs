@@ -285,10 +285,15 @@ impl Merger<'_> {
     }
 
     /// The up-to-date verdict, and a destination file linked elsewhere where the source's is
-    /// not is written anew (a metadata change would reach the other names too).
+    /// not is written anew (a metadata change would reach the other names too). With
+    /// `--dedup=hardlink` an up-to-date one stays: those links are that option's own doing.
     fn verdict(&self, src: &Entry, dst: &Entry) -> Verdict {
         let v = self.cx.rules.compare(src, dst);
         let shared = |e: &Entry| e.meta.is_some_and(|m| m.kind == EntryKind::File && m.nlink > 1);
+        let linked_by_dedup = self.cx.options.dedup == Some(crate::DedupMode::Hardlink);
+        if linked_by_dedup && v == Verdict::Same {
+            return v;
+        }
         if v != Verdict::Replace && shared(dst) && !shared(src) {
             return Verdict::Content;
         }
