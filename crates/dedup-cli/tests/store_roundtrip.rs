@@ -1,11 +1,14 @@
 //! `dedup store` through the real binary: init → backup → restore round trips on awkward trees
 //! compared byte for byte and in metadata; wrong password; missing repository; damaged objects
-//! named by `check` without a panic.
+//! named by `check` without a panic. The round trips run twice: on a local directory and on a
+//! repository in a real S3 server (s3s-fs; skipped with a message when it is missing).
+
+mod s3server;
 
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dedup");
@@ -122,17 +125,31 @@ fn assert_same(src: &Path, dst: &Path) {
     }
 }
 
+/// Runs `body` with a temporary directory and a repository location: a local path, or a
+/// repository in a fresh S3 server.
+fn on_each_backend(test: &str, body: fn(&Path, &Path)) {
+    let dir = tempfile::tempdir().unwrap();
+    body(dir.path(), &dir.path().join("repo"));
+    if let Some(server) = s3server::S3Server::start(test) {
+        let dir = tempfile::tempdir().unwrap();
+        body(dir.path(), &server.repo("repo"));
+    }
+}
+
 #[test]
 fn an_awkward_tree_restores_exactly_and_a_second_backup_reads_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    on_each_backend("awkward tree round trip", awkward_round_trip);
+}
+
+fn awkward_round_trip(dir: &Path, repo: &Path) {
+    let src = dir.join("src");
     awkward_tree(&src);
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    init(&repo, &[]);
-    ok(store(&repo, &["backup", src.to_str().unwrap()]));
-    let target = dir.path().join("target");
+    init(repo, &[]);
+    ok(store(repo, &["backup", src.to_str().unwrap()]));
+    let target = dir.join("target");
     let spec = format!("latest:{}", src.display());
-    ok(store(&repo, &["restore", &spec, "--target", target.to_str().unwrap(), "--verify"]));
+    ok(store(repo, &["restore", &spec, "--target", target.to_str().unwrap(), "--verify"]));
     assert_same(&src, &target);
     let sparse = fs::metadata(target.join("sparse")).unwrap();
     assert!(sparse.blocks() < 1024, "holes stay holes: {} blocks", sparse.blocks());
@@ -141,35 +158,38 @@ fn an_awkward_tree_restores_exactly_and_a_second_backup_reads_nothing() {
         fs::metadata(target.join("deep/a/hard-link")).unwrap().ino()
     );
 
-    let out = ok(store(&repo, &["backup", "--json", src.to_str().unwrap()]));
+    let out = ok(store(repo, &["backup", "--json", src.to_str().unwrap()]));
     let json: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(json["bytes_read"], 0, "{json}");
     assert_eq!(json["files_new"], 0, "{json}");
 
     let list: serde_json::Value =
-        serde_json::from_slice(&store(&repo, &["snapshots", "--json"]).stdout).unwrap();
+        serde_json::from_slice(&store(repo, &["snapshots", "--json"]).stdout).unwrap();
     let list = list.as_array().unwrap();
     assert_eq!(list.len(), 2);
     for field in ["id", "time", "host", "paths", "tags"] {
         assert!(list[0].get(field).is_some(), "{field}");
     }
-    let dumped = store(&repo, &["dump", "latest", &format!("{}/size-200000", src.display())]);
+    let dumped = store(repo, &["dump", "latest", &format!("{}/size-200000", src.display())]);
     assert_eq!(dumped.stdout, noise(200_000, 200_000usize as u8));
-    ok(store(&repo, &["check", "--read-data"]));
+    ok(store(repo, &["check", "--read-data"]));
 }
 
 #[test]
 fn many_copies_are_stored_once_and_an_insertion_restores_little() {
-    let dir = tempfile::tempdir().unwrap();
-    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    on_each_backend("copies stored once", copies_stored_once);
+}
+
+fn copies_stored_once(dir: &Path, repo: &Path) {
+    let src = dir.join("src");
     fs::create_dir(&src).unwrap();
     let data = noise(300_000, 9);
     for i in 0..10 {
         fs::write(src.join(format!("copy-{i}")), &data).unwrap();
     }
-    init(&repo, &["--compression", "off"]);
+    init(repo, &["--compression", "off"]);
     let first: serde_json::Value =
-        serde_json::from_str(ok(store(&repo, &["backup", "--json", src.to_str().unwrap()])).trim())
+        serde_json::from_str(ok(store(repo, &["backup", "--json", src.to_str().unwrap()])).trim())
             .unwrap();
     let added = first["bytes_added"].as_u64().unwrap();
     assert!(added < 330_000, "ten copies of 300 kB stored once: {added}");
@@ -177,12 +197,12 @@ fn many_copies_are_stored_once_and_an_insertion_restores_little() {
     edited.extend_from_slice(&data);
     fs::write(src.join("copy-0"), edited).unwrap();
     let second: serde_json::Value =
-        serde_json::from_str(ok(store(&repo, &["backup", "--json", src.to_str().unwrap()])).trim())
+        serde_json::from_str(ok(store(repo, &["backup", "--json", src.to_str().unwrap()])).trim())
             .unwrap();
     let added = second["bytes_added"].as_u64().unwrap();
     assert!(added < 40_000, "an insertion re-stores about one chunk: {added}");
     let changed = String::from_utf8(
-        store(&repo, &["diff", &first["snapshot"].as_str().unwrap()[..8], "latest"]).stdout,
+        store(repo, &["diff", &first["snapshot"].as_str().unwrap()[..8], "latest"]).stdout,
     )
     .unwrap();
     assert!(changed.contains("M    ") && changed.contains("copy-0"), "{changed}");
@@ -190,13 +210,15 @@ fn many_copies_are_stored_once_and_an_insertion_restores_little() {
 
 #[test]
 fn a_stream_backs_up_and_dumps_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    init(&repo, &["--chunker", "fixed:4K"]);
+    on_each_backend("stream round trip", stream_round_trip);
+}
+
+fn stream_round_trip(_dir: &Path, repo: &Path) {
+    init(repo, &["--chunker", "fixed:4K"]);
     let data = noise(50_000, 3);
     let mut child = Command::new(BIN)
         .args(["store", "backup", "--stdin", "--stdin-filename", "disk.img", "-r"])
-        .arg(&repo)
+        .arg(repo)
         .env("DEDUP_PASSWORD", "correct horse")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -205,13 +227,20 @@ fn a_stream_backs_up_and_dumps_back() {
     use std::io::Write;
     child.stdin.take().unwrap().write_all(&data).unwrap();
     assert!(child.wait_with_output().unwrap().status.success());
-    assert_eq!(store(&repo, &["dump", "latest", "disk.img"]).stdout, data);
+    assert_eq!(store(repo, &["dump", "latest", "disk.img"]).stdout, data);
 }
 
 #[test]
 fn wrong_password_and_missing_repository_are_clear_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
+    on_each_backend("clear errors", clear_errors);
+}
+
+fn clear_errors(dir: &Path, repo: &Path) {
+    let repo = repo.to_path_buf();
+    let nothing = match repo.to_str() {
+        Some(s3) if s3.starts_with("s3:") => PathBuf::from(format!("{s3}-nothing")),
+        _ => dir.join("nothing"),
+    };
     init(&repo, &[]);
     let out = Command::new(BIN)
         .args(["store", "snapshots", "-r"])
@@ -221,7 +250,7 @@ fn wrong_password_and_missing_repository_are_clear_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrong password"));
-    let out = store(&dir.path().join("nothing"), &["snapshots"]);
+    let out = store(&nothing, &["snapshots"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no repository"));
     let out = store(&repo, &["init"]);

@@ -34,6 +34,16 @@ pub struct CommonArgs {
     /// Print more (notes on skipped entries).
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// Object storage: requests in flight at most
+    #[arg(long, value_name = "N", default_value_t = 8, global = true)]
+    pub connections: usize,
+    /// Object storage: address the bucket as BUCKET.HOST (virtual-host style) instead of HOST/BUCKET
+    #[arg(long, global = true)]
+    pub s3_virtual_host: bool,
+    /// Object storage: keep no local copy of index files and snapshots (under
+    /// $XDG_CACHE_HOME/dedup/store/REPO-ID)
+    #[arg(long, global = true)]
+    pub no_cache: bool,
 }
 
 /// The store's commands.

@@ -1,9 +1,6 @@
 //! `dedup store init`.
 
-use std::sync::Arc;
-
 use anyhow::{bail, Context, Result};
-use dedup_store::backend::LocalBackend;
 use dedup_store::format::{ChunkerParams, CompressionMode, KdfParams};
 use dedup_store::repo::{InitOptions, Repository};
 
@@ -65,7 +62,7 @@ pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
         },
         label: format!("{}@{}", super::username(), super::hostname()),
     };
-    let repo = Repository::init(Arc::new(LocalBackend::new(&location)), options)?;
+    let repo = Repository::init(super::backend(common, &location)?, options)?;
     if !common.quiet {
         let kind = if repo.encrypted() { "encrypted" } else { "UNENCRYPTED" };
         println!(

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use dedup_store::backend::LocalBackend;
+use dedup_store::backend::{is_remote, open_backend, Backend, CachedBackend, S3Options};
 use dedup_store::repo::{needs_password, Repository, SnapshotFilter};
 
 use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
@@ -52,17 +52,34 @@ fn location(common: &CommonArgs) -> Result<PathBuf> {
     }
 }
 
+/// The storage behind the repository location (a directory, or `s3:…`).
+fn backend(common: &CommonArgs, location: &std::path::Path) -> Result<Arc<dyn Backend>> {
+    let options = S3Options {
+        connections: common.connections.max(1),
+        virtual_host: common.s3_virtual_host,
+        ..S3Options::default()
+    };
+    open_backend(location, &options)
+        .with_context(|| format!("cannot use the repository location {}", location.display()))
+}
+
 /// Opens the repository, asking for the password where one is needed.
 fn open(common: &CommonArgs) -> Result<Repository> {
     let location = location(common)?;
-    let backend = Arc::new(LocalBackend::new(&location));
-    if !location.join("config").exists() {
-        bail!(
-            "{}: no repository here (no config file); create one with `dedup store init`",
-            location.display()
-        );
-    }
+    let remote = backend(common, &location)?;
+    let cache = (is_remote(&location) && !common.no_cache)
+        .then(|| Arc::new(CachedBackend::new(Arc::clone(&remote))));
+    let backend: Arc<dyn Backend> = match &cache {
+        Some(cache) => Arc::clone(cache) as Arc<dyn Backend>,
+        None => remote,
+    };
     let shown = location.display();
+    let has_config = backend
+        .exists("config")
+        .with_context(|| format!("cannot open the repository at {shown}"))?;
+    if !has_config {
+        bail!("{shown}: no repository here (no config file); create one with `dedup store init`");
+    }
     let password = if needs_password(backend.as_ref())
         .with_context(|| format!("cannot open the repository at {shown}"))?
     {
@@ -70,8 +87,12 @@ fn open(common: &CommonArgs) -> Result<Repository> {
     } else {
         Vec::new()
     };
-    Repository::open(backend, &password)
-        .with_context(|| format!("cannot open the repository at {shown}"))
+    let repo = Repository::open(backend, &password)
+        .with_context(|| format!("cannot open the repository at {shown}"))?;
+    if let (Some(cache), Some(dir)) = (&cache, CachedBackend::default_dir(&repo.config().id)) {
+        cache.attach(dir);
+    }
+    Ok(repo)
 }
 
 /// The library's snapshot filter from `--host` and `--path` (made absolute).

@@ -128,10 +128,17 @@ fn same_content(
     let Ok(file) = std::fs::File::open(path) else { return Ok(false) };
     let mut file = std::io::BufReader::with_capacity(1 << 20, file);
     let mut found = Vec::new();
+    // A run of equal chunks (zeros, above all) is fetched once: on object storage each fetch is
+    // a request.
+    let mut expected: Option<(dedup_store::Id, Vec<u8>)> = None;
     for chunk in chunks {
-        let expected = repo.read_blob(index, chunk, dedup_store::blob::BlobKind::Data)?;
+        if expected.as_ref().is_none_or(|(id, _)| id != chunk) {
+            let bytes = repo.read_blob(index, chunk, dedup_store::blob::BlobKind::Data)?;
+            expected = Some((*chunk, bytes));
+        }
+        let expected = &expected.as_ref().expect("just read").1;
         found.resize(expected.len(), 0);
-        if file.read_exact(&mut found).is_err() || found != expected {
+        if file.read_exact(&mut found).is_err() || found != *expected {
             return Ok(false);
         }
     }

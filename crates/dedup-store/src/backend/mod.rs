@@ -1,12 +1,33 @@
 //! Storage of write-once objects named by paths such as `data/ab/ab12…`: the trait every backend
-//! implements (shaped after OpenDAL's and object_store's operations, so either can implement it
-//! later) and the local-directory backend.
+//! implements (shaped after OpenDAL's operations), the local-directory backend, the S3 backend,
+//! and the choice between them from a location string.
 
+mod cached;
 mod local;
+mod s3;
+mod s3_location;
 
+pub use cached::CachedBackend;
 pub use local::LocalBackend;
+pub use s3::{S3Backend, S3Options};
+pub use s3_location::S3Location;
 
 use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Whether `location` names object storage rather than a local directory.
+pub fn is_remote(location: &Path) -> bool {
+    location.to_str().is_some_and(|text| text.starts_with("s3:"))
+}
+
+/// The backend for `location`: S3 for `s3:…`, otherwise a local directory.
+pub fn open_backend(location: &Path, s3: &S3Options) -> io::Result<Arc<dyn Backend>> {
+    match location.to_str() {
+        Some(text) if text.starts_with("s3:") => Ok(Arc::new(S3Backend::new(text, s3)?)),
+        _ => Ok(Arc::new(LocalBackend::new(location))),
+    }
+}
 
 /// An object in a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]

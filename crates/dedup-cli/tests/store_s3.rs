@@ -1,0 +1,267 @@
+//! `dedup store` on a real S3 server (s3s-fs) reached through a proxy that delays, drops and
+//! fails requests: backups and restores retry and finish, or fail naming the object and leave the
+//! repository consistent; and several hosts backing up into one repository at once.
+
+mod common;
+mod s3server;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::act::contents;
+use common::store::*;
+use s3server::S3Server;
+
+/// What the proxy does to requests, in per mille of them (chosen by a fixed pseudo-random
+/// sequence, so a run is repeatable up to thread timing).
+#[derive(Clone, Copy)]
+struct Faults {
+    /// Answered after a pause.
+    delay: u64,
+    /// Answered `503 Slow Down` without reaching the server.
+    fail: u64,
+    /// Forwarded, but the connection is closed before the answer (the server acted on it).
+    drop_answer: u64,
+    /// PUTs whose path contains this are all answered 500 (a failure that outlasts retries).
+    fail_puts_under: Option<&'static str>,
+}
+
+/// A proxy in front of the server on `upstream`, on its own port; runs until the test ends.
+struct Proxy {
+    port: u16,
+    seen: Arc<AtomicU64>,
+}
+
+impl Proxy {
+    fn start(upstream: u16, faults: Faults) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let n = counter.fetch_add(1, Ordering::Relaxed);
+                std::thread::spawn(move || {
+                    let _ = serve(client, upstream, faults, n);
+                });
+            }
+        });
+        Proxy { port, seen }
+    }
+}
+
+/// Reads one request (head and Content-Length body) from `client`.
+fn read_request(client: &mut TcpStream) -> std::io::Result<Option<(String, Vec<u8>)>> {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = client.read(&mut byte)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&byte[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let len: usize = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = buf[head_end..].to_vec();
+    while body.len() < len {
+        let n = client.read(&mut byte)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        body.extend_from_slice(&byte[..n]);
+    }
+    Ok(Some((head, body)))
+}
+
+/// Serves one client connection request by request; each request goes to the server on a
+/// connection of its own, which it closes after answering.
+fn serve(mut client: TcpStream, upstream: u16, faults: Faults, conn: u64) -> std::io::Result<()> {
+    let mut nth = conn.wrapping_mul(1000);
+    while let Some((head, body)) = read_request(&mut client)? {
+        nth += 1;
+        // A splitmix step: a well-spread number in 0..1000 for this request.
+        let mut z = nth.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let roll = (z ^ (z >> 31)) % 1000;
+        let request_line = head.lines().next().unwrap_or("").to_string();
+        if let Some(under) = faults.fail_puts_under {
+            if request_line.starts_with("PUT ") && request_line.contains(under) {
+                client.write_all(
+                    b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n",
+                )?;
+                continue;
+            }
+        }
+        if roll < faults.fail {
+            client.write_all(b"HTTP/1.1 503 Slow Down\r\ncontent-length: 0\r\n\r\n")?;
+            continue;
+        }
+        if roll < faults.fail + faults.delay {
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        let head: String = head
+            .split("\r\n")
+            .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+            .filter(|l| !l.is_empty())
+            .map(|l| format!("{l}\r\n"))
+            .collect();
+        let mut server = TcpStream::connect(("127.0.0.1", upstream))?;
+        server.write_all(head.as_bytes())?;
+        server.write_all(b"connection: close\r\n\r\n")?;
+        server.write_all(&body)?;
+        let mut answer = Vec::new();
+        server.read_to_end(&mut answer)?;
+        if roll >= 1000 - faults.drop_answer {
+            let _ = client.shutdown(Shutdown::Both);
+            return Ok(());
+        }
+        client.write_all(&answer)?;
+        // The server's answer said `connection: close`; the client opens a new connection.
+        let _ = client.shutdown(Shutdown::Both);
+        return Ok(());
+    }
+    Ok(())
+}
+
+/// A tree of `files` files of varied sizes, some shared with other seeds.
+fn tree(root: &Path, seed: u64, files: usize) {
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    for i in 0..files {
+        let len = 1000 + (i * 37_717 + seed as usize * 101) % 300_000;
+        let mut x = seed.wrapping_mul(31).wrapping_add(i as u64) | 1;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let dir = if i % 3 == 0 { root.join("sub") } else { root.to_path_buf() };
+        std::fs::write(dir.join(format!("f{i}")), bytes).unwrap();
+    }
+    // The same bytes on every host: stored once however many back them up.
+    std::fs::write(root.join("shared"), vec![7u8; 700_000]).unwrap();
+}
+
+/// Restores `spec` (`ID:PATH`) into a new directory under `dir` and compares it with `src`.
+fn assert_restores(repo: &Path, spec: &str, src: &Path, dir: &Path, name: &str) {
+    let target = dir.join(name);
+    store_ok(repo, &["restore", spec, "--target", target.to_str().unwrap()]);
+    assert_eq!(contents(&target), contents(src), "{spec} restores exactly");
+}
+
+#[test]
+fn backup_and_restore_through_a_faulty_network_retry_and_lose_nothing() {
+    let Some(server) = S3Server::start("faulty network") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    tree(&src, 1, 40);
+    let proxy = Proxy::start(
+        server.port,
+        Faults { delay: 100, fail: 100, drop_answer: 50, fail_puts_under: None },
+    );
+    let repo = server.repo_at(proxy.port, "repo");
+    init_repo(&repo);
+    store_ok(&repo, &["backup", src.to_str().unwrap()]);
+    std::fs::write(src.join("new"), b"a second snapshot").unwrap();
+    store_ok(&repo, &["backup", src.to_str().unwrap()]);
+    assert_restores(&repo, &format!("latest:{}", src.display()), &src, dir.path(), "t1");
+    assert!(proxy.seen.load(Ordering::Relaxed) > 50, "the requests went through the proxy");
+    let direct = server.repo("repo");
+    store_ok(&direct, &["check", "--read-data"]);
+    let list: serde_json::Value =
+        serde_json::from_str(&store_ok(&direct, &["snapshots", "--json"])).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
+}
+
+#[test]
+fn a_failure_outlasting_the_retries_names_the_object_and_leaves_the_repository_usable() {
+    let Some(server) = S3Server::start("failure after retries") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    tree(&src, 2, 10);
+    let direct = server.repo("repo");
+    init_repo(&direct);
+    let proxy = Proxy::start(
+        server.port,
+        Faults { delay: 0, fail: 0, drop_answer: 0, fail_puts_under: Some("/data/") },
+    );
+    let out = store(&server.repo_at(proxy.port, "repo"), &["backup", src.to_str().unwrap()]);
+    assert_ne!(out.code, Some(0), "{}", out.dump());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("data/"), "the error names the object: {stderr}");
+    store_ok(&direct, &["check"]);
+    store_ok(&direct, &["backup", src.to_str().unwrap()]);
+    store_ok(&direct, &["check", "--read-data"]);
+    assert_restores(&direct, &format!("latest:{}", src.display()), &src, dir.path(), "t");
+}
+
+#[test]
+fn several_hosts_back_up_into_one_repository_at_once() {
+    let Some(server) = S3Server::start("several hosts") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = server.repo("repo");
+    init_repo(&repo);
+    let hosts: usize = 3;
+    let rounds: usize =
+        std::env::var("DEDUP_TEST_S3_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
+    let srcs: Vec<_> = (0..hosts).map(|h| dir.path().join(format!("host{h}"))).collect();
+    for round in 0..rounds {
+        for (h, src) in srcs.iter().enumerate() {
+            tree(src, (h * 100 + round) as u64, 12);
+        }
+        // Each host a process of its own, all at once, no lock between them.
+        let children: Vec<_> = srcs
+            .iter()
+            .enumerate()
+            .map(|(h, src)| {
+                std::process::Command::new(common::BIN)
+                    .args(["store", "-r"])
+                    .arg(&repo)
+                    .args(["backup", "--quiet", "--host", &format!("host{h}")])
+                    .arg(src)
+                    .env("DEDUP_PASSWORD", PASSWORD)
+                    .env_remove("DEDUP_REPO")
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for (h, child) in children.into_iter().enumerate() {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "host{h} round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        for (h, src) in srcs.iter().enumerate() {
+            let spec = format!("latest:{}", src.display());
+            let target = dir.path().join(format!("r{round}-{h}"));
+            let host = format!("host{h}");
+            store_ok(
+                &repo,
+                &["restore", &spec, "--host", &host, "--target", target.to_str().unwrap()],
+            );
+            assert_eq!(contents(&target), contents(src), "host{h} round {round}");
+        }
+    }
+    store_ok(&repo, &["check", "--read-data"]);
+}

@@ -1,0 +1,216 @@
+//! A local cache in front of a remote backend for the small objects every command reads whole:
+//! index files and snapshots. They are write-once and named by the BLAKE3 hash of their bytes,
+//! so a cached copy is valid exactly when its bytes still hash to its name; a listing of
+//! `index/` or `snapshots/` drops cached files the repository no longer has (prune deleted them).
+//! Copies are kept as stored (sealed), so the cache holds no plaintext. The cache directory is
+//! attached after the repository is opened, because it is named by the repository id, which only
+//! the key reveals; until then every call goes straight to the remote backend.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use super::{Backend, ObjectInfo, PutOutcome};
+use crate::id::Id;
+
+/// The folders whose objects are cached.
+const CACHED: [&str; 2] = ["index", "snapshots"];
+
+/// A backend with a local copy of its index files and snapshots.
+pub struct CachedBackend {
+    inner: Arc<dyn Backend>,
+    dir: OnceLock<PathBuf>,
+}
+
+impl CachedBackend {
+    /// A cache in front of `inner`, not yet attached to a directory.
+    pub fn new(inner: Arc<dyn Backend>) -> Self {
+        CachedBackend { inner, dir: OnceLock::new() }
+    }
+
+    /// Keeps copies under `dir` from now on (`dir` is created when first written to).
+    pub fn attach(&self, dir: PathBuf) {
+        let _ = self.dir.set(dir);
+    }
+
+    /// The cache directory of a repository: `$XDG_CACHE_HOME/dedup/store/<repo id>`, or under
+    /// `~/.cache` when XDG_CACHE_HOME is unset; None without a home.
+    pub fn default_dir(repo_id: &Id) -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+        Some(base.join("dedup/store").join(repo_id.to_hex()))
+    }
+
+    /// Where `name` is cached, if it is of a cached kind and the cache is attached.
+    fn path(&self, name: &str) -> Option<PathBuf> {
+        let dir = self.dir.get()?;
+        let (folder, file) = name.split_once('/')?;
+        (CACHED.contains(&folder) && Id::from_hex(file).is_some())
+            .then(|| dir.join(folder).join(file))
+    }
+
+    /// The cached bytes of `name` when they are whole (they hash to the name).
+    fn cached(&self, name: &str, path: &Path) -> Option<Vec<u8>> {
+        let bytes = fs::read(path).ok()?;
+        let (_, file) = name.split_once('/')?;
+        if Id::of_file(&bytes).to_hex() == file {
+            Some(bytes)
+        } else {
+            let _ = fs::remove_file(path);
+            None
+        }
+    }
+
+    /// Stores a copy; a cache that cannot be written is only slower, never an error.
+    fn keep(path: &Path, bytes: &[u8]) {
+        let Some(dir) = path.parent() else { return };
+        let temp = dir.join(format!(".tmp-{}", Id::random().short(16)));
+        let written = fs::create_dir_all(dir).and_then(|()| {
+            let mut file = fs::File::create(&temp)?;
+            file.write_all(bytes)?;
+            fs::rename(&temp, path)
+        });
+        if written.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+    }
+
+    /// Drops cached copies of `folder` that the listing no longer has.
+    fn prune(&self, folder: &str, listing: &[ObjectInfo]) {
+        let Some(dir) = self.dir.get() else { return };
+        let Ok(entries) = fs::read_dir(dir.join(folder)) else { return };
+        let present: HashSet<&str> =
+            listing.iter().filter_map(|o| o.name.strip_prefix(folder)?.strip_prefix('/')).collect();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_str().is_some_and(|n| present.contains(n)) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+impl Backend for CachedBackend {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
+        let outcome = self.inner.put(name, bytes)?;
+        if let Some(path) = self.path(name) {
+            Self::keep(&path, bytes);
+        }
+        Ok(outcome)
+    }
+
+    fn get(&self, name: &str) -> io::Result<Vec<u8>> {
+        let Some(path) = self.path(name) else { return self.inner.get(name) };
+        if let Some(bytes) = self.cached(name, &path) {
+            return Ok(bytes);
+        }
+        let bytes = self.inner.get(name)?;
+        Self::keep(&path, &bytes);
+        Ok(bytes)
+    }
+
+    fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        self.inner.get_range(name, offset, len)
+    }
+
+    fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
+        let listing = self.inner.list(prefix)?;
+        let folder = prefix.trim_end_matches('/');
+        if CACHED.contains(&folder) {
+            self.prune(folder, &listing);
+        }
+        Ok(listing)
+    }
+
+    fn delete(&self, name: &str) -> io::Result<()> {
+        self.inner.delete(name)?;
+        if let Some(path) = self.path(name) {
+            let _ = fs::remove_file(path);
+        }
+        Ok(())
+    }
+
+    fn exists(&self, name: &str) -> io::Result<bool> {
+        self.inner.exists(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::LocalBackend;
+
+    /// Counts the reads that reach the backend behind the cache.
+    struct Counting {
+        inner: LocalBackend,
+        gets: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Backend for Counting {
+        fn location(&self) -> String {
+            self.inner.location()
+        }
+        fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
+            self.inner.put(name, bytes)
+        }
+        fn get(&self, name: &str) -> io::Result<Vec<u8>> {
+            self.gets.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.inner.get(name)
+        }
+        fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+            self.inner.get_range(name, offset, len)
+        }
+        fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
+            self.inner.list(prefix)
+        }
+        fn delete(&self, name: &str) -> io::Result<()> {
+            self.inner.delete(name)
+        }
+        fn exists(&self, name: &str) -> io::Result<bool> {
+            self.inner.exists(name)
+        }
+    }
+
+    #[test]
+    fn index_files_are_read_once_checked_and_dropped_when_the_repository_drops_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = Arc::new(Counting {
+            inner: LocalBackend::new(dir.path().join("repo")),
+            gets: Default::default(),
+        });
+        let cache_dir = dir.path().join("cache");
+        let cached = CachedBackend::new(remote.clone());
+        let bytes = b"an index file".to_vec();
+        let name = format!("index/{}", Id::of_file(&bytes).to_hex());
+        remote.put(&name, &bytes).unwrap();
+        remote.put("data/ab/abcd", b"pack").unwrap();
+        let gets = || remote.gets.load(std::sync::atomic::Ordering::Relaxed);
+
+        assert_eq!(cached.get(&name).unwrap(), bytes, "not attached: straight through");
+        cached.attach(cache_dir.clone());
+        assert_eq!(cached.get(&name).unwrap(), bytes);
+        assert_eq!(cached.get(&name).unwrap(), bytes);
+        assert_eq!(gets(), 2, "the second read after attaching came from the cache");
+        cached.get("data/ab/abcd").unwrap();
+        cached.get("data/ab/abcd").unwrap();
+        assert_eq!(gets(), 4, "packs are not cached");
+
+        let copy = cache_dir.join(&name);
+        fs::write(&copy, b"damaged").unwrap();
+        assert_eq!(cached.get(&name).unwrap(), bytes, "a damaged copy is fetched again");
+        assert_eq!(gets(), 5);
+        assert_eq!(fs::read(&copy).unwrap(), bytes);
+
+        remote.delete(&name).unwrap();
+        assert!(cached.list("index").unwrap().is_empty());
+        assert!(!copy.exists(), "a listing drops copies the repository no longer has");
+    }
+}

@@ -1,0 +1,200 @@
+//! A repository in an S3-compatible bucket, through OpenDAL: one whole PUT per object with
+//! `If-None-Match: *` (write-once without rename), ranged GETs, recursive listings. The store's
+//! callers are synchronous threads, so each call is driven to completion on a small tokio runtime
+//! owned by the backend; several threads block on it at once, which is what makes uploads and
+//! downloads parallel (bounded by `connections`).
+
+use std::io;
+use std::time::Duration;
+
+use opendal::layers::{ConcurrentLimitLayer, RetryLayer, TimeoutLayer};
+use opendal::services::S3;
+use opendal::{ErrorKind, HttpTransporter, Operator};
+use opendal_http_transport_reqwest::ReqwestTransport;
+
+use super::s3_location::S3Location;
+use super::{Backend, ObjectInfo, PutOutcome};
+
+/// Settings of the S3 backend the command line chooses.
+#[derive(Debug, Clone)]
+pub struct S3Options {
+    /// Requests in flight at most.
+    pub connections: usize,
+    /// Address the bucket as `BUCKET.HOST` rather than `HOST/BUCKET`.
+    pub virtual_host: bool,
+    /// Attempts after the first for a request that timed out or got a 5xx answer.
+    pub retries: usize,
+    /// Smallest pause before a retry (doubled each time, with jitter).
+    pub min_backoff: Duration,
+    /// Longest a request may wait for its next bytes.
+    pub io_timeout: Duration,
+}
+
+impl Default for S3Options {
+    fn default() -> Self {
+        S3Options {
+            connections: 8,
+            virtual_host: false,
+            retries: 6,
+            min_backoff: Duration::from_millis(100),
+            io_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Objects stored in a bucket under a prefix.
+pub struct S3Backend {
+    location: String,
+    op: Operator,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl S3Backend {
+    /// The repository at `location` (`s3:http[s]://HOST[:PORT]/BUCKET[/PREFIX]`). Credentials
+    /// and region come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+    /// AWS_DEFAULT_REGION or AWS_REGION) or AWS_PROFILE's entry in ~/.aws.
+    pub fn new(location: &str, options: &S3Options) -> io::Result<Self> {
+        let parsed = S3Location::parse(location)
+            .map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
+        // reqwest is built without a TLS provider of its own; ring is the one linked in. A second
+        // install (another backend in the same process) fails harmlessly.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let region = ["AWS_DEFAULT_REGION", "AWS_REGION"]
+            .iter()
+            .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+            .unwrap_or_else(|| "us-east-1".into());
+        let mut builder = S3::default()
+            .endpoint(&parsed.endpoint)
+            .bucket(&parsed.bucket)
+            .root(&format!("/{}", parsed.prefix))
+            .region(&region)
+            // Without this a machine outside EC2 waits on 169.254.169.254 when keys are missing.
+            .disable_ec2_metadata();
+        if let Ok(profile) = std::env::var("AWS_PROFILE") {
+            builder = builder.profile(&profile);
+        }
+        if options.virtual_host {
+            builder = builder.enable_virtual_host_style();
+        }
+        let connections = options.connections.max(1);
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(connections)
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(io::Error::other)?;
+        let transport = HttpTransporter::new(ReqwestTransport::new(client));
+        let op = Operator::new(builder).map_err(to_io)?;
+        let context = op.context().with_http_transport(transport);
+        let op = op
+            .with_context(context)
+            .layer(TimeoutLayer::new().with_io_timeout(options.io_timeout))
+            .layer(
+                RetryLayer::new()
+                    .with_max_times(options.retries)
+                    .with_min_delay(options.min_backoff)
+                    .with_max_delay(Duration::from_secs(10))
+                    .with_jitter(),
+            )
+            .layer(ConcurrentLimitLayer::new(connections));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("dedup-s3")
+            .enable_io()
+            .enable_time()
+            .build()?;
+        Ok(S3Backend { location: location.to_string(), op, runtime })
+    }
+}
+
+/// An OpenDAL error as an I/O error of the matching kind, its message kept (it names the request).
+fn to_io(err: opendal::Error) -> io::Error {
+    let kind = match err.kind() {
+        ErrorKind::NotFound => io::ErrorKind::NotFound,
+        ErrorKind::PermissionDenied => io::ErrorKind::PermissionDenied,
+        ErrorKind::AlreadyExists => io::ErrorKind::AlreadyExists,
+        ErrorKind::RangeNotSatisfied => io::ErrorKind::UnexpectedEof,
+        ErrorKind::ConfigInvalid => io::ErrorKind::InvalidInput,
+        _ => io::ErrorKind::Other,
+    };
+    io::Error::new(kind, err.to_string())
+}
+
+impl Backend for S3Backend {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
+        let data = bytes.to_vec();
+        let written = self
+            .runtime
+            .block_on(async { self.op.write_with(name, data).if_not_exists(true).await });
+        match written {
+            Ok(_) => Ok(PutOutcome::Created),
+            // The object exists: either another writer's, or ours from an attempt whose answer
+            // was lost and was retried. Objects are named by their content or are written once,
+            // so both mean the same.
+            Err(err) if err.kind() == ErrorKind::ConditionNotMatch => {
+                Ok(PutOutcome::AlreadyExisted)
+            }
+            Err(err) => Err(to_io(err)),
+        }
+    }
+
+    fn get(&self, name: &str) -> io::Result<Vec<u8>> {
+        let buffer = self.runtime.block_on(self.op.read(name)).map_err(to_io)?;
+        Ok(buffer.to_vec())
+    }
+
+    fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let end = offset
+            .checked_add(len)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "range too large"))?;
+        let buffer = self
+            .runtime
+            .block_on(async { self.op.read_with(name).range(offset..end).await })
+            .map_err(to_io)?;
+        if buffer.len() as u64 != len {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{name}: {} bytes from {offset}, {len} asked", buffer.len()),
+            ));
+        }
+        Ok(buffer.to_vec())
+    }
+
+    fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
+        let folder = format!("{}/", prefix.trim_end_matches('/'));
+        let entries =
+            match self.runtime.block_on(async { self.op.list_with(&folder).recursive(true).await })
+            {
+                Ok(entries) => entries,
+                Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(err) => return Err(to_io(err)),
+            };
+        let mut out: Vec<ObjectInfo> = entries
+            .into_iter()
+            .filter(|entry| entry.metadata().is_file() && !entry.path().ends_with('/'))
+            .map(|entry| ObjectInfo {
+                name: entry.path().trim_start_matches('/').to_string(),
+                size: entry.metadata().content_length(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn delete(&self, name: &str) -> io::Result<()> {
+        match self.runtime.block_on(self.op.delete(name)) {
+            Err(err) if err.kind() != ErrorKind::NotFound => Err(to_io(err)),
+            _ => Ok(()),
+        }
+    }
+
+    fn exists(&self, name: &str) -> io::Result<bool> {
+        self.runtime.block_on(self.op.exists(name)).map_err(to_io)
+    }
+}
