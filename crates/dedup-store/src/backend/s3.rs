@@ -181,6 +181,7 @@ impl Backend for S3Backend {
             .map(|entry| ObjectInfo {
                 name: entry.path().trim_start_matches('/').to_string(),
                 size: entry.metadata().content_length(),
+                modified: entry.metadata().last_modified().map(std::time::SystemTime::from),
             })
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
