@@ -2,6 +2,9 @@
 //! index files and snapshots. They are write-once and named by the BLAKE3 hash of their bytes,
 //! so a cached copy is valid exactly when its bytes still hash to its name; a listing of
 //! `index/` or `snapshots/` drops cached files the repository no longer has (prune deleted them).
+//! Tree blobs (ranges of packs, read again by every backup from its parent) are kept too, under
+//! `trees/<pack id>/<offset>-<length>`; the caller opens them (authenticated) and drops a copy
+//! that fails; a listing of `data/` drops the copies of packs that are gone.
 //! Copies are kept as stored (sealed), so the cache holds no plaintext. The cache directory is
 //! attached after the repository is opened, because it is named by the repository id, which only
 //! the key reveals; until then every call goes straight to the remote backend.
@@ -79,6 +82,26 @@ impl CachedBackend {
         }
     }
 
+    /// Where the range of pack `name` is kept, if the cache is attached.
+    fn range_path(&self, name: &str, offset: u64, len: u64) -> Option<PathBuf> {
+        let pack = name.strip_prefix("data/")?.rsplit('/').next()?;
+        Id::from_hex(pack)?;
+        Some(self.dir.get()?.join("trees").join(pack).join(format!("{offset}-{len}")))
+    }
+
+    /// Drops kept tree ranges of packs the listing of `data/` no longer has.
+    fn prune_trees(&self, listing: &[ObjectInfo]) {
+        let Some(dir) = self.dir.get() else { return };
+        let Ok(entries) = fs::read_dir(dir.join("trees")) else { return };
+        let present: HashSet<&str> =
+            listing.iter().filter_map(|o| o.name.rsplit('/').next()).collect();
+        for entry in entries.flatten() {
+            if !entry.file_name().to_str().is_some_and(|n| present.contains(n)) {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+
     /// Drops cached copies of `folder` that the listing no longer has.
     fn prune(&self, folder: &str, listing: &[ObjectInfo]) {
         let Some(dir) = self.dir.get() else { return };
@@ -121,11 +144,33 @@ impl Backend for CachedBackend {
         self.inner.get_range(name, offset, len)
     }
 
+    fn get_metadata_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        let Some(path) = self.range_path(name, offset, len) else {
+            return self.inner.get_range(name, offset, len);
+        };
+        if let Ok(bytes) = fs::read(&path) {
+            if bytes.len() as u64 == len {
+                return Ok(bytes);
+            }
+        }
+        let bytes = self.inner.get_range(name, offset, len)?;
+        Self::keep(&path, &bytes);
+        Ok(bytes)
+    }
+
+    fn forget_metadata_range(&self, name: &str, offset: u64, len: u64) {
+        if let Some(path) = self.range_path(name, offset, len) {
+            let _ = fs::remove_file(path);
+        }
+    }
+
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
         let listing = self.inner.list(prefix)?;
         let folder = prefix.trim_end_matches('/');
         if CACHED.contains(&folder) {
             self.prune(folder, &listing);
+        } else if folder == "data" {
+            self.prune_trees(&listing);
         }
         Ok(listing)
     }
@@ -212,5 +257,17 @@ mod tests {
         remote.delete(&name).unwrap();
         assert!(cached.list("index").unwrap().is_empty());
         assert!(!copy.exists(), "a listing drops copies the repository no longer has");
+
+        let pack = format!("data/ab/{}", Id::of_file(b"a pack").to_hex());
+        remote.put(&pack, b"a pack with a tree").unwrap();
+        assert_eq!(cached.get_metadata_range(&pack, 2, 4).unwrap(), b"pack");
+        remote.delete(&pack).unwrap();
+        remote.put(&pack, b"a PACK with a tree").unwrap();
+        assert_eq!(cached.get_metadata_range(&pack, 2, 4).unwrap(), b"pack", "kept");
+        cached.forget_metadata_range(&pack, 2, 4);
+        assert_eq!(cached.get_metadata_range(&pack, 2, 4).unwrap(), b"PACK", "dropped, read again");
+        remote.delete(&pack).unwrap();
+        cached.list("data").unwrap();
+        assert!(!cache_dir.join("trees").join(&pack[8..]).exists(), "gone with its pack");
     }
 }
