@@ -2,9 +2,10 @@
 //! index files and snapshots. They are write-once and named by the BLAKE3 hash of their bytes,
 //! so a cached copy is valid exactly when its bytes still hash to its name; a listing of
 //! `index/` or `snapshots/` drops cached files the repository no longer has (prune deleted them).
-//! Tree blobs (ranges of packs, read again by every backup from its parent) are kept too, under
-//! `trees/<pack id>/<offset>-<length>`; the caller opens them (authenticated) and drops a copy
-//! that fails; a listing of `data/` drops the copies of packs that are gone.
+//! Packs of tree blobs (read again by every backup from its parent) are kept too, whole, under
+//! `trees/<pack id>`, fetched in one request at the first tree read from them; the caller opens
+//! each tree (authenticated) and drops a pack that fails; a listing of `data/` drops the copies of
+//! packs that are gone.
 //! Copies are kept as stored (sealed), so the cache holds no plaintext. The cache directory is
 //! attached after the repository is opened, because it is named by the repository id, which only
 //! the key reveals; until then every call goes straight to the remote backend.
@@ -82,11 +83,11 @@ impl CachedBackend {
         }
     }
 
-    /// Where the range of pack `name` is kept, if the cache is attached.
-    fn range_path(&self, name: &str, offset: u64, len: u64) -> Option<PathBuf> {
+    /// Where pack `name` is kept (whole: a pack holding trees holds only trees), if attached.
+    fn pack_path(&self, name: &str) -> Option<PathBuf> {
         let pack = name.strip_prefix("data/")?.rsplit('/').next()?;
         Id::from_hex(pack)?;
-        Some(self.dir.get()?.join("trees").join(pack).join(format!("{offset}-{len}")))
+        Some(self.dir.get()?.join("trees").join(pack))
     }
 
     /// Drops kept tree ranges of packs the listing of `data/` no longer has.
@@ -97,7 +98,7 @@ impl CachedBackend {
             listing.iter().filter_map(|o| o.name.rsplit('/').next()).collect();
         for entry in entries.flatten() {
             if !entry.file_name().to_str().is_some_and(|n| present.contains(n)) {
-                let _ = fs::remove_dir_all(entry.path());
+                let _ = fs::remove_file(entry.path());
             }
         }
     }
@@ -145,21 +146,29 @@ impl Backend for CachedBackend {
     }
 
     fn get_metadata_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-        let Some(path) = self.range_path(name, offset, len) else {
+        let Some(path) = self.pack_path(name) else {
             return self.inner.get_range(name, offset, len);
         };
-        if let Ok(bytes) = fs::read(&path) {
-            if bytes.len() as u64 == len {
-                return Ok(bytes);
-            }
+        let slice = |pack: &[u8]| {
+            let from = usize::try_from(offset).ok()?;
+            pack.get(from..from.checked_add(usize::try_from(len).ok()?)?).map(<[u8]>::to_vec)
+        };
+        if let Some(bytes) = fs::read(&path).ok().as_deref().and_then(slice) {
+            return Ok(bytes);
         }
-        let bytes = self.inner.get_range(name, offset, len)?;
-        Self::keep(&path, &bytes);
-        Ok(bytes)
+        // The whole pack in one request: the next trees of a walk are mostly in it.
+        let pack = self.inner.get(name)?;
+        Self::keep(&path, &pack);
+        slice(&pack).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{name}: shorter than {offset}+{len}"),
+            )
+        })
     }
 
-    fn forget_metadata_range(&self, name: &str, offset: u64, len: u64) {
-        if let Some(path) = self.range_path(name, offset, len) {
+    fn forget_metadata_range(&self, name: &str, _offset: u64, _len: u64) {
+        if let Some(path) = self.pack_path(name) {
             let _ = fs::remove_file(path);
         }
     }
@@ -269,5 +278,6 @@ mod tests {
         remote.delete(&pack).unwrap();
         cached.list("data").unwrap();
         assert!(!cache_dir.join("trees").join(&pack[8..]).exists(), "gone with its pack");
+        assert!(cached.get_metadata_range(&pack, 2, 4).is_err(), "a missing pack is an error");
     }
 }
