@@ -2,6 +2,10 @@
 //! index files and snapshots. They are write-once and named by the BLAKE3 hash of their bytes,
 //! so a cached copy is valid exactly when its bytes still hash to its name; a listing of
 //! `index/` or `snapshots/` drops cached files the repository no longer has (prune deleted them).
+//! Packs of tree blobs (read again by every backup from its parent) are kept too, whole, under
+//! `trees/<pack id>`, fetched in one request at the first tree read from them; the caller opens
+//! each tree (authenticated) and drops a pack that fails; a listing of `data/` drops the copies of
+//! packs that are gone.
 //! Copies are kept as stored (sealed), so the cache holds no plaintext. The cache directory is
 //! attached after the repository is opened, because it is named by the repository id, which only
 //! the key reveals; until then every call goes straight to the remote backend.
@@ -79,6 +83,26 @@ impl CachedBackend {
         }
     }
 
+    /// Where pack `name` is kept (whole: a pack holding trees holds only trees), if attached.
+    fn pack_path(&self, name: &str) -> Option<PathBuf> {
+        let pack = name.strip_prefix("data/")?.rsplit('/').next()?;
+        Id::from_hex(pack)?;
+        Some(self.dir.get()?.join("trees").join(pack))
+    }
+
+    /// Drops kept tree ranges of packs the listing of `data/` no longer has.
+    fn prune_trees(&self, listing: &[ObjectInfo]) {
+        let Some(dir) = self.dir.get() else { return };
+        let Ok(entries) = fs::read_dir(dir.join("trees")) else { return };
+        let present: HashSet<&str> =
+            listing.iter().filter_map(|o| o.name.rsplit('/').next()).collect();
+        for entry in entries.flatten() {
+            if !entry.file_name().to_str().is_some_and(|n| present.contains(n)) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+
     /// Drops cached copies of `folder` that the listing no longer has.
     fn prune(&self, folder: &str, listing: &[ObjectInfo]) {
         let Some(dir) = self.dir.get() else { return };
@@ -121,11 +145,41 @@ impl Backend for CachedBackend {
         self.inner.get_range(name, offset, len)
     }
 
+    fn get_metadata_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        let Some(path) = self.pack_path(name) else {
+            return self.inner.get_range(name, offset, len);
+        };
+        let slice = |pack: &[u8]| {
+            let from = usize::try_from(offset).ok()?;
+            pack.get(from..from.checked_add(usize::try_from(len).ok()?)?).map(<[u8]>::to_vec)
+        };
+        if let Some(bytes) = fs::read(&path).ok().as_deref().and_then(slice) {
+            return Ok(bytes);
+        }
+        // The whole pack in one request: the next trees of a walk are mostly in it.
+        let pack = self.inner.get(name)?;
+        Self::keep(&path, &pack);
+        slice(&pack).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{name}: shorter than {offset}+{len}"),
+            )
+        })
+    }
+
+    fn forget_metadata_range(&self, name: &str, _offset: u64, _len: u64) {
+        if let Some(path) = self.pack_path(name) {
+            let _ = fs::remove_file(path);
+        }
+    }
+
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
         let listing = self.inner.list(prefix)?;
         let folder = prefix.trim_end_matches('/');
         if CACHED.contains(&folder) {
             self.prune(folder, &listing);
+        } else if folder == "data" {
+            self.prune_trees(&listing);
         }
         Ok(listing)
     }
@@ -212,5 +266,18 @@ mod tests {
         remote.delete(&name).unwrap();
         assert!(cached.list("index").unwrap().is_empty());
         assert!(!copy.exists(), "a listing drops copies the repository no longer has");
+
+        let pack = format!("data/ab/{}", Id::of_file(b"a pack").to_hex());
+        remote.put(&pack, b"a pack with a tree").unwrap();
+        assert_eq!(cached.get_metadata_range(&pack, 2, 4).unwrap(), b"pack");
+        remote.delete(&pack).unwrap();
+        remote.put(&pack, b"a PACK with a tree").unwrap();
+        assert_eq!(cached.get_metadata_range(&pack, 2, 4).unwrap(), b"pack", "kept");
+        cached.forget_metadata_range(&pack, 2, 4);
+        assert_eq!(cached.get_metadata_range(&pack, 2, 4).unwrap(), b"PACK", "dropped, read again");
+        remote.delete(&pack).unwrap();
+        cached.list("data").unwrap();
+        assert!(!cache_dir.join("trees").join(&pack[8..]).exists(), "gone with its pack");
+        assert!(cached.get_metadata_range(&pack, 2, 4).is_err(), "a missing pack is an error");
     }
 }

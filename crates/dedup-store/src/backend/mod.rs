@@ -60,6 +60,13 @@ pub trait Backend: Send + Sync {
     fn get(&self, name: &str) -> io::Result<Vec<u8>>;
     /// Reads `len` bytes of `name` from `offset` (`UnexpectedEof` if the object is shorter).
     fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>>;
+    /// Like `get_range`, for a range holding metadata (a tree blob) that a caching backend may
+    /// keep a copy of.
+    fn get_metadata_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        self.get_range(name, offset, len)
+    }
+    /// Drops the kept copy of such a range (it did not open).
+    fn forget_metadata_range(&self, _name: &str, _offset: u64, _len: u64) {}
     /// Every object under the folder `prefix` (e.g. `data`), at any depth.
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>>;
     /// Deletes `name`; deleting an absent object succeeds.

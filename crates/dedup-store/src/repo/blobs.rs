@@ -22,17 +22,27 @@ impl Repository {
         let id = location.entry.id;
         let name = pack_path(&location.pack);
         let entry = location.entry;
-        let sealed = self
-            .backend()
-            .get_range(&name, u64::from(entry.offset), u64::from(entry.stored_len))
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    Error::Missing { object: format!("{name} (holding {} blob {id})", kind.name()) }
-                }
-                _ => Error::io(&name, e),
-            })?;
-        blob::open(self.sealer(), &self.keys().id, kind, &entry, &sealed)
-            .map_err(|e| Error::damaged(format!("{} blob {id} in {name}", kind.name()), e))
+        let (offset, len) = (u64::from(entry.offset), u64::from(entry.stored_len));
+        let missing = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::Missing { object: format!("{name} (holding {} blob {id})", kind.name()) }
+            }
+            _ => Error::io(&name, e),
+        };
+        let open = |sealed: &[u8]| {
+            blob::open(self.sealer(), &self.keys().id, kind, &entry, sealed)
+                .map_err(|e| Error::damaged(format!("{} blob {id} in {name}", kind.name()), e))
+        };
+        if kind != BlobKind::Tree {
+            return open(&self.backend().get_range(&name, offset, len).map_err(missing)?);
+        }
+        // Trees are read again by every backup (the parent) and may come from a local cache; a
+        // kept copy that does not open is dropped and the range read from the repository.
+        let kept = self.backend().get_metadata_range(&name, offset, len).map_err(missing)?;
+        open(&kept).or_else(|_| {
+            self.backend().forget_metadata_range(&name, offset, len);
+            open(&self.backend().get_range(&name, offset, len).map_err(missing)?)
+        })
     }
 
     /// The tree blob `id`, decoded.
