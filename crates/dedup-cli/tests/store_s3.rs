@@ -226,6 +226,20 @@ fn several_hosts_back_up_into_one_repository_at_once() {
         for (h, src) in srcs.iter().enumerate() {
             tree(src, (h * 100 + round) as u64, 12);
         }
+        // The earlier rounds' snapshots go, and a prune runs beside the backups.
+        if round > 0 {
+            store_ok(&repo, &["forget", "--quiet", "--keep-last", "1"]);
+        }
+        let prune = std::process::Command::new(common::BIN)
+            .args(["store", "-r"])
+            .arg(&repo)
+            .args(["prune", "--quiet", "--max-unused", "0"])
+            .env("DEDUP_PASSWORD", PASSWORD)
+            .env_remove("DEDUP_REPO")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
         // Each host a process of its own, all at once, no lock between them.
         let children: Vec<_> = srcs
             .iter()
@@ -252,6 +266,12 @@ fn several_hosts_back_up_into_one_repository_at_once() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
+        let out = prune.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "prune round {round}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         for (h, src) in srcs.iter().enumerate() {
             let spec = format!("latest:{}", src.display());
             let target = dir.path().join(format!("r{round}-{h}"));
@@ -263,5 +283,6 @@ fn several_hosts_back_up_into_one_repository_at_once() {
             assert_eq!(contents(&target), contents(src), "host{h} round {round}");
         }
     }
+    store_ok(&repo, &["prune"]);
     store_ok(&repo, &["check", "--read-data"]);
 }
