@@ -192,8 +192,9 @@ fn copies_stored_once(dir: &Path, repo: &Path) {
         serde_json::from_str(ok(store(repo, &["backup", "--json", src.to_str().unwrap()])).trim())
             .unwrap();
     let added = first["bytes_added"].as_u64().unwrap();
-    // Now and then a blob is stored twice (seen on S3: 66-70 blobs over runs, ~400 bytes each): two
-    // workers race to store it while a slow upload holds its pack; reported, not yet fixed.
+    // Now and then one to three small blobs (a few hundred bytes, tree-sized) more than the
+    // minimum are stored, locally and on S3; not yet explained (the claim race of the sink is
+    // closed), hence the slack.
     assert!(added < 333_000, "ten copies of 300 kB stored once: {added}");
     let mut edited = b"a hundred bytes inserted at the start of one copy.............................................".to_vec();
     edited.extend_from_slice(&data);
@@ -202,7 +203,7 @@ fn copies_stored_once(dir: &Path, repo: &Path) {
         serde_json::from_str(ok(store(repo, &["backup", "--json", src.to_str().unwrap()])).trim())
             .unwrap();
     let added = second["bytes_added"].as_u64().unwrap();
-    // (The same occasional duplicate blob as above: a few KiB.)
+    // (The same few extra small blobs as above.)
     assert!(added < 48_000, "an insertion re-stores about one chunk: {added}");
     let changed = String::from_utf8(
         store(repo, &["diff", &first["snapshot"].as_str().unwrap()[..8], "latest"]).stdout,

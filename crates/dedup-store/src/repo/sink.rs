@@ -183,6 +183,13 @@ impl<'r> BlobSink<'r> {
         if self.read_index().contains(&id, kind) || !lock(&self.claimed).insert((id, kind)) {
             return Ok(false);
         }
+        // A pack holding the blob may have been indexed, and its claims released, between the
+        // look at the index and the claim: look again now that the claim is ours (a writer
+        // indexes a pack before it releases its claims, so this look cannot miss it).
+        if self.read_index().contains(&id, kind) {
+            lock(&self.claimed).remove(&(id, kind));
+            return Ok(false);
+        }
         let sealed =
             blob::seal(self.repo.sealer(), id, kind, plaintext, self.repo.config().compression);
         self.blobs_added.fetch_add(1, Ordering::Relaxed);
