@@ -12,15 +12,6 @@ use std::time::Instant;
 use common::store::*;
 use common::*;
 
-/// Bytes of the repository's packs (not of the temporary file a kill leaves mid-write).
-fn pack_bytes(repo: &Path) -> u64 {
-    repo_files(repo)
-        .iter()
-        .filter(|(n, _)| n.starts_with("data/") && !n.contains("/."))
-        .map(|(_, b)| b.len() as u64)
-        .sum()
-}
-
 /// Asserts `check` passes, and returns its warnings (each must be about an unindexed pack).
 #[track_caller]
 fn check_clean(repo: &Path, read_data: bool) -> Vec<String> {

@@ -14,15 +14,6 @@ use std::time::{Duration, Instant};
 use common::store::*;
 use common::*;
 
-/// Bytes of the repository's packs.
-fn pack_bytes(repo: &Path) -> u64 {
-    repo_files(repo)
-        .iter()
-        .filter(|(n, _)| n.starts_with("data/") && !n.contains("/."))
-        .map(|(_, b)| b.len() as u64)
-        .sum()
-}
-
 /// `check --read-data` passes with no finding at all.
 #[track_caller]
 fn check_spotless(repo: &Path) {

@@ -129,7 +129,7 @@ fn day(t: i64) -> i64 {
 
 /// Year, month (1-12) and day of days since 1970-01-01, proleptic Gregorian (the algorithm of
 /// Howard Hinnant's `civil_from_days`).
-fn civil(days: i64) -> (i64, u32, u32) {
+pub fn civil(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

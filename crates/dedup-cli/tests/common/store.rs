@@ -120,6 +120,15 @@ pub fn repo_files(repo: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// Bytes of the repository's packs (not of the temporary file a kill leaves mid-write).
+pub fn pack_bytes(repo: &Path) -> u64 {
+    repo_files(repo)
+        .iter()
+        .filter(|(n, _)| n.starts_with("data/") && !n.contains("/."))
+        .map(|(_, b)| b.len() as u64)
+        .sum()
+}
+
 /// Names of the repository's files under `folder`, sorted.
 pub fn repo_names(repo: &Path, folder: &str) -> Vec<String> {
     repo_files(repo).into_keys().filter(|k| k.starts_with(&format!("{folder}/"))).collect()
