@@ -143,3 +143,44 @@ fn a_lost_pack_is_named_repaired_around_and_healed_by_the_next_backup() {
     let target = dir.path().join("healed");
     assert_restores(&repo, &original[..8], &src, &target, &source_look);
 }
+
+#[test]
+fn forget_and_repair_killed_at_any_point_leave_a_sound_repository() {
+    let dir = tmp();
+    let (repo, src) = (dir.path().join("repo"), dir.path().join("src"));
+    tree(&src);
+    let source_look = look(&src);
+    init_repo(&repo);
+    for _ in 0..4 {
+        backup_json(&repo, &src);
+    }
+    let latest = snapshot_of(&repo, &src);
+    for (round, delay_ms) in [0u64, 2, 5, 10, 20].into_iter().enumerate() {
+        for args in [&["repair", "index"][..], &["forget", "--keep-last", "1"][..]] {
+            let mut child = std::process::Command::new(BIN)
+                .arg("store")
+                .args(args)
+                .arg("-r")
+                .arg(&repo)
+                .env("DEDUP_PASSWORD", PASSWORD)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            let _ = child.kill();
+            let _ = child.wait();
+            let what = format!("{args:?} killed after {delay_ms} ms");
+            let out = store(&repo, &["check"]);
+            assert_eq!(out.code(), 0, "{what}:\n{}", out.dump());
+            let target = dir.path().join(format!("r{round}-{}", args[0]));
+            assert_restores(&repo, &latest[..8], &src, &target, &source_look);
+        }
+    }
+    // Run to the end, then the repository is spotless.
+    store_ok(&repo, &["repair", "index"]);
+    store_ok(&repo, &["forget", "--keep-last", "1", "--prune"]);
+    let out = store(&repo, &["check", "--read-data"]);
+    assert_eq!(out.code(), 0, "{}", out.dump());
+    assert!(out.stderr_lines().is_empty(), "{}", out.dump());
+}
