@@ -4,15 +4,15 @@
 //! (also when cloning is refused: the kernel's copy may share extents too).
 
 use std::fs::File;
-use std::io;
 use std::os::unix::fs::FileExt;
 
 use dedup_scan::ReadBuf;
-use rustix::fs::{copy_file_range, fstat, ftruncate, seek, SeekFrom};
+use rustix::fs::{copy_file_range, fstat, ftruncate, seek, SeekFrom, Stat};
 use rustix::io::Errno;
 
 use crate::error::{unsupported, FsError};
 use crate::share::clone_file;
+use crate::TempFile;
 
 /// Bytes moved per `copy_file_range` call or per buffered read and write.
 const CHUNK: usize = 1 << 20;
@@ -39,23 +39,19 @@ pub struct Copied {
     pub bytes: u64,
 }
 
-/// Make `dst` (open for writing, not in append mode; another file than `src`) hold exactly the
-/// first `len` bytes of `src`, replacing whatever it held: meant for a new file such as a
-/// [`crate::TempFile`]. Holes of `src` stay holes in a copy. [`FsError::Changed`]
-/// when `src` ends before `len` (it shrank since its length was taken); bytes past `len` are
-/// not copied. `src`'s file offset is moved (positioned I/O and seeks are used).
+/// Make the new file `dst` (a [`TempFile`] nothing was written to yet, so neither `src` nor
+/// holding old bytes) hold exactly the first `len` bytes of `src`, whose status the caller took
+/// as `src_stat`. Holes of `src` stay holes in a copy. [`FsError::Changed`] when `src` ends
+/// before `len` (it shrank since its length was taken); bytes past `len` are not copied.
+/// `src`'s file offset is moved (positioned I/O and seeks are used).
 pub fn copy_contents(
     src: &File,
-    dst: &File,
+    src_stat: &Stat,
+    dst: &TempFile<'_>,
     len: u64,
     reflink: Reflink,
 ) -> Result<Copied, FsError> {
-    // The copy starts by emptying `dst`: were it `src`, the content would be gone.
-    let (from, to) = (fstat(src)?, fstat(dst)?);
-    if (from.st_dev, from.st_ino) == (to.st_dev, to.st_ino) {
-        let why = "the source and the destination of a copy are the same file";
-        return Err(FsError::Io(io::Error::new(io::ErrorKind::InvalidInput, why)));
-    }
+    let dst = dst.file();
     if reflink != Reflink::Never {
         match clone_file(src, dst) {
             Ok(()) => return cut_clone(dst, len),
@@ -67,9 +63,9 @@ pub fn copy_contents(
     // `Never` must not use it.
     // A file with as many blocks as bytes has no hole to keep (preallocation past its end can
     // hide a small one, then copied as zeros: the same bytes); its data ranges need no seeks.
-    let dense = (from.st_blocks as u64).saturating_mul(512) >= from.st_size as u64;
+    let dense = (src_stat.st_blocks as u64).saturating_mul(512) >= src_stat.st_size as u64;
     let mut copier = Copier::new(reflink != Reflink::Never);
-    let bytes = copier.copy(src, dst, len, to.st_size > 0, dense)?;
+    let bytes = copier.copy(src, dst, len, false, dense)?;
     Ok(Copied { cloned: false, bytes })
 }
 
@@ -231,35 +227,32 @@ mod tests {
         }
     }
 
-    #[test]
-    fn copy_contents_without_reflinks_copies_and_always_refuses() {
-        let tmp = tempfile::tempdir().unwrap();
-        let src = sparse_source(tmp.path());
-        let dst = destination(tmp.path());
-        if clone_file(&src, &dst).is_ok() {
-            return; // a file system with reflinks: the btrfs test covers it
-        }
-        let dst = destination(tmp.path());
-        let e = copy_contents(&src, &dst, LEN, Reflink::Always).unwrap_err();
-        assert!(matches!(e, FsError::Unsupported(_)), "{e:?}");
-        for reflink in [Reflink::Auto, Reflink::Never] {
-            let copied = copy_contents(&src, &dst, LEN, reflink).unwrap();
-            assert_eq!(copied, Copied { cloned: false, bytes: 8192 });
-            assert!(same_content(&src, &dst, LEN).unwrap());
-            assert!(allocated(&dst) <= 64 << 10);
-        }
+    /// A new temporary file in `dir`, as [`copy_contents`] wants its destination.
+    fn temp_in(dir: &File) -> TempFile<'_> {
+        TempFile::new_in(std::os::fd::AsFd::as_fd(dir)).unwrap()
+    }
+
+    fn copy(src: &File, dst: &TempFile<'_>, len: u64, reflink: Reflink) -> Result<Copied, FsError> {
+        copy_contents(src, &fstat(src).unwrap(), dst, len, reflink)
     }
 
     #[test]
-    fn a_file_is_never_copied_onto_itself() {
+    fn copy_contents_without_reflinks_copies_and_always_refuses() {
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("f");
-        fs::write(&p, b"precious").unwrap();
-        let (src, dst) = (File::open(&p).unwrap(), fs::OpenOptions::new().write(true).open(&p));
-        for reflink in [Reflink::Auto, Reflink::Never] {
-            assert!(copy_contents(&src, dst.as_ref().unwrap(), 8, reflink).is_err());
+        let dir = File::open(tmp.path()).unwrap();
+        let src = sparse_source(tmp.path());
+        if clone_file(&src, &destination(tmp.path())).is_ok() {
+            return; // a file system with reflinks: the btrfs test covers it
         }
-        assert_eq!(fs::read(&p).unwrap(), b"precious");
+        let e = copy(&src, &temp_in(&dir), LEN, Reflink::Always).unwrap_err();
+        assert!(matches!(e, FsError::Unsupported(_)), "{e:?}");
+        for reflink in [Reflink::Auto, Reflink::Never] {
+            let dst = temp_in(&dir);
+            let copied = copy(&src, &dst, LEN, reflink).unwrap();
+            assert_eq!(copied, Copied { cloned: false, bytes: 8192 });
+            assert!(same_content(&src, dst.file(), LEN).unwrap());
+            assert!(allocated(dst.file()) <= 64 << 10);
+        }
     }
 
     #[test]
@@ -284,26 +277,28 @@ mod tests {
     #[test]
     fn on_btrfs_auto_and_always_clone() {
         let Some(fs) = Reflinks::mount("on_btrfs_auto_and_always_clone") else { return };
+        let dir = File::open(&fs.dir).unwrap();
         let src = sparse_source(&fs.dir);
         for reflink in [Reflink::Auto, Reflink::Always] {
-            let dst = destination(&fs.dir);
-            let copied = copy_contents(&src, &dst, LEN - 1, reflink).unwrap();
+            let dst = temp_in(&dir);
+            let copied = copy(&src, &dst, LEN - 1, reflink).unwrap();
             assert_eq!(copied, Copied { cloned: true, bytes: LEN - 1 });
-            let (whole, cut) =
-                (fs::read(fs.dir.join("sparse")).unwrap(), fs::read(fs.dir.join("copy")).unwrap());
+            let whole = fs::read(fs.dir.join("sparse")).unwrap();
+            let cut = fs::read(fs.dir.join(dst.name())).unwrap();
             assert!(cut[..] == whole[..whole.len() - 1], "{reflink:?}");
         }
-        let dst = destination(&fs.dir);
-        let copied = copy_contents(&src, &dst, LEN, Reflink::Never).unwrap();
+        let dst = temp_in(&dir);
+        let copied = copy(&src, &dst, LEN, Reflink::Never).unwrap();
         assert_eq!(copied, Copied { cloned: false, bytes: 8192 });
-        assert!(same_content(&src, &dst, LEN).unwrap());
-        assert!(allocated(&dst) <= 64 << 10);
+        assert!(same_content(&src, dst.file(), LEN).unwrap());
+        assert!(allocated(dst.file()) <= 64 << 10);
         // Never: the copy's blocks are its own, on a file system that could share them.
         let full = fs.dir.join("full");
         fs::write(&full, vec![7u8; 8 << 20]).unwrap();
         let src = File::open(&full).unwrap();
         let before = fs.free_bytes();
-        copy_contents(&src, &destination(&fs.dir), 8 << 20, Reflink::Never).unwrap();
+        let kept = temp_in(&dir);
+        copy(&src, &kept, 8 << 20, Reflink::Never).unwrap();
         assert!(fs.free_bytes() + (6 << 20) < before, "the copy shares the original's blocks");
     }
 }

@@ -14,6 +14,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_core::FileMeta;
@@ -67,10 +68,16 @@ pub fn temp_name(kind: TempKind) -> OsString {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-    let mixed = (u64::from(std::process::id()) << 40) ^ (n << 20) ^ t.rotate_left(17);
+    let mixed = (u64::from(process_id()) << 40) ^ (n << 20) ^ t.rotate_left(17);
     let mut name = kind.prefix().to_vec();
     name.extend_from_slice(format!("{mixed:016x}").as_bytes());
     OsString::from(OsStr::from_bytes(&name))
+}
+
+/// This process's id, asked of the kernel once (every new file's temporary name carries it).
+fn process_id() -> u32 {
+    static PID: OnceLock<u32> = OnceLock::new();
+    *PID.get_or_init(std::process::id)
 }
 
 /// Temporary names of ours left in `dirs` (not below them), sorted. Unreadable directories are

@@ -45,36 +45,40 @@ pub fn copy_file(
     rules: &Rules<'_>,
 ) -> Result<Written, FsError> {
     let file = open_file_at(src_dir, OsStr::from_bytes(&src.name))?;
-    let mut seen = regular(&fstat(&file)?)?;
+    let mut st = fstat(&file)?;
+    let mut seen = regular(&st)?;
     for _ in 0..ATTEMPTS {
         let tmp = TempFile::new_in(dst_dir)?;
         let copied = match &from {
-            From::Clone(old) => match copy_contents(old, tmp.file(), seen.size, Reflink::Always) {
-                Ok(c) => Ok(c),
-                Err(FsError::Unsupported(_)) => {
-                    copy_contents(&file, tmp.file(), seen.size, reflink)
+            From::Clone(old) => {
+                match copy_contents(old, &fstat(old)?, &tmp, seen.size, Reflink::Always) {
+                    Ok(c) => Ok(c),
+                    Err(FsError::Unsupported(_)) => {
+                        copy_contents(&file, &st, &tmp, seen.size, reflink)
+                    }
+                    Err(e) => Err(e),
                 }
-                Err(e) => Err(e),
-            },
-            From::Source => copy_contents(&file, tmp.file(), seen.size, reflink),
+            }
+            From::Source => copy_contents(&file, &st, &tmp, seen.size, reflink),
         };
         let copied = match copied {
             Ok(c) => c,
             Err(FsError::Changed) => {
-                seen = regular(&fstat(&file)?)?;
+                st = fstat(&file)?;
+                seen = regular(&st)?;
                 continue;
             }
             Err(e) => return Err(e),
         };
-        let st = fstat(&file)?;
-        let now = regular(&st)?;
+        let after = fstat(&file)?;
+        let now = regular(&after)?;
         if !seen.unchanged(&now) {
-            seen = now;
+            (st, seen) = (after, now);
             continue;
         }
         let mut entry = src.clone();
         if let Some(m) = entry.meta.as_mut() {
-            *m = Metadata { ..Metadata::from_stat(&st).unwrap_or(*m) };
+            *m = Metadata { ..Metadata::from_stat(&after).unwrap_or(*m) };
         }
         meta::apply(Target::Fd(tmp.file().as_fd()), &entry, Some(&[]), rules)?;
         tmp.commit(OsStr::from_bytes(name))?;

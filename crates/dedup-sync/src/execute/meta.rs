@@ -41,10 +41,6 @@ fn xattrs(
     let read;
     let old_names: Vec<&[u8]> = match old {
         Some(old) => old.iter().map(|x| x.name.as_slice()).collect(),
-        None if want.is_empty() && !rules.all_xattrs => {
-            read = list_xattrs(target).unwrap_or_default();
-            read.iter().map(|n| n.as_bytes()).collect()
-        }
         None => {
             read = list_xattrs(target).unwrap_or_default();
             read.iter().map(|n| n.as_bytes()).collect()

@@ -34,6 +34,10 @@ use crate::tree::{split, under, Walked};
 /// Actions handed to one worker at a time: a large directory is shared among threads.
 const ACTIONS_PER_TASK: usize = 64;
 
+/// A plan of at most this many actions is carried out on the calling thread: starting and
+/// waking a crew costs more than it shares (an incremental run of a few changed files).
+const ACTIONS_FOR_ONE_THREAD: usize = 32;
+
 /// Everything the phases share.
 pub struct Exec<'a> {
     /// SRC as given and open.
@@ -134,10 +138,20 @@ pub fn run(
             tasks.push((i, chunk.to_vec()));
         }
     }
-    x.progress.start_phase(crate::COPY, tasks.iter().map(|t| t.1.len() as u64).sum());
-    let staff =
-        Staffing { most: x.io.threads(), wanted: &|| x.io.workers_wanted(), name: "dedup-sync" };
-    map_each(tasks, staff, &|(i, list)| entries::run_dir(x, &plan.dirs[i], &list));
+    let actions: usize = tasks.iter().map(|t| t.1.len()).sum();
+    x.progress.start_phase(crate::COPY, actions as u64);
+    if actions <= ACTIONS_FOR_ONE_THREAD {
+        for (i, list) in tasks {
+            entries::run_dir(x, &plan.dirs[i], &list);
+        }
+    } else {
+        let staff = Staffing {
+            most: x.io.threads(),
+            wanted: &|| x.io.workers_wanted(),
+            name: "dedup-sync",
+        };
+        map_each(tasks, staff, &|(i, list)| entries::run_dir(x, &plan.dirs[i], &list));
+    }
     cleanup::links(x, &plan.links);
     x.progress.start_phase(crate::DELETE, 0);
     let allowed = deletions_allowed && !x.src_failed.load(Ordering::Relaxed);
