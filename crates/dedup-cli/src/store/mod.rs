@@ -7,6 +7,7 @@ mod backup_progress;
 mod browse;
 mod init;
 mod key;
+mod memory;
 mod password;
 mod report;
 mod restore;
@@ -24,6 +25,7 @@ use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
 /// Run `dedup store`; `Ok(true)` when complete.
 pub fn run(args: StoreArgs) -> Result<bool> {
     let common = &args.common;
+    memory::return_large_buffers();
     match args.command {
         StoreCommand::Init(a) => init::run(common, a),
         StoreCommand::Backup(a) => backup::run(common, a),

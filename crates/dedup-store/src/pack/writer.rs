@@ -33,8 +33,15 @@ pub struct FinishedPack {
 impl PackWriter {
     /// An empty pack of `kind`.
     pub fn new(kind: BlobKind, encrypted: bool) -> Self {
+        Self::with_buffer(kind, encrypted, Vec::new())
+    }
+
+    /// An empty pack of `kind` written into `buf` (a finished pack's, whose room is kept).
+    pub fn with_buffer(kind: BlobKind, encrypted: bool, mut buf: Vec<u8>) -> Self {
         let header = Header { magic: Magic::Pack, encrypted, sub_kind: kind.code() }.encode();
-        PackWriter { kind, header, buf: header.to_vec(), entries: Vec::new() }
+        buf.clear();
+        buf.extend_from_slice(&header);
+        PackWriter { kind, header, buf, entries: Vec::new() }
     }
 
     /// The blob kind it holds.

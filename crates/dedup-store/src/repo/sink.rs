@@ -21,6 +21,10 @@ const PACKS_PER_INDEX_FILE: usize = 64;
 /// … or this many blobs (packs of tiny chunks), so that no index file is large to read.
 const BLOBS_PER_INDEX_FILE: usize = 65_536;
 
+/// Buffers of stored packs kept for the next packs: a new 16 MiB buffer per pack would cost its
+/// page faults every time.
+const SPARE_BUFFERS: usize = 1;
+
 /// What a session added.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SinkStats {
@@ -44,6 +48,7 @@ pub struct BlobSink<'r> {
     claimed: Mutex<HashSet<(Id, BlobKind)>>,
     open: [Mutex<PackWriter>; 2],
     unindexed: Mutex<Vec<IndexedPack>>,
+    spare: Mutex<Vec<Vec<u8>>>,
     blobs_added: AtomicU64,
     raw_added: AtomicU64,
     bytes_added: AtomicU64,
@@ -73,6 +78,7 @@ impl<'r> BlobSink<'r> {
                 Mutex::new(PackWriter::new(BlobKind::Tree, encrypted)),
             ],
             unindexed: Mutex::new(Vec::new()),
+            spare: Mutex::new(Vec::new()),
             blobs_added: AtomicU64::new(0),
             raw_added: AtomicU64::new(0),
             bytes_added: AtomicU64::new(0),
@@ -198,7 +204,7 @@ impl<'r> BlobSink<'r> {
             let mut open = lock(&self.open[slot(kind)]);
             open.add(&sealed);
             if open.len() >= self.repo.config().pack_size as usize {
-                Some(mem::replace(&mut *open, PackWriter::new(kind, self.repo.encrypted())))
+                Some(mem::replace(&mut *open, self.new_pack(kind)))
             } else {
                 None
             }
@@ -207,6 +213,12 @@ impl<'r> BlobSink<'r> {
             self.write_pack(pack)?;
         }
         Ok(true)
+    }
+
+    /// An empty pack of `kind`, in a spare buffer when there is one.
+    fn new_pack(&self, kind: BlobKind) -> PackWriter {
+        let buf = lock(&self.spare).pop().unwrap_or_default();
+        PackWriter::with_buffer(kind, self.repo.encrypted(), buf)
     }
 
     fn write_pack(&self, pack: PackWriter) -> Result<()> {
@@ -220,6 +232,12 @@ impl<'r> BlobSink<'r> {
         }
         self.bytes_added.fetch_add(finished.bytes.len() as u64, Ordering::Relaxed);
         self.packs_written.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut spare = lock(&self.spare);
+            if spare.len() < SPARE_BUFFERS {
+                spare.push(finished.bytes);
+            }
+        }
         self.write_index().add_pack(finished.id, finished.kind, &finished.entries);
         {
             let mut claimed = lock(&self.claimed);
@@ -257,10 +275,7 @@ impl<'r> BlobSink<'r> {
     /// every blob this session stored. The sink stays usable.
     pub fn flush(&self) -> Result<()> {
         for kind in [BlobKind::Data, BlobKind::Tree] {
-            let pack = mem::replace(
-                &mut *lock(&self.open[slot(kind)]),
-                PackWriter::new(kind, self.repo.encrypted()),
-            );
+            let pack = mem::replace(&mut *lock(&self.open[slot(kind)]), self.new_pack(kind));
             self.write_pack(pack)?;
         }
         let packs = mem::take(&mut *lock(&self.unindexed));

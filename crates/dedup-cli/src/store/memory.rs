@@ -1,0 +1,28 @@
+//! How the allocator treats the store's large buffers. A backup moves chunks of about 1 MiB and
+//! packs of 16 MiB between threads; glibc's default raises its mmap threshold each time such a
+//! block is freed, after which blocks of that size come from per-thread arenas that keep them
+//! resident once freed. Fixing the threshold makes every block of 4 MiB and more its own
+//! mapping, returned to the kernel when freed, and leaves the chunk-sized ones in the arenas
+//! (docs/BENCHMARKS.md, "Store memory": peak RSS of a first backup 215 to 99 MiB).
+
+/// Blocks from this size up are mapped on their own and unmapped when freed.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const OWN_MAPPING_FROM: libc::c_int = 4 << 20;
+/// Free memory an arena keeps before giving it back: room for the chunks in flight, so that
+/// they are not faulted in again for every chunk (fixing the threshold above also fixes this
+/// one, at glibc's small default).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const ARENA_KEEPS: libc::c_int = 16 << 20;
+
+/// Sets the allocator's threshold for blocks of their own mapping (glibc only; elsewhere the
+/// allocator's defaults stand).
+#[allow(unsafe_code)]
+pub fn return_large_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes a tunable of the allocator; called before the store's threads
+    // start, and glibc serialises it with allocations anyway.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, OWN_MAPPING_FROM);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, ARENA_KEEPS);
+    }
+}
