@@ -7,11 +7,11 @@ use std::time::SystemTime;
 
 use super::mark::reachable_ids;
 use super::plan::{Fate, Plan};
-use crate::blob::{self, BlobKind, SealedBlob};
+use super::repack::repack;
 use crate::error::{Error, Result};
 use crate::format::{DeletionPlan, IndexFile, IndexedPack};
 use crate::id::Id;
-use crate::pack::{pack_path, parse_pack, read_trailer, PackWriter};
+use crate::pack::{pack_path, read_trailer};
 use crate::repo::{now_ns, Repository, WriterMarker, STALE_AFTER};
 
 /// Blob entries per new index file before the next is started.
@@ -63,62 +63,6 @@ pub fn run(repo: &Repository, plan: &Plan, host: &str) -> Result<PruneOutcome> {
     }
     marker.remove()?;
     Ok(PruneOutcome { packs_written, deleted, waiting_for })
-}
-
-/// Copies the reachable blobs of the packs to repack into new packs, verifying each; returns
-/// the new packs' index entries.
-fn repack(repo: &Repository, plan: &Plan) -> Result<Vec<IndexedPack>> {
-    let encrypted = repo.encrypted();
-    let pack_size = repo.config().pack_size as usize;
-    let mut writers =
-        [PackWriter::new(BlobKind::Data, encrypted), PackWriter::new(BlobKind::Tree, encrypted)];
-    let mut written = Vec::new();
-    let mut copied: HashSet<(Id, BlobKind)> = HashSet::new();
-    for id in plan.packs_of(Fate::Repack) {
-        let name = pack_path(&id);
-        let bytes = repo.read_named(&name, &id)?;
-        let parsed = parse_pack(repo.sealer(), &bytes).map_err(|e| Error::damaged(&name, e))?;
-        let slot = usize::from(parsed.kind == BlobKind::Tree);
-        for entry in parsed.entries {
-            if !plan.used_here(&entry.id, parsed.kind, &id)
-                || !copied.insert((entry.id, parsed.kind))
-            {
-                continue;
-            }
-            let sealed =
-                bytes[entry.offset as usize..(entry.offset + entry.stored_len) as usize].to_vec();
-            blob::open(repo.sealer(), &repo.keys().id, parsed.kind, &entry, &sealed).map_err(
-                |e| {
-                    Error::damaged(format!("{} blob {} in {name}", parsed.kind.name(), entry.id), e)
-                },
-            )?;
-            writers[slot].add(&SealedBlob {
-                id: entry.id,
-                kind: parsed.kind,
-                compression: entry.compression,
-                raw_len: entry.raw_len,
-                sealed,
-            });
-            if writers[slot].len() >= pack_size {
-                let full =
-                    std::mem::replace(&mut writers[slot], PackWriter::new(parsed.kind, encrypted));
-                written.push(store_pack(repo, full)?);
-            }
-        }
-    }
-    for writer in writers {
-        if !writer.is_empty() {
-            written.push(store_pack(repo, writer)?);
-        }
-    }
-    Ok(written)
-}
-
-fn store_pack(repo: &Repository, writer: PackWriter) -> Result<IndexedPack> {
-    let finished = writer.finish(repo.sealer());
-    let name = pack_path(&finished.id);
-    repo.backend().put(&name, &finished.bytes).map_err(|e| Error::io(&name, e))?;
-    Ok(IndexedPack { id: finished.id, kind: finished.kind, blobs: finished.entries })
 }
 
 /// New index files: the kept packs, read again from the old index files a batch at a time, and

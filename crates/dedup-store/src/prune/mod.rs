@@ -5,6 +5,7 @@
 mod execute;
 mod mark;
 mod plan;
+mod repack;
 
 pub use execute::{execute_pending, run, PendingOutcome, PruneOutcome};
 pub use mark::Marks;
