@@ -53,22 +53,41 @@ impl FastCdc {
         if n <= self.min {
             return n;
         }
+        self.find(data).unwrap_or(self.max.min(n))
+    }
+
+    /// The cut point of `data` if its bytes decide it: a boundary found in them stands whatever
+    /// follows (the hash at a position depends on no later byte), but none found in fewer than
+    /// `max` bytes says nothing yet.
+    pub fn cut_if_decided(&self, data: &[u8]) -> Option<usize> {
+        if data.len() >= self.max {
+            return Some(self.cut(data));
+        }
+        if data.len() <= self.min {
+            return None;
+        }
+        self.find(data)
+    }
+
+    /// The first boundary in `data` (below `max`), if any.
+    fn find(&self, data: &[u8]) -> Option<usize> {
+        let n = data.len();
         let normal = self.avg.min(n);
         let end = self.max.min(n);
         let mut hash = 0u64;
         for (i, &byte) in data.iter().enumerate().take(normal).skip(self.min) {
             hash = (hash << 1).wrapping_add(self.gear[usize::from(byte)]);
             if hash & self.mask_small == 0 {
-                return i + 1;
+                return Some(i + 1);
             }
         }
         for (i, &byte) in data.iter().enumerate().take(end).skip(normal.max(self.min)) {
             hash = (hash << 1).wrapping_add(self.gear[usize::from(byte)]);
             if hash & self.mask_large == 0 {
-                return i + 1;
+                return Some(i + 1);
             }
         }
-        end
+        None
     }
 }
 

@@ -45,4 +45,14 @@ impl Chunker {
             Chunker::Fixed(size) => data.len().min(*size as usize),
         }
     }
+
+    /// Length of the chunk at the start of `data`, the bytes of the stream read so far, when
+    /// they decide it (`None`: more bytes are needed). Fewer than [`Chunker::max_size`] bytes
+    /// decide a chunk only where they hold a boundary.
+    pub fn cut_if_decided(&self, data: &[u8]) -> Option<usize> {
+        match self {
+            Chunker::FastCdc(cdc) => cdc.cut_if_decided(data),
+            Chunker::Fixed(size) => (data.len() >= *size as usize).then_some(*size as usize),
+        }
+    }
 }
