@@ -12,7 +12,7 @@ mod temporary;
 
 pub use cached::CachedBackend;
 pub use local::LocalBackend;
-pub use s3::{S3Backend, S3Options};
+pub use s3::{S3Backend, S3Options, MULTIPART_THRESHOLD, PART_SIZE};
 pub use s3_location::S3Location;
 pub use sftp::SftpBackend;
 pub use sftp_location::SftpLocation;
