@@ -157,3 +157,18 @@ fn the_backend_writes_once_lists_reads_ranges_and_deletes() {
     assert!(backend.exists("data/cd/cde").unwrap());
     assert_eq!(hidden_files(&server.dir("objects")), Vec::<String>::new());
 }
+
+#[test]
+fn puts_and_reads_go_on_after_the_server_drops_every_connection() {
+    let Some(server) = SftpServer::start("sftp reconnect") else { return };
+    let location = server.repo("objects");
+    let backend = SftpBackend::new(location.to_str().unwrap(), &S3Options::default()).unwrap();
+    assert_eq!(backend.put("data/ab/one", b"one").unwrap(), PutOutcome::Created);
+    server.drop_connections();
+    // Both OpenDAL's pooled sessions and the backend's own are dead now.
+    assert_eq!(backend.put("data/ab/two", b"two").unwrap(), PutOutcome::Created);
+    assert_eq!(backend.put("data/ab/one", b"one").unwrap(), PutOutcome::AlreadyExisted);
+    assert_eq!(backend.get("data/ab/one").unwrap(), b"one");
+    assert_eq!(backend.list("data").unwrap().len(), 2);
+    assert_eq!(hidden_files(&server.dir("objects")), Vec::<String>::new());
+}

@@ -202,15 +202,42 @@ fn children_of(pid: u32) -> Vec<i32> {
         .collect()
 }
 
+impl SftpServer {
+    /// Ends every connection the server is serving (as a server restart would), and waits until
+    /// they are gone; the server goes on accepting new ones.
+    pub fn drop_connections(&self) {
+        let children = children_of(self.child.id());
+        for &child in &children {
+            if let Some(pid) = rustix::process::Pid::from_raw(child) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        let start = Instant::now();
+        while children.iter().any(|c| Path::new(&format!("/proc/{c}/stat")).exists())
+            && start.elapsed() < Duration::from_secs(10)
+        {
+            // A killed child stays a zombie until the listener reaps it.
+            let zombies = children.iter().all(|c| {
+                std::fs::read_to_string(format!("/proc/{c}/stat"))
+                    .map(|stat| {
+                        stat.rsplit_once(')')
+                            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+                    })
+                    .unwrap_or(true)
+            });
+            if zombies {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 impl Drop for SftpServer {
     fn drop(&mut self) {
         // Each connection is served by a child in a session of its own, which outlives the
         // listener: end those first.
-        for child in children_of(self.child.id()) {
-            if let Some(pid) = rustix::process::Pid::from_raw(child) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-            }
-        }
+        self.drop_connections();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

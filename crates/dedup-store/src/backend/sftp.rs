@@ -16,6 +16,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use opendal::layers::{ConcurrentLimitLayer, RetryLayer, TimeoutLayer};
@@ -36,10 +37,38 @@ pub struct SftpBackend {
     // Fields drop in this order: OpenDAL's sessions and ours end (each runs `ssh -O exit`) while
     // the runtime that drives them still exists.
     op: Operator,
-    linker: Sftp,
+    /// Our own session, for the step OpenDAL cannot do; replaced when its connection breaks.
+    linker: Mutex<Arc<Sftp>>,
+    /// `ssh://[USER@]HOST[:PORT]`, to open it again.
+    destination: String,
     /// The repository's folder on the server, absolute.
     root: PathBuf,
+    /// Attempts after the first of a link whose connection broke, and the first pause.
+    retries: usize,
+    min_backoff: Duration,
     runtime: tokio::runtime::Runtime,
+}
+
+/// Opens an SFTP session of our own to `destination` through the system ssh.
+async fn open_session(destination: &str) -> io::Result<Sftp> {
+    let mut session = SessionBuilder::default();
+    session
+        .known_hosts_check(KnownHosts::Add)
+        .connect_timeout(Duration::from_secs(20))
+        .server_alive_interval(Duration::from_secs(15));
+    let session = session
+        .connect(destination)
+        .await
+        .map_err(|err| io::Error::other(format!("ssh {destination}: {err}")))?;
+    Sftp::from_session(session, SftpOptions::default())
+        .await
+        .map_err(|err| sftp_to_io("starting the sftp subsystem", err))
+}
+
+/// Whether `err` says the session broke (rather than the server refusing a request), so that
+/// the request may be sent again on a new one.
+fn connection_broke(err: &SftpError) -> bool {
+    !matches!(err, SftpError::SftpError(..) | SftpError::UnsupportedExtension(..))
 }
 
 impl SftpBackend {
@@ -55,19 +84,9 @@ impl SftpBackend {
             .enable_io()
             .enable_time()
             .build()?;
+        let destination = parsed.destination();
         let (linker, root) = runtime.block_on(async {
-            let mut session = SessionBuilder::default();
-            session
-                .known_hosts_check(KnownHosts::Add)
-                .connect_timeout(Duration::from_secs(20))
-                .server_alive_interval(Duration::from_secs(15));
-            let session = session
-                .connect(parsed.destination())
-                .await
-                .map_err(|err| io::Error::other(format!("ssh {}: {err}", parsed.destination())))?;
-            let sftp = Sftp::from_session(session, SftpOptions::default())
-                .await
-                .map_err(|err| sftp_to_io("starting the sftp subsystem", err))?;
+            let sftp = open_session(&destination).await?;
             let root = if parsed.path.starts_with('/') {
                 PathBuf::from(&parsed.path)
             } else {
@@ -84,7 +103,7 @@ impl SftpBackend {
             .to_str()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "non-UTF-8 path"))?;
         let service = SftpService::default()
-            .endpoint(&parsed.destination())
+            .endpoint(&destination)
             .root(root_text)
             .known_hosts_strategy("add");
         let op = Operator::new(service)
@@ -98,7 +117,16 @@ impl SftpBackend {
                     .with_jitter(),
             )
             .layer(ConcurrentLimitLayer::new(options.connections.max(1)));
-        Ok(SftpBackend { location: location.to_string(), op, linker, root, runtime })
+        Ok(SftpBackend {
+            location: location.to_string(),
+            op,
+            linker: Mutex::new(Arc::new(linker)),
+            destination,
+            root,
+            retries: options.retries,
+            min_backoff: options.min_backoff,
+            runtime,
+        })
     }
 
     /// `name`'s path on the server.
@@ -106,46 +134,85 @@ impl SftpBackend {
         self.root.join(name)
     }
 
-    /// Writes `temp` whole through OpenDAL and flushes it to the server's disk.
-    async fn write_temporary(&self, temp: &str, bytes: Vec<u8>) -> io::Result<()> {
-        self.op.write_with(temp, bytes).if_not_exists(true).await.map_err(opendal_to_io)?;
-        if self.linker.support_fsync() {
-            let mut file = self
-                .linker
-                .options()
-                .write(true)
-                .open(self.remote(temp))
-                .await
-                .map_err(|err| sftp_to_io(temp, err))?;
-            file.sync_all().await.map_err(|err| sftp_to_io(temp, err))?;
-            file.close().await.map_err(|err| sftp_to_io(temp, err))?;
+    /// The session of our own now in use.
+    fn linker(&self) -> Arc<Sftp> {
+        Arc::clone(&self.linker.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// Replaces the session `broken` by a new one (unless another thread already did).
+    async fn reconnect(&self, broken: &Arc<Sftp>) -> io::Result<()> {
+        let fresh = Arc::new(open_session(&self.destination).await?);
+        let mut current = self.linker.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if Arc::ptr_eq(&current, broken) {
+            *current = fresh;
         }
         Ok(())
     }
 
-    /// Gives the complete temporary `temp` the name `name` unless `name` exists.
-    async fn link_without_replacing(&self, temp: &str, name: &str) -> io::Result<PutOutcome> {
-        let mut fs = self.linker.fs();
-        if self.linker.support_hardlink() {
-            return match fs.hard_link(self.remote(temp), self.remote(name)).await {
+    /// Flushes the complete temporary `temp` and links it to `name`, on a new session when the
+    /// connection breaks (a link whose answer was lost and that is sent again finds the name
+    /// taken by itself: `AlreadyExisted`, the same object).
+    async fn commit(&self, temp: &str, name: &str) -> io::Result<PutOutcome> {
+        let mut pause = self.min_backoff;
+        for attempt in 0.. {
+            let linker = self.linker();
+            match self.flush_and_link(&linker, temp, name).await {
+                Err(Step::Sftp(_, err)) if connection_broke(&err) && attempt < self.retries => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(10));
+                    // A failed reconnection leaves the broken session, and the next attempt fails.
+                    let _ = self.reconnect(&linker).await;
+                }
+                Err(Step::Sftp(what, err)) => return Err(sftp_to_io(&what, err)),
+                Err(Step::Io(err)) => return Err(err),
+                Ok(outcome) => return Ok(outcome),
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// Flushes `temp` to the server's disk, then gives it the name `name` unless `name` exists.
+    async fn flush_and_link(
+        &self,
+        linker: &Sftp,
+        temp: &str,
+        name: &str,
+    ) -> Result<PutOutcome, Step> {
+        let sftp = |what: &str| {
+            let what = what.to_string();
+            move |err| Step::Sftp(what, err)
+        };
+        if linker.support_fsync() {
+            let mut file =
+                linker.options().write(true).open(self.remote(temp)).await.map_err(sftp(temp))?;
+            file.sync_all().await.map_err(sftp(temp))?;
+            file.close().await.map_err(sftp(temp))?;
+        }
+        if linker.support_hardlink() {
+            return match linker.fs().hard_link(self.remote(temp), self.remote(name)).await {
                 Ok(()) => Ok(PutOutcome::Created),
                 // link(2) reports EEXIST, which SFTP only knows as a generic failure: tell it
                 // from the others by looking.
-                Err(SftpError::SftpError(SftpErrorKind::Failure, _))
-                    if self.exists_async(name).await? =>
-                {
-                    Ok(PutOutcome::AlreadyExisted)
+                Err(SftpError::SftpError(SftpErrorKind::Failure, msg)) => {
+                    if self.exists_async(name).await.map_err(Step::Io)? {
+                        Ok(PutOutcome::AlreadyExisted)
+                    } else {
+                        Err(Step::Sftp(
+                            name.to_string(),
+                            SftpError::SftpError(SftpErrorKind::Failure, msg),
+                        ))
+                    }
                 }
-                Err(err) => Err(sftp_to_io(name, err)),
+                Err(err) => Err(Step::Sftp(name.to_string(), err)),
             };
         }
         // A server without the extension (not OpenSSH's): look, then rename. Two writers of the
         // same name may then both rename; objects are content-named or randomly named (§12), so
         // the later one replaces the object with the same bytes.
-        if self.exists_async(name).await? {
+        if self.exists_async(name).await.map_err(Step::Io)? {
             return Ok(PutOutcome::AlreadyExisted);
         }
-        self.op.rename(temp, name).await.map_err(opendal_to_io)?;
+        self.op.rename(temp, name).await.map_err(|err| Step::Io(opendal_to_io(err)))?;
         Ok(PutOutcome::Created)
     }
 
@@ -173,6 +240,14 @@ impl SftpBackend {
             })
             .collect())
     }
+}
+
+/// How a step of [`SftpBackend::commit`] failed.
+enum Step {
+    /// A request of our session, about the object named.
+    Sftp(String, SftpError),
+    /// A request through OpenDAL.
+    Io(io::Error),
 }
 
 /// `path` without `.` parts (the server's canonical form of the login directory has none).
@@ -211,9 +286,9 @@ impl Backend for SftpBackend {
         let temp = temporary_name(dir);
         let data = bytes.to_vec();
         self.runtime.block_on(async {
-            let outcome = match self.write_temporary(&temp, data).await {
-                Ok(()) => self.link_without_replacing(&temp, name).await,
-                Err(err) => Err(err),
+            let outcome = match self.op.write_with(&temp, data).if_not_exists(true).await {
+                Ok(_) => self.commit(&temp, name).await,
+                Err(err) => Err(opendal_to_io(err)),
             };
             // Left behind only if the connection is gone; prune removes it later.
             let _ = self.op.delete(&temp).await;
