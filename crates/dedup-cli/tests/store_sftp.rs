@@ -1,7 +1,8 @@
 //! `dedup store` on a repository on a real SFTP server (OpenSSH's sshd on 127.0.0.1, reached
 //! through the real ssh client): every command a user runs on a local path, and the backend's
 //! own promises (write-once puts, listings with sizes and times, ranged reads, deletes, no
-//! temporary left visible).
+//! temporary left visible, puts after the server dropped every connection), and three hosts
+//! backing up into one repository at once.
 
 mod common;
 mod sftpserver;
@@ -171,4 +172,46 @@ fn puts_and_reads_go_on_after_the_server_drops_every_connection() {
     assert_eq!(backend.get("data/ab/one").unwrap(), b"one");
     assert_eq!(backend.list("data").unwrap().len(), 2);
     assert_eq!(hidden_files(&server.dir("objects")), Vec::<String>::new());
+}
+
+#[test]
+fn three_hosts_back_up_into_one_sftp_repository_at_once() {
+    let Some(server) = SftpServer::start("sftp several hosts") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = server.repo("repo");
+    init_repo(&repo);
+    let srcs: Vec<_> = (0..3).map(|h| dir.path().join(format!("host{h}"))).collect();
+    for (h, src) in srcs.iter().enumerate() {
+        tree(src, h as u64 * 10, 10);
+    }
+    // Each host a process of its own, all at once, no lock between them.
+    let children: Vec<_> = srcs
+        .iter()
+        .enumerate()
+        .map(|(h, src)| {
+            std::process::Command::new(common::BIN)
+                .args(["store", "-r"])
+                .arg(&repo)
+                .args(["backup", "--quiet", "--host", &format!("host{h}")])
+                .arg(src)
+                .env("DEDUP_PASSWORD", PASSWORD)
+                .env_remove("DEDUP_REPO")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (h, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "host{h}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    store_ok(&repo, &["check", "--read-data"]);
+    for (h, src) in srcs.iter().enumerate() {
+        let spec = format!("latest:{}", src.display());
+        let target = dir.path().join(format!("r{h}"));
+        let host = format!("host{h}");
+        store_ok(&repo, &["restore", &spec, "--host", &host, "--target", target.to_str().unwrap()]);
+        assert_eq!(contents(&target), contents(src), "host{h}");
+    }
 }
