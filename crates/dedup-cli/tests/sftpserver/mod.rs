@@ -18,17 +18,31 @@ use std::time::{Duration, Instant};
 const SSHD: &str = "/usr/sbin/sshd";
 
 /// The keys, client configuration and `ssh` wrapper every server of this test process shares
-/// (one host key for all, so that a port reused by a later server is no changed host).
+/// (one host key for all, so that a port reused by a later server is no changed host). It lives
+/// as long as the process, in `dedup-ssh-PID` under the temporary directory; a later test
+/// process removes those of processes that are gone (a static is never dropped).
 struct Kit {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
 }
 
 impl Kit {
     fn host_key(&self) -> PathBuf {
-        self.dir.path().join("host_key")
+        self.dir.join("host_key")
     }
     fn authorized_keys(&self) -> PathBuf {
-        self.dir.path().join("authorized_keys")
+        self.dir.join("authorized_keys")
+    }
+}
+
+/// Removes the kits of test processes that are no longer running.
+fn remove_dead_kits() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("dedup-ssh-")) else { continue };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -37,8 +51,11 @@ impl Kit {
 fn kit() -> &'static Kit {
     static KIT: OnceLock<Kit> = OnceLock::new();
     KIT.get_or_init(|| {
-        let dir = tempfile::Builder::new().prefix("dedup-ssh").tempdir().unwrap();
-        let path = dir.path();
+        remove_dead_kits();
+        let dir = std::env::temp_dir().join(format!("dedup-ssh-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        let path = dir.as_path();
         for (file, kind) in [("host_key", "ed25519"), ("id_client", "ed25519")] {
             let status = Command::new("ssh-keygen")
                 .args(["-q", "-t", kind, "-N", "", "-C", "dedup-test", "-f"])
