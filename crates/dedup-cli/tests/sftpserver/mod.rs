@@ -47,7 +47,8 @@ fn remove_dead_kits() {
 }
 
 /// Makes the kit once and puts its `ssh` first on this process's PATH (inherited by the dedup
-/// processes the tests start), with the ssh control sockets under it (XDG_STATE_HOME).
+/// processes the tests start), with the ssh control sockets (XDG_STATE_HOME) and the
+/// repositories' caches (XDG_CACHE_HOME) under it.
 fn kit() -> &'static Kit {
     static KIT: OnceLock<Kit> = OnceLock::new();
     KIT.get_or_init(|| {
@@ -98,6 +99,8 @@ fn kit() -> &'static Kit {
         // children to inherit) cannot race with another test's different values.
         std::env::set_var("PATH", std::env::join_paths(paths).unwrap());
         std::env::set_var("XDG_STATE_HOME", path.join("state"));
+        // The metadata caches of the repositories too, so that they go with the kit.
+        std::env::set_var("XDG_CACHE_HOME", path.join("cache"));
         Kit { dir }
     })
 }

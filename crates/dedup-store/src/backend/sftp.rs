@@ -59,10 +59,39 @@ async fn open_session(destination: &str) -> io::Result<Sftp> {
     let session = session
         .connect(destination)
         .await
-        .map_err(|err| io::Error::other(format!("ssh {destination}: {err}")))?;
+        .map_err(|err| io::Error::other(format!("ssh {destination}: {}", with_causes(&err))))?;
     Sftp::from_session(session, SftpOptions::default())
         .await
         .map_err(|err| sftp_to_io("starting the sftp subsystem", err))
+}
+
+/// Opens a session as [`open_session`], trying again twice after a failure (a server starting,
+/// a dropped connection), with the backoff of the other requests.
+async fn open_session_retrying(destination: &str, options: &S3Options) -> io::Result<Sftp> {
+    let mut pause = options.min_backoff;
+    let mut attempts_left = options.retries.min(2);
+    loop {
+        match open_session(destination).await {
+            Err(_) if attempts_left > 0 => {
+                attempts_left -= 1;
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// `err`'s message followed by those of its causes (openssh's say what ssh printed).
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
 }
 
 /// Whether `err` says the session broke (rather than the server refusing a request), so that
@@ -86,7 +115,7 @@ impl SftpBackend {
             .build()?;
         let destination = parsed.destination();
         let (linker, root) = runtime.block_on(async {
-            let sftp = open_session(&destination).await?;
+            let sftp = open_session_retrying(&destination, options).await?;
             let root = if parsed.path.starts_with('/') {
                 PathBuf::from(&parsed.path)
             } else {
