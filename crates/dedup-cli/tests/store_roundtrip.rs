@@ -1,9 +1,11 @@
 //! `dedup store` through the real binary: init → backup → restore round trips on awkward trees
 //! compared byte for byte and in metadata; wrong password; missing repository; damaged objects
-//! named by `check` without a panic. The round trips run twice: on a local directory and on a
-//! repository in a real S3 server (s3s-fs; skipped with a message when it is missing).
+//! named by `check` without a panic. The round trips run three times: on a local directory, on a
+//! repository in a real S3 server (s3s-fs) and on one on a real SFTP server (OpenSSH's sshd);
+//! each server skipped with a message when it is missing.
 
 mod s3server;
+mod sftpserver;
 
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -125,12 +127,16 @@ fn assert_same(src: &Path, dst: &Path) {
     }
 }
 
-/// Runs `body` with a temporary directory and a repository location: a local path, or a
-/// repository in a fresh S3 server.
+/// Runs `body` with a temporary directory and a repository location: a local path, a
+/// repository in a fresh S3 server, and one on a fresh SFTP server.
 fn on_each_backend(test: &str, body: fn(&Path, &Path)) {
     let dir = tempfile::tempdir().unwrap();
     body(dir.path(), &dir.path().join("repo"));
     if let Some(server) = s3server::S3Server::start(test) {
+        let dir = tempfile::tempdir().unwrap();
+        body(dir.path(), &server.repo("repo"));
+    }
+    if let Some(server) = sftpserver::SftpServer::start(test) {
         let dir = tempfile::tempdir().unwrap();
         body(dir.path(), &server.repo("repo"));
     }
@@ -242,7 +248,9 @@ fn wrong_password_and_missing_repository_are_clear_errors() {
 fn clear_errors(dir: &Path, repo: &Path) {
     let repo = repo.to_path_buf();
     let nothing = match repo.to_str() {
-        Some(s3) if s3.starts_with("s3:") => PathBuf::from(format!("{s3}-nothing")),
+        Some(remote) if remote.starts_with("s3:") || remote.starts_with("sftp:") => {
+            PathBuf::from(format!("{remote}-nothing"))
+        }
         _ => dir.join("nothing"),
     };
     init(&repo, &[]);

@@ -1,6 +1,7 @@
 //! `dedup store` on a real S3 server (s3s-fs) reached through a proxy that delays, drops and
 //! fails requests: backups and restores retry and finish, or fail naming the object and leave the
-//! repository consistent; and several hosts backing up into one repository at once.
+//! repository consistent; large packs uploaded in parts through the same faults; and several
+//! hosts backing up into one repository at once.
 
 mod common;
 mod s3server;
@@ -34,6 +35,8 @@ struct Faults {
 struct Proxy {
     port: u16,
     seen: Arc<AtomicU64>,
+    /// Requests that uploaded one part of a multipart upload (`PUT …?partNumber=…`).
+    parts: Arc<AtomicU64>,
 }
 
 impl Proxy {
@@ -41,16 +44,18 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&seen);
+        let parts = Arc::new(AtomicU64::new(0));
+        let (counter, part_counter) = (Arc::clone(&seen), Arc::clone(&parts));
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let n = counter.fetch_add(1, Ordering::Relaxed);
+                let part_counter = Arc::clone(&part_counter);
                 std::thread::spawn(move || {
-                    let _ = serve(client, upstream, faults, n);
+                    let _ = serve(client, upstream, faults, n, &part_counter);
                 });
             }
         });
-        Proxy { port, seen }
+        Proxy { port, seen, parts }
     }
 }
 
@@ -89,7 +94,13 @@ fn read_request(client: &mut TcpStream) -> std::io::Result<Option<(String, Vec<u
 
 /// Serves one client connection request by request; each request goes to the server on a
 /// connection of its own, which it closes after answering.
-fn serve(mut client: TcpStream, upstream: u16, faults: Faults, conn: u64) -> std::io::Result<()> {
+fn serve(
+    mut client: TcpStream,
+    upstream: u16,
+    faults: Faults,
+    conn: u64,
+    parts: &AtomicU64,
+) -> std::io::Result<()> {
     let mut nth = conn.wrapping_mul(1000);
     while let Some((head, body)) = read_request(&mut client)? {
         nth += 1;
@@ -99,6 +110,9 @@ fn serve(mut client: TcpStream, upstream: u16, faults: Faults, conn: u64) -> std
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         let roll = (z ^ (z >> 31)) % 1000;
         let request_line = head.lines().next().unwrap_or("").to_string();
+        if request_line.starts_with("PUT ") && request_line.contains("partNumber=") {
+            parts.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(under) = faults.fail_puts_under {
             if request_line.starts_with("PUT ") && request_line.contains(under) {
                 client.write_all(
@@ -188,6 +202,72 @@ fn backup_and_restore_through_a_faulty_network_retry_and_lose_nothing() {
     let list: serde_json::Value =
         serde_json::from_str(&store_ok(&direct, &["snapshots", "--json"])).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
+}
+
+#[test]
+fn packs_above_the_multipart_threshold_go_up_in_parts_through_a_faulty_network() {
+    let Some(server) = S3Server::start("multipart packs") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    // 80 MiB that neither compresses nor deduplicates: one 64 MiB pack (four 16 MiB parts) and
+    // the rest in a pack small enough for one PUT.
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let bytes: Vec<u8> = (0..80 << 17)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()
+        })
+        .collect();
+    std::fs::write(src.join("big"), &bytes).unwrap();
+    drop(bytes);
+    let proxy = Proxy::start(
+        server.port,
+        Faults { delay: 50, fail: 100, drop_answer: 30, fail_puts_under: None },
+    );
+    let repo = server.repo_at(proxy.port, "repo");
+    store_ok(
+        &repo,
+        &["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1", "--pack-size", "64MiB"],
+    );
+    store_ok(&repo, &["backup", src.to_str().unwrap()]);
+    assert!(
+        proxy.parts.load(Ordering::Relaxed) >= 4,
+        "the large pack went up in parts ({} part requests)",
+        proxy.parts.load(Ordering::Relaxed)
+    );
+    eprintln!(
+        "multipart packs: {} requests, {} of them part uploads",
+        proxy.seen.load(Ordering::Relaxed),
+        proxy.parts.load(Ordering::Relaxed)
+    );
+    let direct = server.repo("repo");
+    store_ok(&direct, &["check", "--read-data"]);
+    assert_restores(&direct, &format!("latest:{}", src.display()), &src, dir.path(), "t");
+}
+
+#[test]
+fn a_large_object_is_written_once_in_parts_and_never_replaced() {
+    use dedup_store::backend::{Backend, PutOutcome, S3Backend, S3Options, MULTIPART_THRESHOLD};
+    let Some(server) = S3Server::start("multipart write-once") else { return };
+    let proxy = Proxy::start(
+        server.port,
+        Faults { delay: 0, fail: 0, drop_answer: 0, fail_puts_under: None },
+    );
+    let location = server.repo_at(proxy.port, "objects");
+    let backend = S3Backend::new(location.to_str().unwrap(), &S3Options::default()).unwrap();
+    let first = vec![1u8; MULTIPART_THRESHOLD + 5];
+    assert_eq!(backend.put("data/ab/big", &first).unwrap(), PutOutcome::Created);
+    let parts = proxy.parts.load(Ordering::Relaxed);
+    assert!(parts >= 2, "uploaded in parts: {parts}");
+    // Another length, so that only the condition (not the length check after a lost answer)
+    // can make this `AlreadyExisted`.
+    let second = vec![2u8; MULTIPART_THRESHOLD + 6];
+    assert_eq!(backend.put("data/ab/big", &second).unwrap(), PutOutcome::AlreadyExisted);
+    assert!(backend.get("data/ab/big").unwrap() == first, "the first object is kept whole");
+    assert_eq!(backend.list("data").unwrap()[0].size, first.len() as u64);
 }
 
 #[test]

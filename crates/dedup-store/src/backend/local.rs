@@ -4,12 +4,12 @@
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use rustix::fs::{renameat_with, RenameFlags, CWD};
 
+use super::temporary::{temporary_is_stale, temporary_name, TEMP_PREFIX};
 use super::{Backend, ObjectInfo, PutOutcome};
-use crate::id::Id;
 
 /// Objects stored as files under a root directory.
 pub struct LocalBackend {
@@ -52,27 +52,6 @@ impl LocalBackend {
     }
 }
 
-/// Temporary names begin with this, then the writer's host tag and pid: `.tmp-HOST-PID-RANDOM`.
-const TEMP_PREFIX: &str = ".tmp-";
-
-/// Eight hex digits standing for this host in temporary names (a repository on a shared disk
-/// may have writers on several hosts, and only this host's pids can be asked about).
-fn host_tag() -> String {
-    Id::of_file(crate::host::this_host().as_bytes()).short(8)
-}
-
-/// Whether the temporary file `name`, last written at `modified`, is a dead writer's: one of
-/// this host whose process is gone, or any older than `stale_after`.
-fn temporary_is_stale(name: &str, modified: SystemTime, stale_after: Duration) -> bool {
-    let mut parts = name.strip_prefix(TEMP_PREFIX).unwrap_or("").split('-');
-    if let (Some(host), Some(pid)) = (parts.next(), parts.next().and_then(|p| p.parse().ok())) {
-        if host == host_tag() && !crate::host::process_runs(pid) {
-            return true;
-        }
-    }
-    SystemTime::now().duration_since(modified).is_ok_and(|age| age > stale_after)
-}
-
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
@@ -86,12 +65,7 @@ impl Backend for LocalBackend {
         let path = self.path(name)?;
         let dir = path.parent().expect("object paths have a parent").to_path_buf();
         self.create_dirs(&dir)?;
-        let temp = dir.join(format!(
-            "{TEMP_PREFIX}{}-{}-{}",
-            host_tag(),
-            std::process::id(),
-            Id::random().short(16)
-        ));
+        let temp = dir.join(temporary_name(""));
         let written = (|| {
             let mut file = File::options().write(true).create_new(true).open(&temp)?;
             file.write_all(bytes)?;
@@ -218,6 +192,7 @@ impl Backend for LocalBackend {
 
 #[cfg(test)]
 mod tests {
+    use super::super::temporary::host_tag;
     use super::*;
 
     #[test]

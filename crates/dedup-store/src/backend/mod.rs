@@ -1,16 +1,21 @@
 //! Storage of write-once objects named by paths such as `data/ab/ab12…`: the trait every backend
-//! implements (shaped after OpenDAL's operations), the local-directory backend, the S3 backend,
-//! and the choice between them from a location string.
+//! implements (shaped after OpenDAL's operations), the local-directory, S3 and SFTP backends, and
+//! the choice between them from a location string.
 
 mod cached;
 mod local;
 mod s3;
 mod s3_location;
+mod sftp;
+mod sftp_location;
+mod temporary;
 
 pub use cached::CachedBackend;
 pub use local::LocalBackend;
-pub use s3::{S3Backend, S3Options};
+pub use s3::{S3Backend, S3Options, MULTIPART_THRESHOLD, PART_SIZE};
 pub use s3_location::S3Location;
+pub use sftp::SftpBackend;
+pub use sftp_location::SftpLocation;
 
 use std::io;
 use std::path::Path;
@@ -18,13 +23,15 @@ use std::sync::Arc;
 
 /// Whether `location` names object storage rather than a local directory.
 pub fn is_remote(location: &Path) -> bool {
-    location.to_str().is_some_and(|text| text.starts_with("s3:"))
+    location.to_str().is_some_and(|text| text.starts_with("s3:") || text.starts_with("sftp:"))
 }
 
-/// The backend for `location`: S3 for `s3:…`, otherwise a local directory.
-pub fn open_backend(location: &Path, s3: &S3Options) -> io::Result<Arc<dyn Backend>> {
+/// The backend for `location`: S3 for `s3:…`, SFTP for `sftp:…`, otherwise a local directory.
+/// `remote` sets the connections, retries and timeouts of both remote kinds.
+pub fn open_backend(location: &Path, remote: &S3Options) -> io::Result<Arc<dyn Backend>> {
     match location.to_str() {
-        Some(text) if text.starts_with("s3:") => Ok(Arc::new(S3Backend::new(text, s3)?)),
+        Some(text) if text.starts_with("s3:") => Ok(Arc::new(S3Backend::new(text, remote)?)),
+        Some(text) if text.starts_with("sftp:") => Ok(Arc::new(SftpBackend::new(text, remote)?)),
         _ => Ok(Arc::new(LocalBackend::new(location))),
     }
 }

@@ -1,5 +1,7 @@
 //! A repository in an S3-compatible bucket, through OpenDAL: one whole PUT per object with
-//! `If-None-Match: *` (write-once without rename), ranged GETs, recursive listings. The store's
+//! `If-None-Match: *` (write-once without rename), or for an object above
+//! [`MULTIPART_THRESHOLD`] a multipart upload whose completion carries the same condition, so a
+//! failed part is sent again alone; ranged GETs, recursive listings. The store's
 //! callers are synchronous threads, so each call is driven to completion on a small tokio runtime
 //! owned by the backend; several threads block on it at once, which is what makes uploads and
 //! downloads parallel (bounded by `connections`).
@@ -15,7 +17,15 @@ use opendal_http_transport_reqwest::ReqwestTransport;
 use super::s3_location::S3Location;
 use super::{Backend, ObjectInfo, PutOutcome};
 
-/// Settings of the S3 backend the command line chooses.
+/// Objects larger than this are uploaded in parts. A default pack (16 MiB) stays one PUT, since
+/// a multipart upload costs two more requests; a pack made larger at init is split.
+pub const MULTIPART_THRESHOLD: usize = 32 << 20;
+/// The size of each part but the last (S3 wants at least 5 MiB).
+pub const PART_SIZE: usize = 16 << 20;
+/// Parts of one object in flight at once (within `connections`).
+const PARTS_IN_FLIGHT: usize = 4;
+
+/// Settings of the remote backends (S3 and SFTP) the command line chooses.
 #[derive(Debug, Clone)]
 pub struct S3Options {
     /// Requests in flight at most.
@@ -46,6 +56,7 @@ impl Default for S3Options {
 pub struct S3Backend {
     location: String,
     op: Operator,
+    connections: usize,
     runtime: tokio::runtime::Runtime,
 }
 
@@ -102,12 +113,12 @@ impl S3Backend {
             .enable_io()
             .enable_time()
             .build()?;
-        Ok(S3Backend { location: location.to_string(), op, runtime })
+        Ok(S3Backend { location: location.to_string(), op, connections, runtime })
     }
 }
 
 /// An OpenDAL error as an I/O error of the matching kind, its message kept (it names the request).
-fn to_io(err: opendal::Error) -> io::Error {
+pub(super) fn to_io(err: opendal::Error) -> io::Error {
     let kind = match err.kind() {
         ErrorKind::NotFound => io::ErrorKind::NotFound,
         ErrorKind::PermissionDenied => io::ErrorKind::PermissionDenied,
@@ -119,12 +130,58 @@ fn to_io(err: opendal::Error) -> io::Error {
     io::Error::new(kind, err.to_string())
 }
 
+impl S3Backend {
+    /// Uploads `bytes` as a multipart upload of [`PART_SIZE`] parts. The retry layer sends a
+    /// failed part again by itself (OpenDAL keeps each part's bytes until it is stored); the
+    /// object appears only when the completion succeeds, and the completion carries
+    /// `If-None-Match: *`, so write-once holds as for a single PUT. An upload that fails is
+    /// aborted, so that its stored parts are not kept (and billed).
+    fn put_in_parts(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
+        let data = bytes.to_vec();
+        let in_flight = PARTS_IN_FLIGHT.min(self.connections).max(1);
+        let written = self.runtime.block_on(async {
+            let mut writer = self
+                .op
+                .writer_with(name)
+                .if_not_exists(true)
+                .chunk(PART_SIZE)
+                .concurrent(in_flight)
+                .await?;
+            let result = match writer.write(data).await {
+                Ok(()) => writer.close().await.map(|_| ()),
+                Err(err) => Err(err),
+            };
+            if result.is_err() {
+                let _ = writer.abort().await;
+            }
+            result
+        });
+        match written {
+            Ok(()) => Ok(PutOutcome::Created),
+            Err(err) if err.kind() == ErrorKind::ConditionNotMatch => {
+                Ok(PutOutcome::AlreadyExisted)
+            }
+            // A completion whose answer was lost and that was sent again finds its upload gone
+            // (NoSuchUpload): the object is there, whole, if the first one succeeded.
+            Err(err) => match self.runtime.block_on(self.op.stat(name)) {
+                Ok(meta) if meta.content_length() == bytes.len() as u64 => {
+                    Ok(PutOutcome::AlreadyExisted)
+                }
+                _ => Err(to_io(err)),
+            },
+        }
+    }
+}
+
 impl Backend for S3Backend {
     fn location(&self) -> String {
         self.location.clone()
     }
 
     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
+        if bytes.len() > MULTIPART_THRESHOLD {
+            return self.put_in_parts(name, bytes);
+        }
         let data = bytes.to_vec();
         let written = self
             .runtime
