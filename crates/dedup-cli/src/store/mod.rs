@@ -7,6 +7,7 @@ mod backup_progress;
 mod browse;
 mod init;
 mod key;
+mod mount;
 mod password;
 mod report;
 mod restore;
@@ -32,6 +33,7 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Restore(a) => restore::run(common, a),
         StoreCommand::Dump(a) => browse::dump(common, a),
         StoreCommand::Diff(a) => browse::diff(common, a),
+        StoreCommand::Mount(a) => mount::run(common, a),
         StoreCommand::Stats(a) => report::stats(common, a),
         StoreCommand::Check(a) => report::check(common, a),
         StoreCommand::Key(a) => key::run(common, a),
