@@ -9,6 +9,7 @@
 //! /dev/fuse or fusermount3, failed then under DEDUP_TEST_REQUIRE_ALL=1.
 
 mod common;
+mod s3server;
 
 use std::ffi::OsStr;
 use std::fs::{self, File};
@@ -347,6 +348,34 @@ fn sigterm_unmounts_and_exits_cleanly() {
     assert!(stderr.contains("SIGTERM"), "{stderr}");
     assert!(!is_mounted(&point), "still mounted after SIGTERM");
     assert!(names(&point).is_empty());
+}
+
+#[test]
+fn a_repository_on_s3_mounts_the_same() {
+    let test = "a_repository_on_s3_mounts_the_same";
+    if !fuse_available(test) {
+        return;
+    }
+    let Some(server) = s3server::S3Server::start(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, point) = (tmp.path().join("src"), tmp.path().join("mnt"));
+    let repo = server.repo("mounted");
+    fs::create_dir(&point).unwrap();
+    fs::create_dir_all(src.join("dir")).unwrap();
+    fs::write(src.join("dir/several-chunks.bin"), noise(700_000, 11)).unwrap();
+    fs::write(src.join("small"), b"on object storage").unwrap();
+    std::os::unix::fs::symlink("small", src.join("link")).unwrap();
+    init_repo(&repo);
+    store_ok(&repo, &[OsStr::new("backup"), src.as_os_str()]);
+    let mount = Mount::start(&repo, &point);
+    common::store::assert_looks_equal(
+        &look(&src),
+        &look(&inside(&point.join("latest"), &src)),
+        "s3",
+    );
+    assert!(Command::new("fusermount3").arg("-u").arg(&point).status().unwrap().success());
+    let (status, stderr) = mount.wait();
+    assert!(status.success(), "mount ended with {status}\n{stderr}");
 }
 
 #[test]

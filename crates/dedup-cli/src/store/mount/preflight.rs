@@ -26,8 +26,17 @@ pub fn check(mountpoint: &Path) -> Result<()> {
              container the device"
         );
     }
-    if !rustix::process::geteuid().is_root() && find_program(FUSERMOUNT).is_none() {
-        bail!("{FUSERMOUNT} is not installed (Debian and Ubuntu: `apt install fuse3`)");
+    if !rustix::process::geteuid().is_root() {
+        if find_program(FUSERMOUNT).is_none() {
+            bail!("{FUSERMOUNT} is not installed (Debian and Ubuntu: `apt install fuse3`)");
+        }
+        let both = rustix::fs::Access::READ_OK | rustix::fs::Access::WRITE_OK;
+        if rustix::fs::access(FUSE_DEVICE, both).is_err() {
+            bail!(
+                "{FUSE_DEVICE} cannot be opened by this user (it is usually mode 0666; here only \
+                 root may use FUSE)"
+            );
+        }
     }
     let shown = mountpoint.display();
     let meta = match std::fs::metadata(mountpoint) {
