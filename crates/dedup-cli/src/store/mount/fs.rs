@@ -203,6 +203,16 @@ impl Filesystem for SnapshotFs {
         reply.ok();
     }
 
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        match self.inode(ino) {
+            // A listing never changes: the kernel may keep it and answer the next `ls` itself.
+            Ok(inode) if inode.is_dir() => reply
+                .opened(FileHandle(0), FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE),
+            Ok(_) => reply.error(Errno::ENOTDIR),
+            Err(errno) => reply.error(errno),
+        }
+    }
+
     fn readdir(
         &self,
         _req: &Request,
