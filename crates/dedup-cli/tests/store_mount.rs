@@ -399,4 +399,24 @@ fn a_mount_point_must_be_an_empty_directory() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{point:?}: {err}");
     }
+    // A user who is not root mounts through fusermount3: without it, a clear error.
+    let Some(setpriv) =
+        ["/usr/bin/setpriv", "/bin/setpriv"].into_iter().find(|p| Path::new(p).exists())
+    else {
+        return;
+    };
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let out = Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN, "store", "-r"])
+        .arg(&repo)
+        .arg("mount")
+        .arg(&empty)
+        .env("PATH", tmp.path().join("no-programs-here"))
+        .env("DEDUP_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fusermount3 is not installed"), "{err}");
 }
