@@ -379,6 +379,45 @@ fn a_repository_on_s3_mounts_the_same() {
 }
 
 #[test]
+fn damaged_data_reads_as_an_error_and_the_mount_goes_on() {
+    let test = "damaged_data_reads_as_an_error_and_the_mount_goes_on";
+    if !fuse_available(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, src, point) =
+        (tmp.path().join("repo"), tmp.path().join("src"), tmp.path().join("mnt"));
+    fs::create_dir_all(&src).unwrap();
+    fs::create_dir(&point).unwrap();
+    fs::write(src.join("damaged.bin"), noise(600_000, 5)).unwrap();
+    init_repo(&repo);
+    store_ok(&repo, &[OsStr::new("backup"), src.as_os_str()]);
+    // The largest pack holds the file's data (the tree's pack is a few hundred bytes).
+    let largest = common::store::repo_names(&repo, "data")
+        .into_iter()
+        .max_by_key(|name| fs::metadata(repo.join(name)).unwrap().len())
+        .unwrap();
+    let pack = repo.join(largest);
+    let mut bytes = fs::read(&pack).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x55;
+    fs::write(&pack, bytes).unwrap();
+
+    let mount = Mount::start(&repo, &point);
+    let file = inside(&point.join("latest"), &src).join("damaged.bin");
+    assert_eq!(fs::metadata(&file).unwrap().len(), 600_000, "metadata comes from the tree");
+    let read = fs::read(&file);
+    let err = read.expect_err("a damaged chunk read back as data");
+    assert_eq!(err.raw_os_error(), Some(rustix::io::Errno::IO.raw_os_error()), "{err}");
+    // The mount still answers.
+    assert_eq!(names(&inside(&point.join("latest"), &src)), ["damaged.bin"]);
+    assert!(Command::new("fusermount3").arg("-u").arg(&point).status().unwrap().success());
+    let (status, stderr) = mount.wait();
+    assert!(status.success(), "mount ended with {status}\n{stderr}");
+    assert!(stderr.contains("error: reading inode") && stderr.contains("data blob"), "{stderr}");
+}
+
+#[test]
 fn a_mount_point_must_be_an_empty_directory() {
     if !fuse_available("a_mount_point_must_be_an_empty_directory") {
         return;

@@ -1,6 +1,7 @@
 //! The FUSE glue: answers the kernel's requests (lookup, getattr, readdir, readdirplus,
 //! readlink, open, read, xattrs) from the inodes and the content reader. Read-only: whatever
-//! would write is refused by the kernel (the mount is `ro`) or answered with EROFS.
+//! would write is refused by the kernel (the mount is `ro`) or answered with EROFS. A tree or
+//! chunk that cannot be read is EIO for the reader and a line on stderr saying why.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -66,7 +67,10 @@ impl SnapshotFs {
         if !inode.is_dir() {
             return Err(Errno::ENOTDIR);
         }
-        let children = self.inodes.children(ino.0).map_err(|_| Errno::EIO)?;
+        let children = self.inodes.children(ino.0).map_err(|err| {
+            eprintln!("dedup: error: listing inode {}: {err}", ino.0);
+            Errno::EIO
+        })?;
         Ok((inode.parent, children))
     }
 
@@ -119,7 +123,10 @@ impl Filesystem for SnapshotFs {
         let name = name.as_bytes();
         let found = match self.inodes.children(parent.0) {
             Ok(children) => children.find(name).or_else(|| self.inodes.by_id(parent.0, name)),
-            Err(_) => return reply.error(Errno::EIO),
+            Err(err) => {
+                eprintln!("dedup: error: listing inode {}: {err}", parent.0);
+                return reply.error(Errno::EIO);
+            }
         };
         match found.and_then(|ino| Some((ino, self.inodes.get(ino)?))) {
             Some((ino, inode)) => reply.entry(&TTL, &self.attr(ino, &inode), Generation(0)),
@@ -167,7 +174,7 @@ impl Filesystem for SnapshotFs {
     fn read(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -185,7 +192,10 @@ impl Filesystem for SnapshotFs {
                 }
                 reply.data(&bytes)
             }
-            Err(_) => reply.error(Errno::EIO),
+            Err(err) => {
+                eprintln!("dedup: error: reading inode {}: {err}", ino.0);
+                reply.error(Errno::EIO)
+            }
         }
     }
 
