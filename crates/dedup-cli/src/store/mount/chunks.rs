@@ -266,3 +266,55 @@ fn read_ahead(cache: &ChunkCache, requests: &Mutex<Receiver<Ahead>>) {
         let _ = cache.get(&layout.locations[chunk]);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dedup_store::format::{BlobEntry, Compression};
+
+    fn id(n: u8) -> Id {
+        Id([n; 32])
+    }
+
+    fn index_of(lengths: &[u32]) -> Index {
+        let mut offset = 0;
+        let blobs: Vec<BlobEntry> = lengths
+            .iter()
+            .enumerate()
+            .map(|(n, &raw_len)| {
+                let entry = BlobEntry {
+                    id: id(n as u8 + 1),
+                    compression: Compression::None,
+                    offset,
+                    stored_len: raw_len + 40,
+                    raw_len,
+                };
+                offset += raw_len + 40;
+                entry
+            })
+            .collect();
+        let mut index = Index::new();
+        index.add_pack(id(200), BlobKind::Data, &blobs);
+        index
+    }
+
+    #[test]
+    fn each_offset_falls_in_the_chunk_that_holds_it() {
+        let index = index_of(&[10, 5, 20]);
+        let layout = Layout::new(&index, &[id(1), id(2), id(3), id(2)]);
+        assert_eq!(layout.len(), 40);
+        assert!(!layout.broken());
+        let chunks: Vec<usize> = [0, 9, 10, 14, 15, 34, 35, 39].map(|o| layout.chunk_at(o)).into();
+        assert_eq!(chunks, [0, 0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!(layout.locations[3].entry.id, id(2));
+    }
+
+    #[test]
+    fn a_chunk_missing_from_the_index_ends_the_content_before_it() {
+        let index = index_of(&[10, 5]);
+        let layout = Layout::new(&index, &[id(1), id(9), id(2)]);
+        assert!(layout.broken());
+        assert_eq!(layout.len(), 10);
+        assert_eq!(Layout::new(&index, &[]).len(), 0);
+    }
+}

@@ -297,3 +297,29 @@ impl Filesystem for SnapshotFs {
         xattr_reply(reply, size, &names);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(offset: u64) -> Vec<(u64, Vec<u8>, Ino)> {
+        let children = Children { entries: vec![(b"a".to_vec(), 10), (b"b".to_vec(), 11)] };
+        entries_from(5, 4, &children, offset)
+            .map(|(at, name, ino)| (at, name.to_vec(), ino))
+            .collect()
+    }
+
+    #[test]
+    fn a_listing_goes_on_from_any_offset() {
+        let all = listed(0);
+        let names: Vec<&[u8]> = all.iter().map(|e| e.1.as_slice()).collect();
+        assert_eq!(names, [&b"."[..], b"..", b"a", b"b"]);
+        assert_eq!(
+            all.iter().map(|e| (e.0, e.2)).collect::<Vec<_>>(),
+            [(0, 5), (1, 4), (2, 10), (3, 11)]
+        );
+        for offset in 0..=5 {
+            assert_eq!(listed(offset), all[(offset as usize).min(4)..], "offset {offset}");
+        }
+    }
+}
