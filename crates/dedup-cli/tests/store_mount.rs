@@ -348,6 +348,25 @@ fn sigterm_unmounts_and_exits_cleanly() {
     assert!(stderr.contains("SIGTERM"), "{stderr}");
     assert!(!is_mounted(&point), "still mounted after SIGTERM");
     assert!(names(&point).is_empty());
+
+    // In use when the signal comes: detached at once, served until the open file is closed.
+    let mut mount = Mount::start(&repo, &point);
+    let open = File::open(inside(&point.join("latest"), &src).join("file")).unwrap();
+    let pid = rustix::process::Pid::from_child(mount.child());
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let start = Instant::now();
+    while is_mounted(&point) {
+        assert!(start.elapsed() < WAIT, "the busy mount was not detached");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(mount.child().try_wait().unwrap(), None, "ended while a file was still open");
+    let mut content = String::new();
+    (&open).read_to_string(&mut content).unwrap();
+    assert_eq!(content, "content", "the open file reads on after the detach");
+    drop(open);
+    let (status, stderr) = mount.wait();
+    assert!(status.success(), "busy mount ended with {status}\n{stderr}");
+    assert!(stderr.contains("detached"), "{stderr}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `dedup store mount`: every snapshot as a read-only FUSE file system, in the foreground until
 //! it is unmounted (`fusermount3 -u`) or the program is told to stop (SIGINT, SIGTERM, SIGHUP:
-//! it unmounts, then exits 0).
+//! it unmounts, then exits 0; a mount in use is detached and served until its users let go,
+//! or until a second signal).
 //!
 //! Mounting reads the index and the snapshot files only; a directory's tree is read when it is
 //! first looked in ([`inodes`]), a file's chunks when they are read, with read-ahead
@@ -70,8 +71,19 @@ pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
     let watcher = {
         let mountpoint = mountpoint.clone();
         std::thread::spawn(move || {
-            if let Some(signal) = signals.forever().next() {
+            let mut signals = signals.forever();
+            if let Some(signal) = signals.next() {
                 unmount(unmounter, &mountpoint, signal);
+            }
+            // A second signal while a detached mount is still in use: leave it now (its users
+            // get errors), as a second Ctrl-C usually means.
+            if let Some(signal) = signals.next() {
+                eprintln!(
+                    "dedup: {}: leaving {} while it is still in use",
+                    signal_name(signal),
+                    mountpoint.display()
+                );
+                std::process::exit(1);
             }
         })
     };
@@ -87,15 +99,18 @@ pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
     Ok(true)
 }
 
-/// Unmounts on `signal`; a mount in use (a shell inside it, a file open) is detached lazily:
-/// it leaves the tree now and ends when the last user lets go.
-fn unmount(mut unmounter: SessionUnmounter, mountpoint: &Path, signal: i32) {
-    let name = match signal {
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
         SIGINT => "SIGINT",
         SIGTERM => "SIGTERM",
         _ => "SIGHUP",
-    };
-    eprintln!("dedup: {name}: unmounting {}", mountpoint.display());
+    }
+}
+
+/// Unmounts on `signal`; a mount in use (a shell inside it, a file open) is detached lazily:
+/// it leaves the tree now and ends when the last user lets go.
+fn unmount(mut unmounter: SessionUnmounter, mountpoint: &Path, signal: i32) {
+    eprintln!("dedup: {}: unmounting {}", signal_name(signal), mountpoint.display());
     if unmounter.unmount().is_ok() {
         return;
     }
