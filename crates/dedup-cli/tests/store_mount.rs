@@ -316,6 +316,31 @@ fn a_mounted_snapshot_reads_as_its_source() {
     let written = fs::write(inside(&second, &src).join("plain.txt"), b"x");
     assert!(written.is_err(), "a write through the mount succeeded");
 
+    // Snapshots made and forgotten while mounted come and go (the top is looked at again at
+    // most once a second).
+    fs::write(src.join("plain.txt"), b"third version\n").unwrap();
+    store_ok(&repo, &[OsStr::new("backup"), "--host".as_ref(), "gamma".as_ref(), src.as_os_str()]);
+    store_ok(&repo, &["forget", first_id.as_str()]);
+    let start = Instant::now();
+    while names(&point.join("hosts")) != ["beta", "gamma"] {
+        assert!(start.elapsed() < WAIT, "hosts/ is still {:?}", names(&point.join("hosts")));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let now_shown = names(&point.join("snapshots"));
+    assert_eq!(now_shown.len(), 2, "{now_shown:?}");
+    assert!(now_shown.contains(&second_name) && !now_shown.contains(&first_name), "{now_shown:?}");
+    let third = fs::read_link(point.join("hosts/gamma/latest")).unwrap();
+    // The kernel may still hold the old `latest` for up to a second.
+    while fs::read_link(point.join("latest")).unwrap() != Path::new("snapshots").join(&third) {
+        assert!(start.elapsed() < WAIT, "latest does not name the new snapshot");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        fs::read(inside(&point.join("latest"), &src).join("plain.txt")).unwrap(),
+        b"third version\n"
+    );
+    assert_eq!(fs::read(inside(&second, &src).join("plain.txt")).unwrap(), b"second version\n");
+
     let unmounted = Command::new("fusermount3").arg("-u").arg(&point).status().unwrap();
     assert!(unmounted.success());
     let (status, stderr) = mount.wait();

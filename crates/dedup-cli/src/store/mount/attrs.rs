@@ -84,12 +84,11 @@ pub fn attr(inodes: &Inodes, ino: Ino, inode: &Inode, mounter: Mounter) -> FileA
     };
     match &inode.what {
         What::Folder => {
-            let newest = inodes.snapshots.last().map(|s| system_time(s.snapshot.time));
-            let time = newest.unwrap_or(mounter.time);
+            let time = inodes.newest_time().map_or(mounter.time, system_time);
             (attr.atime, attr.mtime, attr.ctime, attr.crtime) = (time, time, time, time);
         }
         What::SnapshotRoot(n) => {
-            let time = system_time(inodes.snapshots[*n].snapshot.time);
+            let time = system_time(inodes.snapshot_time_and_tree(*n).0);
             (attr.atime, attr.mtime, attr.ctime, attr.crtime) = (time, time, time, time);
         }
         What::Link(target) => {

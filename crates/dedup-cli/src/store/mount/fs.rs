@@ -21,8 +21,17 @@ use super::attrs::{self, Mounter};
 use super::chunks::{ContentReader, Layout};
 use super::inodes::{Children, Ino, Inode, Inodes, What};
 
-/// How long the kernel may keep what it was told: a snapshot never changes.
-const TTL: Duration = Duration::from_secs(3600);
+/// How long the kernel may keep what it was told about a snapshot's entries: they never change.
+const ENTRY_TTL: Duration = Duration::from_secs(3600);
+/// ... and about the top (snapshots come and go while mounted; see `top`).
+const TOP_TTL: Duration = Duration::from_secs(1);
+
+fn ttl(inode: &Inode) -> Duration {
+    match inode.what {
+        What::Entry(_) => ENTRY_TTL,
+        _ => TOP_TTL,
+    }
+}
 
 /// An open regular file.
 struct Handle {
@@ -129,14 +138,14 @@ impl Filesystem for SnapshotFs {
             }
         };
         match found.and_then(|ino| Some((ino, self.inodes.get(ino)?))) {
-            Some((ino, inode)) => reply.entry(&TTL, &self.attr(ino, &inode), Generation(0)),
+            Some((ino, inode)) => reply.entry(&ttl(&inode), &self.attr(ino, &inode), Generation(0)),
             None => reply.error(Errno::ENOENT),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.inode(ino) {
-            Ok(inode) => reply.attr(&TTL, &self.attr(ino.0, &inode)),
+            Ok(inode) => reply.attr(&ttl(&inode), &self.attr(ino.0, &inode)),
             Err(errno) => reply.error(errno),
         }
     }
@@ -215,7 +224,12 @@ impl Filesystem for SnapshotFs {
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         match self.inode(ino) {
-            // A listing never changes: the kernel may keep it and answer the next `ls` itself.
+            // The top's folders change when snapshots come or go: listed anew each time.
+            Ok(inode) if matches!(inode.what, What::Folder) => {
+                reply.opened(FileHandle(0), FopenFlags::empty())
+            }
+            // A snapshot's listing never changes: the kernel may keep it and answer the next
+            // `ls` itself.
             Ok(inode) if inode.is_dir() => reply
                 .opened(FileHandle(0), FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE),
             Ok(_) => reply.error(Errno::ENOTDIR),
@@ -263,7 +277,7 @@ impl Filesystem for SnapshotFs {
             let Some(inode) = self.inodes.get(child) else { continue };
             let attr = self.attr(child, &inode);
             let name = OsStr::from_bytes(name);
-            if reply.add(INodeNo(child), at + 1, name, &TTL, &attr, Generation(0)) {
+            if reply.add(INodeNo(child), at + 1, name, &ttl(&inode), &attr, Generation(0)) {
                 break;
             }
         }

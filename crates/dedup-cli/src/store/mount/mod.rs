@@ -14,6 +14,7 @@ mod fs;
 mod inodes;
 mod names;
 mod preflight;
+mod top;
 
 use std::path::Path;
 use std::process::Command;

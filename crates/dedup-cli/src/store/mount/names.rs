@@ -50,6 +50,16 @@ pub fn snapshot_names(snapshots: &[(Id, i64)]) -> Vec<String> {
     names
 }
 
+/// The name of a snapshot that comes while mounted, unlike every name `taken`: its time, with
+/// the short id (or the whole id) after it when that is taken. Names already shown stay.
+pub fn unique_name(ns: i64, id: &Id, taken: &std::collections::HashSet<String>) -> String {
+    let time = time_name(ns);
+    [time.clone(), format!("{time}-{}", id.short(SUFFIX_DIGITS)), format!("{time}-{}", id.to_hex())]
+        .into_iter()
+        .find(|name| !taken.contains(name))
+        .unwrap_or_else(|| format!("{time}-{}", id.to_hex()))
+}
+
 fn times_prefix(name: &str) -> &str {
     name.split_once("Z-").map_or(name, |(time, _)| &name[..time.len() + 1])
 }
@@ -109,6 +119,19 @@ mod tests {
         let names = snapshot_names(&[(a, 0), (b, 0)]);
         assert_eq!(names[0], format!("1970-01-01T00:00:00Z-{}", a.to_hex()));
         assert_eq!(names[1], format!("1970-01-01T00:00:00Z-{}", b.to_hex()));
+    }
+
+    #[test]
+    fn a_snapshot_that_comes_later_takes_a_name_not_taken() {
+        let mut taken = std::collections::HashSet::new();
+        assert_eq!(unique_name(0, &id(5, 0), &taken), "1970-01-01T00:00:00Z");
+        taken.insert("1970-01-01T00:00:00Z".to_string());
+        assert_eq!(unique_name(0, &id(5, 0), &taken), "1970-01-01T00:00:00Z-05000000");
+        taken.insert("1970-01-01T00:00:00Z-05000000".to_string());
+        assert_eq!(
+            unique_name(0, &id(5, 0), &taken),
+            format!("1970-01-01T00:00:00Z-{}", id(5, 0).to_hex())
+        );
     }
 
     #[test]
