@@ -280,6 +280,8 @@ fn a_mounted_snapshot_reads_as_its_source() {
     // By host, with their own `latest`; by short id.
     assert_eq!(names(&point.join("hosts")), ["alpha", "beta"]);
     assert_eq!(names(&point.join("hosts/alpha")), [first_name.as_str(), "latest"]);
+    let by_host = inside(&point.join("hosts/alpha").join(&first_name), &src);
+    common::store::assert_looks_equal(&before, &look(&by_host), "hosts/alpha");
     assert_eq!(
         fs::read(inside(&point.join("hosts/beta/latest"), &src).join("plain.txt")).unwrap(),
         b"second version\n"

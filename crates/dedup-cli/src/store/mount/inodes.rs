@@ -1,8 +1,9 @@
 //! The mounted file system's inodes, made as they are needed: the top (`snapshots/`,
 //! `hosts/HOST/`, `latest`; [`super::top`]) when mounting and when snapshots come or go, and a
-//! directory of a snapshot the first time it is looked in, from its tree blob alone, so that mounting a large repository reads no tree and
-//! `ls` of a directory reads one blob. Inode numbers are indexes into one table that only
-//! grows (FORGET is ignored; an entry costs ~600 bytes, and 32 more per chunk of a file).
+//! directory of a snapshot the first time it is looked in, from its tree blob alone, so that
+//! mounting a large repository reads no tree and `ls` of a directory reads one blob. Inode
+//! numbers are indexes into one table that only grows (FORGET is ignored; an entry costs ~600
+//! bytes, and 32 more per chunk of a file).
 //!
 //! Hard links: the names of one file (same device and inode at backup, more than one link) in
 //! one snapshot share an inode, as far as they have been looked at.

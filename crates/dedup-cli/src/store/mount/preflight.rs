@@ -45,7 +45,10 @@ pub fn check(mountpoint: &Path) -> Result<()> {
             bail!("{shown}: no such directory to mount on")
         }
         Err(err) if err.raw_os_error() == Some(rustix::io::Errno::NOTCONN.raw_os_error()) => {
-            bail!("{shown}: a mount whose program ended is still there; `{FUSERMOUNT} -u {shown}` removes it")
+            bail!(
+                "{shown}: a mount whose program ended is still there; `{FUSERMOUNT} -u {shown}` \
+                 removes it"
+            )
         }
         Err(err) => bail!("{shown}: {err}"),
     };
