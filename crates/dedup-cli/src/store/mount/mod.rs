@@ -29,8 +29,10 @@ use super::args::{CommonArgs, MountArgs};
 use attrs::Mounter;
 use preflight::FUSERMOUNT;
 
-/// Threads answering the kernel: reads of several files (or a read and an `ls`) go on at once.
-const FUSE_THREADS: usize = 4;
+/// Threads answering the kernel: a read and an `ls` (or two reads) go on at once. More made
+/// `ls -l` slower on 2 cores, each request waking more threads (BENCHMARKS.md, "Mounted
+/// snapshots"); data is fetched ahead by the reader's own threads anyway.
+const FUSE_THREADS: usize = 2;
 
 /// `dedup store mount`.
 pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
