@@ -463,6 +463,73 @@ fn damaged_data_reads_as_an_error_and_the_mount_goes_on() {
     assert!(stderr.contains("error: reading inode") && stderr.contains("data blob"), "{stderr}");
 }
 
+/// The whole file, read with O_DIRECT: past the page cache, from the mount program each time.
+fn read_direct(path: &Path) -> Vec<u8> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
+        .open(path)
+        .unwrap();
+    let mut out = Vec::new();
+    (&file).read_to_end(&mut out).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    out
+}
+
+#[test]
+fn files_read_on_after_a_prune_moves_their_chunks() {
+    let test = "files_read_on_after_a_prune_moves_their_chunks";
+    if !fuse_available(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, src, point) =
+        (tmp.path().join("repo"), tmp.path().join("src"), tmp.path().join("mnt"));
+    fs::create_dir_all(&src).unwrap();
+    fs::create_dir(&point).unwrap();
+    // Files to keep and to drop side by side in name order, so that their chunks share packs
+    // and the prune has to copy the kept ones into new packs.
+    for n in 0..12u64 {
+        fs::write(src.join(format!("{n:02}-keep")), noise(150_000, 100 + n)).unwrap();
+        fs::write(src.join(format!("{n:02}-drop")), noise(150_000, 200 + n)).unwrap();
+    }
+    init_repo(&repo);
+    store_ok(&repo, &[OsStr::new("backup"), src.as_os_str()]);
+    let first = snapshot_ids(&repo)[0].0.clone();
+    for n in 0..12 {
+        fs::remove_file(src.join(format!("{n:02}-drop"))).unwrap();
+    }
+    store_ok(&repo, &[OsStr::new("backup"), src.as_os_str()]);
+    let expected = look(&src);
+
+    let mount = Mount::start(&repo, &point);
+    let mounted = inside(&point.join("latest"), &src);
+    // Half of them read before the prune (their chunks are then in the mount's cache); the
+    // others are first read after it, through an index that must be read again.
+    for n in (0..12).step_by(2) {
+        let name = format!("{n:02}-keep");
+        assert_eq!(read_direct(&mounted.join(&name)), fs::read(src.join(&name)).unwrap());
+    }
+    let packs_before = common::store::repo_names(&repo, "data");
+    store_ok(&repo, &["forget", first.as_str()]);
+    store_ok(&repo, &["prune"]);
+    let packs_after = common::store::repo_names(&repo, "data");
+    assert!(
+        packs_before.iter().any(|p| !packs_after.contains(p))
+            && packs_after.iter().any(|p| !packs_before.contains(p)),
+        "the prune repacked nothing: the test shows nothing"
+    );
+    // The index files changed; reads notice within a second.
+    std::thread::sleep(Duration::from_millis(1100));
+    for n in 0..12 {
+        let name = format!("{n:02}-keep");
+        assert_eq!(read_direct(&mounted.join(&name)), fs::read(src.join(&name)).unwrap(), "{name}");
+    }
+    common::store::assert_looks_equal(&expected, &look(&mounted), "after the prune");
+    assert!(Command::new("fusermount3").arg("-u").arg(&point).status().unwrap().success());
+    let (status, stderr) = mount.wait();
+    assert!(status.success(), "mount ended with {status}\n{stderr}");
+}
+
 #[test]
 fn a_mount_point_must_be_an_empty_directory() {
     if !fuse_available("a_mount_point_must_be_an_empty_directory") {

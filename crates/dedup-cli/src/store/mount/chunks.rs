@@ -1,5 +1,5 @@
-//! File content for the mount, read chunk by chunk: a file's layout (where each chunk lies in
-//! the repository and where it starts in the file), a small cache of opened chunks (decrypted,
+//! File content for the mount, read chunk by chunk: a file's layout (its chunks and where each
+//! starts in the file), a small cache of opened chunks (decrypted,
 //! decompressed, verified) shared by every open file, and read-ahead of the chunks after a
 //! sequential read on background threads, so that the next chunk is usually opened before the
 //! kernel asks for it.
@@ -29,9 +29,11 @@ const READ_AHEAD_THREADS: usize = 2;
 /// Read-ahead requests waiting at most; more are dropped (the reader fetches itself).
 const READ_AHEAD_QUEUE: usize = 64;
 
-/// Where a regular file's chunks are.
+/// A regular file's chunks and where each starts in the file. Where a chunk lies in the
+/// repository is looked up at each read, in the index of the moment: a prune while mounted
+/// moves chunks to other packs, and the index read again after it finds them there.
 pub struct Layout {
-    locations: Vec<Location>,
+    ids: Vec<Id>,
     /// Where each chunk starts in the file, and one more entry: the end of the last.
     starts: Vec<u64>,
     /// A chunk is missing from the index: the file's content ends before it (reads past
@@ -40,9 +42,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout of `chunks`, looked up in `index` (in memory, no I/O).
+    /// The layout of `chunks`, their lengths looked up in `index` (in memory, no I/O).
     pub fn new(index: &Index, chunks: &[Id]) -> Layout {
-        let mut locations = Vec::with_capacity(chunks.len());
+        let mut ids = Vec::with_capacity(chunks.len());
         let mut starts = Vec::with_capacity(chunks.len() + 1);
         let mut at = 0u64;
         starts.push(0);
@@ -53,10 +55,10 @@ impl Layout {
                 break;
             };
             at += u64::from(location.entry.raw_len);
-            locations.push(location);
+            ids.push(*id);
             starts.push(at);
         }
-        Layout { locations, starts, broken }
+        Layout { ids, starts, broken }
     }
 
     /// Bytes of content the layout can give.
@@ -167,8 +169,25 @@ impl ChunkCache {
 
 /// A request to fetch one chunk into the cache ahead of its reader.
 struct Ahead {
-    layout: Arc<Layout>,
-    chunk: usize,
+    location: Location,
+}
+
+/// Why a read failed.
+#[derive(Debug)]
+pub enum ReadError {
+    /// A chunk is not in the index (a prune may have moved it since the index was read).
+    NotIndexed(Id),
+    /// Anything else, as a message.
+    Failed(String),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::NotIndexed(id) => write!(f, "data blob {id} is not in the index"),
+            ReadError::Failed(message) => f.write_str(message),
+        }
+    }
 }
 
 /// Reads files' content through the chunk cache and reads ahead for sequential readers.
@@ -193,42 +212,50 @@ impl ContentReader {
         ContentReader { cache, ahead }
     }
 
-    /// Up to `size` bytes of the file at `offset` (fewer only at its end). `sequential` says
-    /// that the reader went on from where it stopped: then the chunks after are read ahead.
-    /// Returns the bytes and the last chunk read (for the next call's `sequential`).
+    /// Up to `size` bytes of the file at `offset` (fewer only at its end), its chunks found in
+    /// `index`. `after` is the last chunk the reader's previous read ended in: going on from
+    /// there, the chunks after are read ahead. Returns the bytes and the last chunk read.
     pub fn read(
         &self,
-        layout: &Arc<Layout>,
+        layout: &Layout,
+        index: &Index,
         offset: u64,
         size: u32,
         after: Option<usize>,
-    ) -> Result<(Vec<u8>, Option<usize>), String> {
+    ) -> Result<(Vec<u8>, Option<usize>), ReadError> {
         let end = offset.saturating_add(u64::from(size)).min(layout.len());
         if offset >= end {
             if layout.broken() && size > 0 {
-                return Err("a chunk of this file is not in the repository's index".into());
+                return Err(ReadError::Failed(
+                    "a chunk of this file is not in the repository's index".into(),
+                ));
             }
             return Ok((Vec::new(), after));
         }
         let first = layout.chunk_at(offset);
         let sequential =
             offset == 0 || after.is_some_and(|last| first == last || first == last + 1);
+        let locate = |chunk: usize| {
+            let id = layout.ids[chunk];
+            index.lookup(&id, BlobKind::Data).ok_or(ReadError::NotIndexed(id))
+        };
         let mut out = Vec::with_capacity((end - offset) as usize);
         let mut chunk = first;
         let mut at = offset;
         while at < end {
             let (start, stop) = (layout.starts[chunk], layout.starts[chunk + 1]);
             if sequential {
-                self.queue_ahead(layout, chunk + 1);
+                self.queue_ahead(layout, index, chunk + 1);
             }
-            let bytes = self.cache.get(&layout.locations[chunk])?;
+            let location = locate(chunk)?;
+            let bytes = self.cache.get(&location).map_err(ReadError::Failed)?;
             if bytes.len() as u64 != stop - start {
-                return Err(format!(
+                return Err(ReadError::Failed(format!(
                     "data blob {} opens to {} bytes, the index says {}",
-                    layout.locations[chunk].entry.id,
+                    layout.ids[chunk],
                     bytes.len(),
                     stop - start
-                ));
+                )));
             }
             let to = end.min(stop);
             out.extend_from_slice(&bytes[(at - start) as usize..(to - start) as usize]);
@@ -239,18 +266,19 @@ impl ContentReader {
     }
 
     /// Asks the read-ahead threads for the chunks from `from` on that are not cached yet.
-    fn queue_ahead(&self, layout: &Arc<Layout>, from: usize) {
+    fn queue_ahead(&self, layout: &Layout, index: &Index, from: usize) {
         let mut bytes = 0;
-        for chunk in from..layout.locations.len().min(from + READ_AHEAD_CHUNKS) {
+        for chunk in from..layout.ids.len().min(from + READ_AHEAD_CHUNKS) {
             if bytes >= READ_AHEAD_BYTES {
                 break;
             }
             bytes += layout.starts[chunk + 1] - layout.starts[chunk];
-            if self.cache.holds(&layout.locations[chunk].entry.id) {
+            let id = layout.ids[chunk];
+            if self.cache.holds(&id) {
                 continue;
             }
-            let request = Ahead { layout: Arc::clone(layout), chunk };
-            if self.ahead.try_send(request).is_err() {
+            let Some(location) = index.lookup(&id, BlobKind::Data) else { break };
+            if self.ahead.try_send(Ahead { location }).is_err() {
                 break;
             }
         }
@@ -262,8 +290,8 @@ impl ContentReader {
 fn read_ahead(cache: &ChunkCache, requests: &Mutex<Receiver<Ahead>>) {
     loop {
         let next = requests.lock().unwrap_or_else(|e| e.into_inner()).recv();
-        let Ok(Ahead { layout, chunk }) = next else { return };
-        let _ = cache.get(&layout.locations[chunk]);
+        let Ok(Ahead { location }) = next else { return };
+        let _ = cache.get(&location);
     }
 }
 
@@ -306,7 +334,7 @@ mod tests {
         assert!(!layout.broken());
         let chunks: Vec<usize> = [0, 9, 10, 14, 15, 34, 35, 39].map(|o| layout.chunk_at(o)).into();
         assert_eq!(chunks, [0, 0, 1, 1, 2, 2, 3, 3]);
-        assert_eq!(layout.locations[3].entry.id, id(2));
+        assert_eq!(layout.ids[3], id(2));
     }
 
     #[test]

@@ -194,7 +194,17 @@ impl Filesystem for SnapshotFs {
         let Some(handle) = self.handle(fh) else { return reply.error(Errno::EBADF) };
         let last = handle.last_chunk.load(Ordering::Relaxed);
         let after = (last != u64::MAX).then_some(last as usize);
-        match self.reader.read(&handle.layout, offset, size, after) {
+        let index = self.inodes.index();
+        let mut read = self.reader.read(&handle.layout, &index, offset, size, after);
+        // A chunk not found, or not where the index said: a prune may have moved it since the
+        // index was read. Once more with the index of now, read again if its files changed.
+        if read.is_err() {
+            let now = self.inodes.index();
+            if !Arc::ptr_eq(&now, &index) || self.inodes.reload_index_if_changed() {
+                read = self.reader.read(&handle.layout, &self.inodes.index(), offset, size, after);
+            }
+        }
+        match read {
             Ok((bytes, last)) => {
                 if let Some(last) = last {
                     handle.last_chunk.store(last as u64, Ordering::Relaxed);

@@ -8,7 +8,7 @@
 //! Hard links: the names of one file (same device and inode at backup, more than one link) in
 //! one snapshot share an inode, as far as they have been looked at.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
@@ -18,7 +18,7 @@ use dedup_store::repo::Repository;
 use dedup_store::Id;
 
 use super::chunks::Layout;
-use super::top::Top;
+use super::top::{Top, REFRESH_EVERY};
 
 /// An inode number.
 pub type Ino = u64;
@@ -122,6 +122,8 @@ pub struct Inodes {
     links: Mutex<HashMap<(usize, u64, u64), Ino>>,
     /// The top's state: which snapshots are listed where.
     pub(super) top: Mutex<Top>,
+    /// When the index files were last listed, and their names when the index was read.
+    index_files: Mutex<(Instant, Option<BTreeSet<String>>)>,
 }
 
 impl Inodes {
@@ -134,7 +136,9 @@ impl Inodes {
             table: RwLock::new(Vec::new()),
             links: Mutex::new(HashMap::new()),
             top: Mutex::new(Top::default()),
+            index_files: Mutex::new((Instant::now(), None)),
         };
+        inodes.lock_index_files().1 = inodes.index_file_names();
         for (ino, parent) in [(ROOT, ROOT), (SNAPSHOTS_DIR, ROOT), (HOSTS_DIR, ROOT)] {
             let made = inodes.push(Inode::new(parent, What::Folder, None));
             debug_assert_eq!(made, ino);
@@ -156,13 +160,49 @@ impl Inodes {
             Some(Arc::new(Children { entries }));
     }
 
-    /// The index blobs are looked up in (replaced when new snapshots come).
-    pub(super) fn index(&self) -> Arc<Index> {
+    /// The index blobs are looked up in (replaced when new snapshots come or a prune ran).
+    pub fn index(&self) -> Arc<Index> {
         Arc::clone(&self.index.read().unwrap_or_else(|e| e.into_inner()))
     }
 
-    pub(super) fn set_index(&self, index: Index) {
-        *self.index.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(index);
+    fn lock_index_files(&self) -> std::sync::MutexGuard<'_, (Instant, Option<BTreeSet<String>>)> {
+        self.index_files.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn index_file_names(&self) -> Option<BTreeSet<String>> {
+        let listing = self.repo.backend().list("index").ok()?;
+        Some(listing.into_iter().map(|file| file.name).collect())
+    }
+
+    /// Reads the index again (new snapshots' blobs are in index files written since).
+    pub(super) fn reload_index(&self) -> bool {
+        let names = self.index_file_names();
+        match self.repo.load_index() {
+            Ok(loaded) => {
+                *self.index.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(loaded.index);
+                *self.lock_index_files() = (Instant::now(), names);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Reads the index again if its files changed since it was read, looking at most once
+    /// per [`REFRESH_EVERY`]: after a prune moved chunks to other packs, reads find them
+    /// there. Returns whether the index changed.
+    pub fn reload_index_if_changed(&self) -> bool {
+        {
+            let mut seen = self.lock_index_files();
+            if seen.0.elapsed() < REFRESH_EVERY {
+                return false;
+            }
+            seen.0 = Instant::now();
+        }
+        let names = self.index_file_names();
+        if names.is_none() || names == self.lock_index_files().1 {
+            return false;
+        }
+        self.reload_index()
     }
 
     /// Snapshot `n`'s time (ns) and root tree.

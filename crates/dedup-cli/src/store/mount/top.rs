@@ -77,12 +77,9 @@ impl Inodes {
             .filter(|id| !known.contains(id))
             .filter_map(|id| self.repo.load_snapshot(id).ok().map(|s| (*id, s)))
             .collect();
-        if !new.is_empty() {
-            match self.repo.load_index() {
-                Ok(loaded) => self.set_index(loaded.index),
-                // Their files could not be read without it: they come at the next look.
-                Err(_) => new.clear(),
-            }
+        // Their files could not be read without it: they come at the next look.
+        if !new.is_empty() && !self.reload_index() {
+            new.clear();
         }
         if new.is_empty() && !gone {
             return;
