@@ -237,7 +237,18 @@ impl Inodes {
             },
             _ => return Err("not a directory".into()),
         };
-        let tree = self.repo.read_tree(&self.index(), &tree_id).map_err(|e| e.to_string())?;
+        let index = self.index();
+        let tree = match self.repo.read_tree(&index, &tree_id) {
+            Ok(tree) => tree,
+            // Moved by a prune since the index was read? Once more with the index of now.
+            Err(err) => {
+                let again = !Arc::ptr_eq(&index, &self.index()) || self.reload_index_if_changed();
+                if !again {
+                    return Err(err.to_string());
+                }
+                self.repo.read_tree(&self.index(), &tree_id).map_err(|e| e.to_string())?
+            }
+        };
         let snapshot = inode.snapshot;
         let entries = tree.nodes.into_iter().map(|node| {
             let name = node.name.clone();
