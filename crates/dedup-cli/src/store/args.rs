@@ -63,6 +63,13 @@ pub enum StoreCommand {
     Dump(DumpArgs),
     /// Show what differs between two snapshots.
     Diff(DiffArgs),
+    /// Show every snapshot as a read-only file system at MOUNTPOINT (FUSE), until unmounted.
+    ///
+    /// MOUNTPOINT/snapshots/TIME holds each snapshot's tree (TIME in UTC, with the short id
+    /// after it when two snapshots share a second; a short id also finds it),
+    /// MOUNTPOINT/hosts/HOST/TIME the same by host, MOUNTPOINT/latest links to the newest. Runs
+    /// in the foreground until `fusermount3 -u MOUNTPOINT`, Ctrl-C or SIGTERM.
+    Mount(MountArgs),
     /// Sizes, dedup and compression ratios, chunks and packs.
     ///
     /// Logical size: the sum, over every snapshot, of the sizes of its regular files as `ls -l`
@@ -221,6 +228,14 @@ pub struct DumpArgs {
     /// Which snapshots `latest` chooses among.
     #[command(flatten)]
     pub filter: FilterArgs,
+}
+
+/// `store mount`.
+#[derive(Debug, Args)]
+pub struct MountArgs {
+    /// An empty directory to mount the snapshots on.
+    #[arg(value_name = "MOUNTPOINT")]
+    pub mountpoint: PathBuf,
 }
 
 /// `store diff`.

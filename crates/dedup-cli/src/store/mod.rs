@@ -8,6 +8,7 @@ mod browse;
 mod init;
 mod key;
 mod memory;
+mod mount;
 mod password;
 mod report;
 mod restore;
@@ -34,6 +35,7 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Restore(a) => restore::run(common, a),
         StoreCommand::Dump(a) => browse::dump(common, a),
         StoreCommand::Diff(a) => browse::diff(common, a),
+        StoreCommand::Mount(a) => mount::run(common, a),
         StoreCommand::Stats(a) => report::stats(common, a),
         StoreCommand::Check(a) => report::check(common, a),
         StoreCommand::Key(a) => key::run(common, a),
