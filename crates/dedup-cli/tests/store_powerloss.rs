@@ -1,0 +1,181 @@
+//! Power loss: backups into a repository on ext4 over a loop device, cut off at points through
+//! their run. The cut takes the device's content at one instant — a reflink copy of the loop
+//! device's backing file, on XFS, which the kernel makes with the file locked against the
+//! loop device's writes — which is what a disk holds after a power cut: every write the file
+//! system sent to it, none of what was still in the page cache. (dm-flakey's `drop_writes`
+//! gives the same cut, and dm-log-writes finer ones, but they need the kernel's device mapper,
+//! which the test machines lack.) Mounted again, its journal replayed, the repository must
+//! check clean (or with only garbage that prune removes), restore every snapshot finished
+//! before the cut byte for byte, and take the next backup.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::act::LoopFs;
+use common::store::*;
+use common::*;
+
+const TEST: &str = "store_powerloss";
+
+/// A file system image mounted with `mount -o loop`, unmounted when dropped.
+struct Mounted {
+    at: PathBuf,
+}
+
+impl Mounted {
+    fn new(image: &Path, at: &Path) -> Mounted {
+        fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount").args(["-o", "loop"]).arg(image).arg(at).status();
+        assert!(ok.is_ok_and(|s| s.success()), "mount -o loop {} failed", image.display());
+        Mounted { at: at.to_path_buf() }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.at).status();
+    }
+}
+
+/// The device's content at this instant, as a power cut would leave it.
+fn cut_power(image: &Path, copy: &Path) {
+    let ok = Command::new("cp").arg("--reflink=always").arg(image).arg(copy).status();
+    assert!(ok.is_ok_and(|s| s.success()), "reflink copy of {} failed", image.display());
+}
+
+/// Changes the source for backup `round`: a file rewritten, one added.
+fn change(src: &Path, round: u64) {
+    for f in 0..3u64 {
+        write(src, &format!("r{round}/f{f}"), &pattern(400_000, 1000 * round + f));
+    }
+    write(src, "base/f0", &pattern(300_000, 77 + round));
+}
+
+#[test]
+fn a_power_cut_during_or_after_a_backup_leaves_a_sound_repository() {
+    let Some(outer) = LoopFs::with_size("xfs", TEST, 400 << 20) else { return };
+    let probe = outer.mnt.join("probe");
+    fs::write(&probe, b"x").unwrap();
+    let reflinks = Command::new("cp")
+        .arg("--reflink=always")
+        .arg(&probe)
+        .arg(outer.mnt.join("probe2"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if !require(reflinks, TEST, "cp --reflink=always does not work on XFS here") {
+        return;
+    }
+    let made = Command::new("mkfs.ext4").arg("-V").output().is_ok();
+    if !require(made, TEST, "mkfs.ext4 not installed (apt-get install e2fsprogs)") {
+        return;
+    }
+    let image = outer.mnt.join("disk.img");
+    fs::File::create(&image).unwrap().set_len(160 << 20).unwrap();
+    let ok = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image).status();
+    assert!(ok.is_ok_and(|s| s.success()), "mkfs.ext4 failed");
+
+    let dir = tmp();
+    let src = dir.path().join("src");
+    for f in 0..4u64 {
+        write(&src, &format!("base/f{f}"), &pattern(300_000, f));
+    }
+    let live = Mounted::new(&image, &dir.path().join("live"));
+    let repo = live.at.join("repo");
+    init_repo(&repo);
+    let started = std::time::Instant::now();
+    backup_json(&repo, &src);
+    // Each later backup stores about as much as this first one: cuts at fractions of its time
+    // fall through the run however fast the machine is.
+    let took = started.elapsed();
+    // Snapshots finished before each cut, with the tree each backed up.
+    let mut done: BTreeMap<String, BTreeMap<Vec<u8>, Seen>> = BTreeMap::new();
+    done.insert(snapshot_of(&repo, &src), look(&src));
+
+    // Cut at these fractions of the first backup's time into a backup; None: just after it.
+    let points = [Some(0.0), Some(0.2), Some(0.4), Some(0.6), Some(0.8), None];
+    for (round, point) in points.into_iter().enumerate() {
+        let round = round as u64 + 1;
+        change(&src, round);
+        let expected = look(&src);
+        let mut backup = Command::new(BIN)
+            .args(["store", "backup", "-r"])
+            .arg(&repo)
+            .arg(&src)
+            .env("DEDUP_PASSWORD", PASSWORD)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let copy = outer.mnt.join(format!("cut{round}.img"));
+        let before_cut = done.clone();
+        match point {
+            Some(fraction) => {
+                std::thread::sleep(took.mul_f64(fraction));
+                cut_power(&image, &copy);
+                assert!(backup.wait().unwrap().success(), "round {round}: backup failed");
+            }
+            None => {
+                assert!(backup.wait().unwrap().success(), "round {round}: backup failed");
+                cut_power(&image, &copy);
+            }
+        }
+        let finished = snapshot_of(&repo, &src);
+        done.insert(finished.clone(), expected.clone());
+        let what = match point {
+            Some(fraction) => format!("cut at {fraction} of a backup's time into backup {round}"),
+            None => format!("cut just after backup {round}"),
+        };
+
+        let cut = Mounted::new(&copy, &dir.path().join(format!("cut{round}")));
+        let cut_repo = cut.at.join("repo");
+        let out = store(&cut_repo, &["check"]);
+        // What the cut caught, for the log: the test means most when some cuts fall mid-run.
+        eprintln!(
+            "{what}: the cut holds {} of {} packs; the backup's snapshot: {}",
+            repo_names(&cut_repo, "data").len(),
+            repo_names(&repo, "data").len(),
+            if cut_repo.join("snapshots").join(&finished).exists() { "present" } else { "lost" }
+        );
+        assert_eq!(out.code(), 0, "{what}: check\n{}", out.dump());
+        let list: serde_json::Value =
+            serde_json::from_str(&store_ok(&cut_repo, &["snapshots", "--json"])).unwrap();
+        let present: Vec<String> = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect();
+        for id in before_cut.keys() {
+            assert!(present.contains(id), "{what}: snapshot {id}, finished before, is gone");
+        }
+        for id in &present {
+            let tree = done.get(id).unwrap_or_else(|| panic!("{what}: unknown snapshot {id}"));
+            let target = dir.path().join(format!("restore-{round}-{}", &id[..8]));
+            assert_restores(&cut_repo, &id[..8], &src, &target, tree);
+            fs::remove_dir_all(&target).unwrap();
+        }
+        if point.is_none() {
+            assert!(present.contains(&finished), "{what}: the finished backup's snapshot is lost");
+        }
+        // What the cut left half-written is garbage that prune removes; the next backup runs.
+        store_ok(&cut_repo, &["prune"]);
+        backup_json(&cut_repo, &src);
+        let out = store(&cut_repo, &["check", "--read-data"]);
+        assert_eq!(
+            out.code(),
+            0,
+            "{what}: check --read-data after prune and a backup\n{}",
+            out.dump()
+        );
+        assert!(out.stderr_lines().is_empty(), "{what}: {}", out.dump());
+        let target = dir.path().join(format!("restore-{round}-next"));
+        assert_restores(&cut_repo, "latest", &src, &target, &expected);
+        fs::remove_dir_all(&target).unwrap();
+        drop(cut);
+        fs::remove_file(&copy).unwrap();
+    }
+}
