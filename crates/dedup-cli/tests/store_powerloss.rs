@@ -1,12 +1,13 @@
-//! Power loss: backups into a repository on ext4 over a loop device, cut off at points through
-//! their run. The cut takes the device's content at one instant — a reflink copy of the loop
-//! device's backing file, on XFS, which the kernel makes with the file locked against the
-//! loop device's writes — which is what a disk holds after a power cut: every write the file
-//! system sent to it, none of what was still in the page cache. (dm-flakey's `drop_writes`
-//! gives the same cut, and dm-log-writes finer ones, but they need the kernel's device mapper,
-//! which the test machines lack.) Mounted again, its journal replayed, the repository must
-//! check clean (or with only garbage that prune removes), restore every snapshot finished
-//! before the cut byte for byte, and take the next backup.
+//! Power loss: backups and a prune on a repository on ext4 over a loop device, cut off at
+//! points through their run. The cut takes the device's content at one instant — a reflink copy
+//! of the loop device's backing file, on XFS, which the kernel makes with the file locked
+//! against the loop device's writes — which is what a disk holds after a power cut: every write
+//! the file system sent to it, none of what was still in the page cache. (dm-flakey's
+//! `drop_writes` gives the same cut, and dm-log-writes finer ones, but they need the kernel's
+//! device mapper, which the test machines lack.) Mounted again, its journal replayed, the
+//! repository must check clean (or with only garbage that prune removes), restore every
+//! snapshot finished before the cut (or kept by the prune) byte for byte, and take the next
+//! backup.
 
 mod common;
 
@@ -18,8 +19,6 @@ use std::process::{Command, Stdio};
 use common::act::LoopFs;
 use common::store::*;
 use common::*;
-
-const TEST: &str = "store_powerloss";
 
 /// A file system image mounted with `mount -o loop`, unmounted when dropped.
 struct Mounted {
@@ -55,35 +54,71 @@ fn change(src: &Path, round: u64) {
     write(src, "base/f0", &pattern(300_000, 77 + round));
 }
 
+/// An XFS file system (for reflink copies) holding the image of an ext4 file system.
+struct Rig {
+    outer: LoopFs,
+    image: PathBuf,
+}
+
+impl Rig {
+    /// None (after `require`) when loop devices, XFS reflinks or mkfs.ext4 are missing.
+    fn new(test: &str) -> Option<Rig> {
+        let outer = LoopFs::with_size("xfs", test, 400 << 20)?;
+        let probe = outer.mnt.join("probe");
+        fs::write(&probe, b"x").unwrap();
+        let reflinks = Command::new("cp")
+            .arg("--reflink=always")
+            .arg(&probe)
+            .arg(outer.mnt.join("probe2"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !require(reflinks, test, "cp --reflink=always does not work on XFS here") {
+            return None;
+        }
+        let made = Command::new("mkfs.ext4").arg("-V").output().is_ok();
+        if !require(made, test, "mkfs.ext4 not installed (apt-get install e2fsprogs)") {
+            return None;
+        }
+        let image = outer.mnt.join("disk.img");
+        fs::File::create(&image).unwrap().set_len(160 << 20).unwrap();
+        let ok = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image).status();
+        assert!(ok.is_ok_and(|s| s.success()), "mkfs.ext4 failed");
+        Some(Rig { outer, image })
+    }
+
+    /// A path for another image beside the first.
+    fn image(&self, name: &str) -> PathBuf {
+        self.outer.mnt.join(name)
+    }
+}
+
+/// Runs `dedup store -r REPO <args>` in the background.
+fn spawn_store(repo: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(BIN)
+        .arg("store")
+        .args(args)
+        .arg("-r")
+        .arg(repo)
+        .env("DEDUP_PASSWORD", PASSWORD)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_power_cut_during_or_after_a_backup_leaves_a_sound_repository() {
-    let Some(outer) = LoopFs::with_size("xfs", TEST, 400 << 20) else { return };
-    let probe = outer.mnt.join("probe");
-    fs::write(&probe, b"x").unwrap();
-    let reflinks = Command::new("cp")
-        .arg("--reflink=always")
-        .arg(&probe)
-        .arg(outer.mnt.join("probe2"))
-        .status()
-        .is_ok_and(|s| s.success());
-    if !require(reflinks, TEST, "cp --reflink=always does not work on XFS here") {
+    let Some(rig) = Rig::new("a_power_cut_during_or_after_a_backup_leaves_a_sound_repository")
+    else {
         return;
-    }
-    let made = Command::new("mkfs.ext4").arg("-V").output().is_ok();
-    if !require(made, TEST, "mkfs.ext4 not installed (apt-get install e2fsprogs)") {
-        return;
-    }
-    let image = outer.mnt.join("disk.img");
-    fs::File::create(&image).unwrap().set_len(160 << 20).unwrap();
-    let ok = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image).status();
-    assert!(ok.is_ok_and(|s| s.success()), "mkfs.ext4 failed");
-
+    };
+    let (outer, image) = (&rig.outer, &rig.image);
     let dir = tmp();
     let src = dir.path().join("src");
     for f in 0..4u64 {
         write(&src, &format!("base/f{f}"), &pattern(300_000, f));
     }
-    let live = Mounted::new(&image, &dir.path().join("live"));
+    let live = Mounted::new(image, &dir.path().join("live"));
     let repo = live.at.join("repo");
     init_repo(&repo);
     let started = std::time::Instant::now();
@@ -101,26 +136,18 @@ fn a_power_cut_during_or_after_a_backup_leaves_a_sound_repository() {
         let round = round as u64 + 1;
         change(&src, round);
         let expected = look(&src);
-        let mut backup = Command::new(BIN)
-            .args(["store", "backup", "-r"])
-            .arg(&repo)
-            .arg(&src)
-            .env("DEDUP_PASSWORD", PASSWORD)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut backup = spawn_store(&repo, &["backup", src.to_str().unwrap()]);
         let copy = outer.mnt.join(format!("cut{round}.img"));
         let before_cut = done.clone();
         match point {
             Some(fraction) => {
                 std::thread::sleep(took.mul_f64(fraction));
-                cut_power(&image, &copy);
+                cut_power(image, &copy);
                 assert!(backup.wait().unwrap().success(), "round {round}: backup failed");
             }
             None => {
                 assert!(backup.wait().unwrap().success(), "round {round}: backup failed");
-                cut_power(&image, &copy);
+                cut_power(image, &copy);
             }
         }
         let finished = snapshot_of(&repo, &src);
@@ -174,6 +201,87 @@ fn a_power_cut_during_or_after_a_backup_leaves_a_sound_repository() {
         assert!(out.stderr_lines().is_empty(), "{what}: {}", out.dump());
         let target = dir.path().join(format!("restore-{round}-next"));
         assert_restores(&cut_repo, "latest", &src, &target, &expected);
+        fs::remove_dir_all(&target).unwrap();
+        drop(cut);
+        fs::remove_file(&copy).unwrap();
+    }
+}
+
+#[test]
+fn a_power_cut_during_a_prune_loses_no_snapshot_it_keeps() {
+    let Some(rig) = Rig::new("a_power_cut_during_a_prune_loses_no_snapshot_it_keeps") else {
+        return;
+    };
+    let dir = tmp();
+    let src = dir.path().join("src");
+    for f in 0..4u64 {
+        write(&src, &format!("base/f{f}"), &pattern(300_000, f));
+    }
+    // Five snapshots, the last two kept: a prune with nothing left unused repacks and deletes.
+    let mut versions = Vec::new();
+    {
+        let live = Mounted::new(&rig.image, &dir.path().join("base"));
+        let repo = live.at.join("repo");
+        init_repo(&repo);
+        for round in 0..5u64 {
+            if round > 0 {
+                change(&src, round);
+            }
+            backup_json(&repo, &src);
+            versions.push((snapshot_of(&repo, &src), look(&src)));
+        }
+        store_ok(&repo, &["forget", "--keep-last", "2"]);
+        // Unmounted here: every cut below starts from this state whole on the device.
+    }
+    let kept = &versions[3..];
+
+    // How long a whole prune takes, measured on a copy, places the cuts through its run.
+    let timing = rig.image("timing.img");
+    cut_power(&rig.image, &timing);
+    let took = {
+        let mounted = Mounted::new(&timing, &dir.path().join("timing"));
+        let started = std::time::Instant::now();
+        store_ok(&mounted.at.join("repo"), &["prune", "--max-unused", "0"]);
+        started.elapsed()
+    };
+    fs::remove_file(&timing).unwrap();
+
+    for (n, fraction) in [0.0, 0.2, 0.4, 0.6, 0.8].into_iter().enumerate() {
+        let what = format!("cut at {fraction} of a prune's time");
+        let live_image = rig.image(&format!("live{n}.img"));
+        cut_power(&rig.image, &live_image);
+        let copy = rig.image(&format!("cut{n}.img"));
+        {
+            let live = Mounted::new(&live_image, &dir.path().join(format!("live{n}")));
+            let mut prune = spawn_store(&live.at.join("repo"), &["prune", "--max-unused", "0"]);
+            std::thread::sleep(took.mul_f64(fraction));
+            cut_power(&live_image, &copy);
+            assert!(prune.wait().unwrap().success(), "{what}: the prune failed");
+        }
+        fs::remove_file(&live_image).unwrap();
+
+        let cut = Mounted::new(&copy, &dir.path().join(format!("cut{n}")));
+        let repo = cut.at.join("repo");
+        let out = store(&repo, &["check"]);
+        assert_eq!(out.code(), 0, "{what}: check\n{}", out.dump());
+        eprintln!("{what}: the cut holds {} packs", repo_names(&repo, "data").len());
+        for (id, tree) in kept {
+            let target = dir.path().join(format!("restore-{n}-{}", &id[..8]));
+            assert_restores(&repo, &id[..8], &src, &target, tree);
+            fs::remove_dir_all(&target).unwrap();
+        }
+        // A prune finishes what the cut one left, and the next backup runs.
+        store_ok(&repo, &["prune"]);
+        backup_json(&repo, &src);
+        let out = store(&repo, &["check", "--read-data"]);
+        assert_eq!(
+            out.code(),
+            0,
+            "{what}: check --read-data after prune and a backup\n{}",
+            out.dump()
+        );
+        let target = dir.path().join(format!("restore-{n}-next"));
+        assert_restores(&repo, "latest", &src, &target, &versions[4].1);
         fs::remove_dir_all(&target).unwrap();
         drop(cut);
         fs::remove_file(&copy).unwrap();
