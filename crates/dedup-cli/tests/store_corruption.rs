@@ -303,7 +303,8 @@ fn damaged_packs_are_named_with_the_files_they_hold_and_heal() {
             assert_clean_failure(&out, &case);
             let stderr = text(&out.stderr);
             assert!(stderr.contains(&victim), "{case}: check did not name {victim}\n{stderr}");
-            if how == Damage::Delete {
+            if how != Damage::Flip {
+                // Missing or short: the listing shows it without reading the data.
                 let quick = store(&repo, &["check"]);
                 assert_clean_failure(&quick, &case);
                 assert!(text(&quick.stderr).contains(&victim), "{case}\n{}", quick.dump());

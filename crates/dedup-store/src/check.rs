@@ -102,6 +102,18 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
             report.errors.push(format!("{}: missing (the index lists it)", pack_path(id)));
         }
     }
+    // A truncated pack shows in the listing's sizes, without reading it.
+    let mut truncated = HashSet::new();
+    for (id, end) in index.pack_ends() {
+        if let Some(&size) = present.get(&id).filter(|&&size| size < end) {
+            report.errors.push(format!(
+                "{}: damaged: {size} bytes, but the index has blobs in it up to byte {end} \
+                 (truncated)",
+                pack_path(&id)
+            ));
+            truncated.insert(id);
+        }
+    }
     let planned = repo.planned_deletions()?;
     for id in present.keys() {
         if planned.contains(id) {
@@ -120,7 +132,7 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
 
     // The packs are read before the trees are walked, so that the walk can name every file
     // whose data a damaged pack held.
-    let mut suspect: HashSet<Id> = HashSet::new();
+    let mut suspect: HashSet<Id> = truncated;
     if read_data != ReadData::None {
         let mut ids: Vec<&Id> = present.keys().filter(|id| read_data.reads(id)).collect();
         ids.sort();

@@ -302,6 +302,19 @@ impl Index {
         out
     }
 
+    /// For each indexed pack, where its last indexed blob ends: a pack shorter than that is
+    /// truncated, which a listing of sizes shows without reading it. (A lower bound of its
+    /// size: the trailer follows, and a blob also stored elsewhere may be indexed there.)
+    pub fn pack_ends(&self) -> HashMap<Id, u64> {
+        let mut ends: Vec<u64> = vec![0; self.packs.len()];
+        for entry in self.sorted.iter().chain(self.pending.values()) {
+            let end = u64::from(entry.offset) + u64::from(entry.stored_len);
+            let slot = &mut ends[(entry.pack & !COMPRESSED) as usize];
+            *slot = (*slot).max(end);
+        }
+        self.packs().map(|(id, _)| (*id, ends[self.pack_numbers[id] as usize])).collect()
+    }
+
     /// Bytes of memory the blob table holds (capacity, not length), for reports.
     pub fn memory_bytes(&self) -> usize {
         self.sorted.capacity() * std::mem::size_of::<Entry>()
@@ -327,6 +340,20 @@ mod tests {
             stored_len: 40 + n,
             raw_len: n,
         }
+    }
+
+    #[test]
+    fn a_pack_ends_where_its_last_blob_does() {
+        let mut index = Index::new();
+        index.add_pack(Id([1; 32]), BlobKind::Data, &[entry(10), entry(500), entry(20)]);
+        index.add_pack(Id([2; 32]), BlobKind::Tree, &[entry(7)]);
+        index.settle();
+        index.add_pack(Id([3; 32]), BlobKind::Data, &[entry(9)]);
+        let ends = index.pack_ends();
+        assert_eq!(ends.len(), 3);
+        assert_eq!(ends[&Id([1; 32])], 500 + 40 + 500);
+        assert_eq!(ends[&Id([2; 32])], 7 + 40 + 7);
+        assert_eq!(ends[&Id([3; 32])], 9 + 40 + 9);
     }
 
     #[test]
