@@ -137,6 +137,8 @@ fn write_index(repo: &Repository, plan: &Plan, new_packs: Vec<IndexedPack>) -> R
             let batch = match plan.fates.get(&pack.id) {
                 Some(Fate::Keep) => &mut kept,
                 Some(Fate::Delete | Fate::Repack) => &mut doomed,
+                // An earlier plan's, indexed until that plan is executed.
+                None if plan.planned.contains(&pack.id) => &mut doomed,
                 None => continue,
             };
             if emitted.insert(pack.id) {

@@ -81,6 +81,8 @@ pub struct Plan {
     pub(super) superseded: Vec<Id>,
     pub(super) fates: HashMap<Id, Fate>,
     pub(super) unindexed: Vec<Id>,
+    /// Packs that earlier plans, still waiting, delete.
+    pub(super) planned: HashSet<Id>,
 }
 
 impl Plan {
@@ -126,7 +128,11 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
             "cannot prune while a snapshot does not read ({err}); run `dedup store check`"
         )));
     }
-    let loaded = repo.load_index()?;
+    // The packs of earlier plans still waiting stay indexed until those plans are executed; a
+    // blob copied out of one (repacked) must count as used in its copy, not there, or this
+    // prune could delete the copy the earlier plan counts on.
+    let planned = repo.planned_deletions()?;
+    let loaded = repo.load_index_preferring_others(&planned)?;
     if let Some(err) = loaded.problems.first() {
         return Err(Error::Invalid(format!(
             "cannot prune while an index file does not read ({err}); run `dedup store check`"
@@ -163,14 +169,14 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
         superseded: loaded.superseded,
         fates: HashMap::new(),
         unindexed: Vec::new(),
+        planned,
     };
     let usage = usage(repo, &plan)?;
     decide(&mut plan, &usage, &present, options);
 
-    let planned = repo.planned_deletions()?;
     let mut unindexed: Vec<Id> = present
         .keys()
-        .filter(|id| !plan.index.has_pack(id) && !planned.contains(id))
+        .filter(|id| !plan.index.has_pack(id) && !plan.planned.contains(id))
         .copied()
         .collect();
     unindexed.sort();
