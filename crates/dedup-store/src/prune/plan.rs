@@ -311,6 +311,7 @@ mod tests {
             superseded: Vec::new(),
             fates: HashMap::new(),
             unindexed: Vec::new(),
+            planned: HashSet::new(),
         }
     }
 
