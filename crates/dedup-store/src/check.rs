@@ -1,13 +1,17 @@
 //! `check`: key files, index files and snapshots read and verify; every tree of every snapshot
 //! reads, and every blob it names is indexed in a pack that exists; with `read_data`, every pack
-//! is read whole, its name, trailer and every blob verified. Each finding names the object.
+//! is read whole, its name, trailer and every blob verified. Each finding names the object, and
+//! every snapshot names each of its files and directories that a missing or damaged object
+//! took (the packs are read before the trees are walked, so that damaged blobs are known).
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use crate::blob::{self, BlobKind};
 use crate::error::{Error, Result};
 use crate::format::{Content, NodeKind};
 use crate::id::Id;
+use crate::index::Index;
 use crate::pack::{pack_path, parse_pack};
 use crate::repo::Repository;
 
@@ -98,6 +102,18 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
             report.errors.push(format!("{}: missing (the index lists it)", pack_path(id)));
         }
     }
+    // A truncated pack shows in the listing's sizes, without reading it.
+    let mut truncated = HashSet::new();
+    for (id, end) in index.pack_ends() {
+        if let Some(&size) = present.get(&id).filter(|&&size| size < end) {
+            report.errors.push(format!(
+                "{}: damaged: {size} bytes, but the index has blobs in it up to byte {end} \
+                 (truncated)",
+                pack_path(&id)
+            ));
+            truncated.insert(id);
+        }
+    }
     let planned = repo.planned_deletions()?;
     for id in present.keys() {
         if planned.contains(id) {
@@ -107,112 +123,203 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
             ));
         } else if !index.has_pack(id) {
             report.warnings.push(format!(
-                "{}: not in any index (left by an interrupted backup; the next backup adopts it)",
+                "{}: not in any index (left by an interrupted backup, or its index file is lost: \
+                 the next backup or `dedup store repair index` indexes it)",
                 pack_path(id)
             ));
         }
     }
 
-    let (snapshots, bad) = repo.snapshots()?;
-    report.errors.extend(bad.iter().map(Error::to_string));
-    let mut trees_seen: HashSet<Id> = HashSet::new();
-    let mut data_seen: HashSet<Id> = HashSet::new();
-    for (snapshot_id, snapshot) in &snapshots {
-        report.snapshots += 1;
-        let mut pending = vec![(snapshot.tree, Vec::<u8>::new())];
-        while let Some((tree_id, path)) = pending.pop() {
-            if !trees_seen.insert(tree_id) {
-                continue;
-            }
-            let in_pack = index.lookup(&tree_id, BlobKind::Tree).map(|l| l.pack);
-            if let Some(pack) = in_pack.filter(|p| !present.contains_key(p)) {
-                report.errors.push(format!(
-                    "snapshot {}: /{}: tree blob {tree_id} is in missing pack {}",
-                    snapshot_id.short(8),
-                    String::from_utf8_lossy(&path),
-                    pack_path(&pack)
-                ));
-                continue;
-            }
-            let tree = match repo.read_tree(&index, &tree_id) {
-                Ok(tree) => tree,
-                Err(err) => {
-                    report.errors.push(format!(
-                        "snapshot {}: /{}: {err}",
-                        snapshot_id.short(8),
-                        String::from_utf8_lossy(&path)
-                    ));
-                    continue;
-                }
-            };
-            report.trees += 1;
-            for node in &tree.nodes {
-                let mut child = path.clone();
-                if !child.is_empty() {
-                    child.push(b'/');
-                }
-                child.extend_from_slice(&node.name);
-                match &node.content {
-                    Content::Subtree(id) => pending.push((*id, child)),
-                    Content::Chunks(chunks) if node.kind == NodeKind::File => {
-                        for chunk in chunks {
-                            if !data_seen.insert(*chunk) {
-                                continue;
-                            }
-                            match index.lookup(chunk, BlobKind::Data) {
-                                None => report.errors.push(format!(
-                                    "snapshot {}: /{}: data blob {chunk} is not in the index",
-                                    snapshot_id.short(8),
-                                    String::from_utf8_lossy(&child)
-                                )),
-                                Some(loc) if !present.contains_key(&loc.pack) => {
-                                    report.errors.push(format!(
-                                        "snapshot {}: /{}: data blob {chunk} is in missing pack {}",
-                                        snapshot_id.short(8),
-                                        String::from_utf8_lossy(&child),
-                                        pack_path(&loc.pack)
-                                    ))
-                                }
-                                Some(_) => {}
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-
+    // The packs are read before the trees are walked, so that the walk can name every file
+    // whose data a damaged pack held.
+    let mut suspect: HashSet<Id> = truncated;
     if read_data != ReadData::None {
         let mut ids: Vec<&Id> = present.keys().filter(|id| read_data.reads(id)).collect();
         ids.sort();
         for id in ids {
-            read_pack(repo, &index, id, &mut report);
+            if !read_pack(repo, &index, id, &mut report) {
+                suspect.insert(*id);
+            }
         }
     }
+
+    let (snapshots, bad) = repo.snapshots()?;
+    report.errors.extend(bad.iter().map(Error::to_string));
+    let mut walk = Walk {
+        repo,
+        index: &index,
+        present: &present,
+        suspect: &suspect,
+        clean: HashSet::new(),
+        damaged: HashMap::new(),
+        verified: HashMap::new(),
+        trees: 0,
+    };
+    for (snapshot_id, snapshot) in &snapshots {
+        report.snapshots += 1;
+        let findings = walk.tree(snapshot.tree);
+        for (path, why) in findings.iter().take(FINDINGS_PER_SNAPSHOT) {
+            report.errors.push(format!(
+                "snapshot {}: /{}: {why}",
+                snapshot_id.short(8),
+                String::from_utf8_lossy(path)
+            ));
+        }
+        if findings.len() > FINDINGS_PER_SNAPSHOT {
+            report.errors.push(format!(
+                "snapshot {}: and {} more damaged files and directories",
+                snapshot_id.short(8),
+                findings.len() - FINDINGS_PER_SNAPSHOT
+            ));
+        }
+    }
+    report.trees = walk.trees;
     Ok(report)
 }
 
-fn read_pack(repo: &Repository, index: &crate::index::Index, id: &Id, report: &mut CheckReport) {
+/// Damaged paths named per snapshot; past this, a count (a lost pack of trees can hide many).
+const FINDINGS_PER_SNAPSHOT: usize = 200;
+
+/// A damaged path below a tree (relative to it; empty for the tree itself) and why.
+type Finding = (Vec<u8>, String);
+
+/// The walk of every snapshot's trees. Each tree is walked once; what is damaged below it is
+/// kept (only for damaged trees) so that every snapshot reaching it names the same paths.
+struct Walk<'a> {
+    repo: &'a Repository,
+    index: &'a Index,
+    present: &'a HashMap<Id, u64>,
+    /// Packs read whole that did not verify: their blobs are read again one by one.
+    suspect: &'a HashSet<Id>,
+    clean: HashSet<Id>,
+    damaged: HashMap<Id, Rc<Vec<Finding>>>,
+    /// Data blobs of suspect packs: why each does not open, or `None` when it does.
+    verified: HashMap<Id, Option<String>>,
+    trees: u64,
+}
+
+impl Walk<'_> {
+    /// What is damaged below tree `id`.
+    fn tree(&mut self, id: Id) -> Rc<Vec<Finding>> {
+        if self.clean.contains(&id) {
+            return Rc::new(Vec::new());
+        }
+        if let Some(found) = self.damaged.get(&id) {
+            return Rc::clone(found);
+        }
+        let found = self.walk_tree(id);
+        if found.is_empty() {
+            self.clean.insert(id);
+            return Rc::new(found);
+        }
+        let found = Rc::new(found);
+        self.damaged.insert(id, Rc::clone(&found));
+        found
+    }
+
+    fn walk_tree(&mut self, id: Id) -> Vec<Finding> {
+        let in_pack = self.index.lookup(&id, BlobKind::Tree).map(|l| l.pack);
+        if let Some(pack) = in_pack.filter(|p| !self.present.contains_key(p)) {
+            return vec![(
+                Vec::new(),
+                format!("tree blob {id} is in missing pack {}", pack_path(&pack)),
+            )];
+        }
+        let tree = match self.repo.read_tree(self.index, &id) {
+            Ok(tree) => tree,
+            Err(err) => return vec![(Vec::new(), err.to_string())],
+        };
+        self.trees += 1;
+        let mut found = Vec::new();
+        for node in &tree.nodes {
+            match &node.content {
+                Content::Subtree(sub) => {
+                    for (below, why) in self.tree(*sub).iter() {
+                        let mut path = node.name.clone();
+                        if !below.is_empty() {
+                            path.push(b'/');
+                            path.extend_from_slice(below);
+                        }
+                        found.push((path, why.clone()));
+                    }
+                }
+                Content::Chunks(chunks) if node.kind == NodeKind::File => {
+                    if let Some(why) = chunks.iter().find_map(|chunk| self.data_problem(chunk)) {
+                        found.push((node.name.clone(), why));
+                    }
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
+    /// Why data blob `chunk` cannot be read, if it cannot.
+    fn data_problem(&mut self, chunk: &Id) -> Option<String> {
+        let location = match self.index.lookup(chunk, BlobKind::Data) {
+            None => return Some(format!("data blob {chunk} is not in the index")),
+            Some(location) => location,
+        };
+        if !self.present.contains_key(&location.pack) {
+            return Some(format!(
+                "data blob {chunk} is in missing pack {}",
+                pack_path(&location.pack)
+            ));
+        }
+        if !self.suspect.contains(&location.pack) {
+            return None;
+        }
+        let repo = self.repo;
+        self.verified
+            .entry(*chunk)
+            .or_insert_with(|| {
+                repo.read_blob_at(&location, BlobKind::Data).err().map(|e| e.to_string())
+            })
+            .clone()
+    }
+}
+
+/// Reads pack `id` whole and verifies its name, trailer and every blob; false when anything is
+/// damaged (each finding is reported).
+fn read_pack(repo: &Repository, index: &Index, id: &Id, report: &mut CheckReport) -> bool {
     report.packs_read += 1;
     let name = pack_path(id);
-    let bytes = match repo.read_named(&name, id) {
+    let bytes = match repo.backend().get(&name) {
         Ok(bytes) => bytes,
-        Err(err) => return report.errors.push(err.to_string()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            report.errors.push(Error::Missing { object: name }.to_string());
+            return false;
+        }
+        Err(err) => {
+            report.errors.push(Error::io(name, err).to_string());
+            return false;
+        }
     };
+    let mut sound = true;
+    if Id::of_file(&bytes) != *id {
+        // Go on: which blobs still open tells which files are lost.
+        report.errors.push(format!("{name}: damaged: content does not match its name (hash)"));
+        sound = false;
+    }
     let parsed = match parse_pack(repo.sealer(), &bytes) {
         Ok(parsed) => parsed,
-        Err(err) => return report.errors.push(format!("{name}: damaged: {err}")),
+        Err(err) => {
+            report.errors.push(format!("{name}: damaged: {err}"));
+            return false;
+        }
     };
     for entry in &parsed.entries {
         let sealed = &bytes[entry.offset as usize..(entry.offset + entry.stored_len) as usize];
         match blob::open(repo.sealer(), &repo.keys().id, parsed.kind, entry, sealed) {
             Ok(_) => report.blobs_read += 1,
-            Err(err) => report.errors.push(format!(
-                "{name}: {} blob {}: {err}",
-                parsed.kind.name(),
-                entry.id
-            )),
+            Err(err) => {
+                sound = false;
+                report.errors.push(format!(
+                    "{name}: {} blob {}: {err}",
+                    parsed.kind.name(),
+                    entry.id
+                ))
+            }
         }
         if index.has_pack(id) && index.lookup(&entry.id, parsed.kind).is_none() {
             report.errors.push(format!(
@@ -222,6 +329,7 @@ fn read_pack(repo: &Repository, index: &crate::index::Index, id: &Id, report: &m
             ));
         }
     }
+    sound
 }
 
 #[cfg(test)]

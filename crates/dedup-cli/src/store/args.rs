@@ -353,12 +353,19 @@ pub struct RepairArgs {
 #[derive(Debug, Subcommand)]
 pub enum RepairWhat {
     /// Rebuild the index from the trailers of the packs present: blobs of missing packs leave
-    /// the index, so the next backup stores them again.
-    Index,
+    /// the index, so the next backup stores them again. A pack whose trailer is damaged is
+    /// salvaged: the blobs of it that still open are copied into new packs, then it is deleted.
+    Index {
+        /// Read every pack whole and salvage each that does not match its name (as `check
+        /// --read-data` finds them), so that no damaged blob stays indexed.
+        #[arg(long)]
+        read_data: bool,
+    },
     /// Write a copy of each damaged snapshot without its lost files and directories (tagged
     /// `repaired`); the originals stay unless --forget.
     Snapshots {
-        /// Remove each damaged original once its copy is written.
+        /// Remove each damaged original once its copy is written, and each snapshot file that
+        /// does not read at all.
         #[arg(long)]
         forget: bool,
     },

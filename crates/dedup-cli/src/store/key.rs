@@ -15,7 +15,15 @@ pub fn run(common: &CommonArgs, args: KeyArgs) -> Result<bool> {
         KeyAction::List => {
             for slot in repo.key_slots()? {
                 let mark = if slot.current { "*" } else { " " };
-                println!("{mark}{}  {}  {}", slot.id.short(8), show_time(slot.created), slot.label);
+                match &slot.damaged {
+                    None => println!(
+                        "{mark}{}  {}  {}",
+                        slot.id.short(8),
+                        show_time(slot.created),
+                        slot.label
+                    ),
+                    Some(why) => println!("{mark}{}  {why}", slot.id.short(8)),
+                }
             }
         }
         KeyAction::Add(a) => {

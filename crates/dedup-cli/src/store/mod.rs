@@ -82,6 +82,15 @@ fn open(common: &CommonArgs) -> Result<Repository> {
         .exists("config")
         .with_context(|| format!("cannot open the repository at {shown}"))?;
     if !has_config {
+        // Key files without a config are a repository that lost its config, not none at all.
+        let keys = backend.list("keys").map(|l| l.len()).unwrap_or(0);
+        if keys > 0 {
+            bail!(
+                "{shown}/config: missing, though the repository's {keys} key file(s) are there: \
+                 without its config (chunker, encryption) the repository cannot be read; put \
+                 back a copy of the config"
+            );
+        }
         bail!("{shown}: no repository here (no config file); create one with `dedup store init`");
     }
     let password = if needs_password(backend.as_ref())

@@ -236,10 +236,23 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let host = super::hostname();
     match args.what {
-        RepairWhat::Index => {
-            let outcome = dedup_store::repair::repair_index(&repo, &host)?;
+        RepairWhat::Index { read_data } => {
+            let outcome = dedup_store::repair::repair_index(&repo, &host, read_data)?;
             for damaged in &outcome.packs_damaged {
                 eprintln!("dedup: {damaged} (left in place, not indexed)");
+            }
+            for pack in &outcome.packs_salvaged {
+                eprintln!(
+                    "dedup: {}: damaged: {}: {} blob(s) copied into new packs, {} lost; the pack \
+                     is deleted",
+                    pack.name, pack.damage, pack.blobs_saved, pack.blobs_lost
+                );
+            }
+            if outcome.packs_salvaged.iter().any(|p| p.blobs_lost > 0) && !common.quiet {
+                println!(
+                    "some blobs are lost: `dedup store repair snapshots` writes snapshots \
+                     without the files that held them, and the next backup stores them again"
+                );
             }
             if !common.quiet {
                 println!(
@@ -250,9 +263,9 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
             Ok(outcome.packs_damaged.is_empty())
         }
         RepairWhat::Snapshots { forget } => {
-            let repaired = dedup_store::repair::repair_snapshots(&repo, &host, forget)?;
-            for fix in &repaired {
-                let fate = if forget { "removed" } else { "kept" };
+            let outcome = dedup_store::repair::repair_snapshots(&repo, &host, forget)?;
+            let fate = if forget { "removed" } else { "kept" };
+            for fix in &outcome.rewritten {
                 println!(
                     "snapshot {}: repaired copy {} written (original {fate}); left out:",
                     fix.old.short(8),
@@ -262,10 +275,21 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
                     println!("  {line}");
                 }
             }
-            if repaired.is_empty() && !common.quiet {
+            for (id, why) in &outcome.unreadable {
+                if forget {
+                    println!("snapshot {}: does not read ({why}); removed", id.short(8));
+                } else {
+                    eprintln!(
+                        "dedup: snapshot {}: does not read ({why}); nothing in it can be \
+                         recovered: --forget removes it",
+                        id.short(8)
+                    );
+                }
+            }
+            if outcome.rewritten.is_empty() && outcome.unreadable.is_empty() && !common.quiet {
                 println!("no snapshot needs repair");
             }
-            Ok(true)
+            Ok(forget || outcome.unreadable.is_empty())
         }
     }
 }

@@ -48,6 +48,9 @@ pub struct Index {
     /// table, where a bisection of a table larger than the cache misses once per halving.
     directory: Vec<u32>,
     directory_bits: u32,
+    /// Entries left out because the blob was indexed already (a copy in another pack, or one
+    /// listed twice): while none were, each pack's blobs are exactly its entries in the table.
+    copies_dropped: u64,
 }
 
 fn prefix(id: &Id) -> [u8; PREFIX] {
@@ -79,8 +82,12 @@ impl Index {
                 stored_len: blob.stored_len,
                 raw_len: blob.raw_len,
             };
-            if self.find_sorted(&entry.prefix, kind).is_none() {
-                self.pending.entry((entry.prefix, kind)).or_insert(entry);
+            let known = self.find_sorted(&entry.prefix, kind).is_some()
+                || self.pending.contains_key(&(entry.prefix, kind));
+            if known {
+                self.copies_dropped += 1;
+            } else {
+                self.pending.insert((entry.prefix, kind), entry);
             }
         }
         if self.pending.len() >= MIN_MERGE.max(self.sorted.len() / 8) {
@@ -146,6 +153,7 @@ impl Index {
             let entry = self.sorted[i];
             let run = self.sorted[..kept].iter().rev().take_while(|e| e.prefix == entry.prefix);
             if run.clone().any(|e| kind_of(e) == kind_of(&entry)) {
+                self.copies_dropped += 1;
                 continue;
             }
             self.sorted[kept] = entry;
@@ -302,6 +310,42 @@ impl Index {
         out
     }
 
+    /// Every blob of a settled index in table order — its position, the number of the pack it
+    /// is in and its stored length — for a pass over all blobs without a lookup.
+    pub fn table(&self) -> impl Iterator<Item = (usize, u32, u32)> + '_ {
+        debug_assert!(self.pending.is_empty(), "table() needs a settled index");
+        self.sorted.iter().enumerate().map(|(at, e)| (at, e.pack & !COMPRESSED, e.stored_len))
+    }
+
+    /// Pack numbers [`Index::table`] gives lie below this.
+    pub fn pack_numbers_end(&self) -> usize {
+        self.packs.len()
+    }
+
+    /// The number [`Index::table`] gives pack `id`, if it is indexed.
+    pub fn pack_number(&self, id: &Id) -> Option<u32> {
+        self.pack_numbers.get(id).copied()
+    }
+
+    /// Entries left out as copies of a blob indexed already (in another pack, or twice in one).
+    /// When 0, the blobs of each pack are exactly its entries in [`Index::table`].
+    pub fn copies_dropped(&self) -> u64 {
+        self.copies_dropped
+    }
+
+    /// For each indexed pack, where its last indexed blob ends: a pack shorter than that is
+    /// truncated, which a listing of sizes shows without reading it. (A lower bound of its
+    /// size: the trailer follows, and a blob also stored elsewhere may be indexed there.)
+    pub fn pack_ends(&self) -> HashMap<Id, u64> {
+        let mut ends: Vec<u64> = vec![0; self.packs.len()];
+        for entry in self.sorted.iter().chain(self.pending.values()) {
+            let end = u64::from(entry.offset) + u64::from(entry.stored_len);
+            let slot = &mut ends[(entry.pack & !COMPRESSED) as usize];
+            *slot = (*slot).max(end);
+        }
+        self.packs().map(|(id, _)| (*id, ends[self.pack_numbers[id] as usize])).collect()
+    }
+
     /// Bytes of memory the blob table holds (capacity, not length), for reports.
     pub fn memory_bytes(&self) -> usize {
         self.sorted.capacity() * std::mem::size_of::<Entry>()
@@ -327,6 +371,46 @@ mod tests {
             stored_len: 40 + n,
             raw_len: n,
         }
+    }
+
+    #[test]
+    fn copies_of_indexed_blobs_are_counted_and_the_table_lists_the_rest() {
+        let mut loaded = Index::new();
+        loaded.load_pack(Id([1; 32]), BlobKind::Data, &[entry(1), entry(2)]);
+        loaded.load_pack(Id([2; 32]), BlobKind::Data, &[entry(3)]);
+        loaded.finish_loading();
+        assert_eq!(loaded.copies_dropped(), 0);
+        let mut by_pack = vec![0u64; loaded.pack_numbers_end()];
+        for (at, pack, len) in loaded.table() {
+            assert_eq!(loaded.position(&entry(len - 40).id, BlobKind::Data), Some(at));
+            by_pack[pack as usize] += 1;
+        }
+        assert_eq!(by_pack[loaded.pack_number(&Id([1; 32])).unwrap() as usize], 2);
+        assert_eq!(by_pack[loaded.pack_number(&Id([2; 32])).unwrap() as usize], 1);
+
+        let mut copies = Index::new();
+        copies.load_pack(Id([1; 32]), BlobKind::Data, &[entry(1), entry(2)]);
+        copies.load_pack(Id([2; 32]), BlobKind::Data, &[entry(2)]);
+        copies.load_pack(Id([3; 32]), BlobKind::Tree, &[entry(2)]);
+        copies.finish_loading();
+        // The tree blob with the data blob's id is another blob, not a copy.
+        assert_eq!((copies.copies_dropped(), copies.len()), (1, 3));
+        copies.add_pack(Id([4; 32]), BlobKind::Data, &[entry(1), entry(5), entry(5)]);
+        assert_eq!((copies.copies_dropped(), copies.len()), (3, 4));
+    }
+
+    #[test]
+    fn a_pack_ends_where_its_last_blob_does() {
+        let mut index = Index::new();
+        index.add_pack(Id([1; 32]), BlobKind::Data, &[entry(10), entry(500), entry(20)]);
+        index.add_pack(Id([2; 32]), BlobKind::Tree, &[entry(7)]);
+        index.settle();
+        index.add_pack(Id([3; 32]), BlobKind::Data, &[entry(9)]);
+        let ends = index.pack_ends();
+        assert_eq!(ends.len(), 3);
+        assert_eq!(ends[&Id([1; 32])], 500 + 40 + 500);
+        assert_eq!(ends[&Id([2; 32])], 7 + 40 + 7);
+        assert_eq!(ends[&Id([3; 32])], 9 + 40 + 9);
     }
 
     #[test]

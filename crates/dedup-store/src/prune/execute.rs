@@ -67,29 +67,62 @@ pub fn run(repo: &Repository, plan: &Plan, host: &str) -> Result<PruneOutcome> {
 
 /// New index files: the kept packs, read again from the old index files a batch at a time, and
 /// the new packs; the last one names every old index file as superseded, so that until it is
-/// written the old ones stay in force.
+/// written the old ones stay in force. The packs the plan deletes stay indexed, in files of their
+/// own written before that last one, until the plan is carried out: a session still writing may
+/// have stored blobs there, or deduplicated against them, for a snapshot the marking did not see,
+/// and that snapshot must restore at once; carrying out the plan keeps the packs it needs and
+/// drops the others from these files (`drop_deleted_from_newer_index_files`).
 fn write_index(repo: &Repository, plan: &Plan, new_packs: Vec<IndexedPack>) -> Result<()> {
     let mut emitted = HashSet::new();
-    let mut batch: Vec<IndexedPack> = Vec::new();
-    let mut blobs = 0;
+    let mut kept = Batch::default();
+    let mut doomed = Batch::default();
     for file_id in &plan.index_files {
         for pack in repo.read_index_file(file_id)?.packs {
-            if plan.fates.get(&pack.id) != Some(&Fate::Keep) || !emitted.insert(pack.id) {
-                continue;
-            }
-            blobs += pack.blobs.len();
-            batch.push(pack);
-            if blobs >= BLOBS_PER_INDEX_FILE {
-                let packs = std::mem::take(&mut batch);
-                repo.write_index_file(&IndexFile { supersedes: Vec::new(), packs })?;
-                blobs = 0;
+            let batch = match plan.fates.get(&pack.id) {
+                Some(Fate::Keep) => &mut kept,
+                Some(Fate::Delete | Fate::Repack) => &mut doomed,
+                // An earlier plan's, indexed until that plan is executed.
+                None if plan.planned.contains(&pack.id) => &mut doomed,
+                None => continue,
+            };
+            if emitted.insert(pack.id) {
+                batch.push(repo, pack)?;
             }
         }
     }
-    batch.extend(new_packs);
+    doomed.flush(repo)?;
+    let mut packs = kept.packs;
+    packs.extend(new_packs);
     let supersedes = plan.index_files.iter().chain(&plan.superseded).copied().collect();
-    repo.write_index_file(&IndexFile { supersedes, packs: batch })?;
+    repo.write_index_file(&IndexFile { supersedes, packs })?;
     Ok(())
+}
+
+/// Packs gathered for index files, written BLOBS_PER_INDEX_FILE blobs at a time.
+#[derive(Default)]
+struct Batch {
+    packs: Vec<IndexedPack>,
+    blobs: usize,
+}
+
+impl Batch {
+    fn push(&mut self, repo: &Repository, pack: IndexedPack) -> Result<()> {
+        self.blobs += pack.blobs.len();
+        self.packs.push(pack);
+        if self.blobs >= BLOBS_PER_INDEX_FILE {
+            self.flush(repo)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, repo: &Repository) -> Result<()> {
+        if !self.packs.is_empty() {
+            let packs = std::mem::take(&mut self.packs);
+            repo.write_index_file(&IndexFile { supersedes: Vec::new(), packs })?;
+        }
+        self.blobs = 0;
+        Ok(())
+    }
 }
 
 /// What `execute_pending` did.
@@ -154,13 +187,14 @@ fn execute_plan(repo: &Repository, name: &str, plan: &DeletionPlan) -> Result<()
         keep = packs_new_snapshots_need(repo, plan, &new)?;
     }
     let deleted: HashSet<Id> = plan.packs.iter().filter(|p| !keep.contains(*p)).copied().collect();
+    // Out of the index before they go: stopped in between, the plan is carried out again.
+    drop_deleted_from_newer_index_files(repo, plan, &deleted)?;
     for pack in &deleted {
         repo.delete_object(&pack_path(pack))?;
     }
     for file in &plan.index_files {
         repo.delete_object(&format!("index/{file}"))?;
     }
-    drop_deleted_from_newer_index_files(repo, plan, &deleted)?;
     repo.delete_object(name)
 }
 
@@ -185,7 +219,13 @@ fn drop_deleted_from_newer_index_files(
         if !file.packs.iter().any(|p| deleted.contains(&p.id)) {
             continue;
         }
-        let packs = file.packs.into_iter().filter(|p| !deleted.contains(&p.id)).collect();
+        let packs: Vec<IndexedPack> =
+            file.packs.into_iter().filter(|p| !deleted.contains(&p.id)).collect();
+        if packs.is_empty() && file.supersedes.is_empty() {
+            // Nothing left to list (the file of a prune's deleted packs): it just goes.
+            repo.delete_object(&format!("index/{id}"))?;
+            continue;
+        }
         let mut supersedes = file.supersedes;
         supersedes.push(id);
         repo.write_index_file(&IndexFile { supersedes, packs })?;

@@ -81,6 +81,8 @@ pub struct Plan {
     pub(super) superseded: Vec<Id>,
     pub(super) fates: HashMap<Id, Fate>,
     pub(super) unindexed: Vec<Id>,
+    /// Packs that earlier plans, still waiting, delete.
+    pub(super) planned: HashSet<Id>,
 }
 
 impl Plan {
@@ -126,7 +128,11 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
             "cannot prune while a snapshot does not read ({err}); run `dedup store check`"
         )));
     }
-    let loaded = repo.load_index()?;
+    // The packs of earlier plans still waiting stay indexed until those plans are executed; a
+    // blob copied out of one (repacked) must count as used in its copy, not there, or this
+    // prune could delete the copy the earlier plan counts on.
+    let planned = repo.planned_deletions()?;
+    let loaded = repo.load_index_preferring_others(&planned)?;
     if let Some(err) = loaded.problems.first() {
         return Err(Error::Invalid(format!(
             "cannot prune while an index file does not read ({err}); run `dedup store check`"
@@ -163,14 +169,14 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
         superseded: loaded.superseded,
         fates: HashMap::new(),
         unindexed: Vec::new(),
+        planned,
     };
     let usage = usage(repo, &plan)?;
     decide(&mut plan, &usage, &present, options);
 
-    let planned = repo.planned_deletions()?;
     let mut unindexed: Vec<Id> = present
         .keys()
-        .filter(|id| !plan.index.has_pack(id) && !planned.contains(id))
+        .filter(|id| !plan.index.has_pack(id) && !plan.planned.contains(id))
         .copied()
         .collect();
     unindexed.sort();
@@ -189,8 +195,35 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
     Ok(plan)
 }
 
-/// Reachable blobs and bytes per pack, from the index files (a pack listed twice counted once).
+/// Reachable blobs and bytes per pack. Unless the index dropped copies of blobs stored twice,
+/// one pass over its table in order gives them, with no lookup and no index file read again
+/// (the sweep's lookups, in hash order, each missed the caches once the table outgrew them).
 fn usage(repo: &Repository, plan: &Plan) -> Result<HashMap<Id, Usage>> {
+    if plan.index.copies_dropped() > 0 {
+        return usage_from_index_files(repo, plan);
+    }
+    let mut by_number: Vec<Usage> = Vec::new();
+    by_number.resize_with(plan.index.pack_numbers_end(), Usage::default);
+    for (at, pack, stored_len) in plan.index.table() {
+        let entry = &mut by_number[pack as usize];
+        if plan.marks.get(at) {
+            entry.used_blobs += 1;
+            entry.used_bytes += u64::from(stored_len);
+        } else {
+            entry.unused_bytes += u64::from(stored_len);
+        }
+    }
+    let mut usage = HashMap::new();
+    for (id, _) in plan.index.packs() {
+        let number = plan.index.pack_number(id).expect("an indexed pack has a number");
+        usage.insert(*id, std::mem::take(&mut by_number[number as usize]));
+    }
+    Ok(usage)
+}
+
+/// Reachable blobs and bytes per pack, from the index files (a pack listed twice counted once):
+/// a copy of a blob is unused in every pack but the one the index resolves it to.
+fn usage_from_index_files(repo: &Repository, plan: &Plan) -> Result<HashMap<Id, Usage>> {
     let mut usage: HashMap<Id, Usage> = HashMap::new();
     let mut counted = HashSet::new();
     for file_id in &plan.index_files {
@@ -278,6 +311,7 @@ mod tests {
             superseded: Vec::new(),
             fates: HashMap::new(),
             unindexed: Vec::new(),
+            planned: HashSet::new(),
         }
     }
 

@@ -8,6 +8,21 @@ use crate::id::Id;
 use crate::index::{Index, Location};
 use crate::pack::pack_path;
 
+/// What a failed range read of blob `id` of `kind` in pack `name` means: the pack missing, or
+/// ending before the blob (truncated), or another I/O error.
+pub(crate) fn range_error(name: &str, kind: BlobKind, id: &Id, err: std::io::Error) -> Error {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::Missing { object: format!("{name} (holding {} blob {id})", kind.name()) }
+        }
+        std::io::ErrorKind::UnexpectedEof => Error::damaged(
+            format!("{} blob {id} in {name}", kind.name()),
+            "the pack ends before the blob (truncated)",
+        ),
+        _ => Error::io(name, err),
+    }
+}
+
 impl Repository {
     /// The plaintext of blob `id` of `kind`, verified against its id.
     pub fn read_blob(&self, index: &Index, id: &Id, kind: BlobKind) -> Result<Vec<u8>> {
@@ -23,12 +38,7 @@ impl Repository {
         let name = pack_path(&location.pack);
         let entry = location.entry;
         let (offset, len) = (u64::from(entry.offset), u64::from(entry.stored_len));
-        let missing = |e: std::io::Error| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::Missing { object: format!("{name} (holding {} blob {id})", kind.name()) }
-            }
-            _ => Error::io(&name, e),
-        };
+        let missing = |e: std::io::Error| range_error(&name, kind, &id, e);
         let open = |sealed: &[u8]| {
             blob::open(self.sealer(), &self.keys().id, kind, &entry, sealed)
                 .map_err(|e| Error::damaged(format!("{} blob {id} in {name}", kind.name()), e))
@@ -49,5 +59,22 @@ impl Repository {
     pub fn read_tree(&self, index: &Index, id: &Id) -> Result<Tree> {
         let plain = self.read_blob(index, id, BlobKind::Tree)?;
         Tree::decode(&plain).map_err(|e| Error::decode(format!("tree blob {id}"), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_range_read_is_a_truncated_pack_and_names_the_blob() {
+        let id = Id([9; 32]);
+        let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        let said = range_error("data/09/0909", BlobKind::Tree, &id, eof).to_string();
+        assert!(said.contains("data/09/0909") && said.contains(&id.to_string()), "{said}");
+        assert!(said.contains("damaged") && said.contains("truncated"), "{said}");
+        let gone = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let said = range_error("data/09/0909", BlobKind::Data, &id, gone).to_string();
+        assert!(said.ends_with("missing") && said.contains("data blob"), "{said}");
     }
 }

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::Repository;
 use crate::error::{Error, Result};
-use crate::format::{IndexFile, Magic, ENTRY_LEN};
+use crate::format::{IndexFile, IndexedPack, Magic, ENTRY_LEN};
 use crate::id::Id;
 use crate::index::Index;
 
@@ -49,6 +49,17 @@ impl Repository {
     /// Loads the index less the packs in `left_out` (those a deletion plan names, which a writer
     /// must treat as gone, §12).
     pub fn load_index_without(&self, left_out: &HashSet<Id>) -> Result<LoadedIndex> {
+        self.load_index_with(left_out, &HashSet::new())
+    }
+
+    /// Loads the whole index, resolving a blob stored in several packs to one outside `last`
+    /// where there is one (prune: a copy in a pack an earlier plan deletes is never the one
+    /// counted as used).
+    pub fn load_index_preferring_others(&self, last: &HashSet<Id>) -> Result<LoadedIndex> {
+        self.load_index_with(&HashSet::new(), last)
+    }
+
+    fn load_index_with(&self, left_out: &HashSet<Id>, last: &HashSet<Id>) -> Result<LoadedIndex> {
         let mut problems = Vec::new();
         let listing = self.backend().list("index").map_err(|e| Error::io("index", e))?;
         // Each blob takes at least ENTRY_LEN bytes of an index file: an upper bound of the
@@ -63,20 +74,32 @@ impl Repository {
         let mut superseded: HashSet<Id> = HashSet::new();
         let ids =
             listing.iter().filter_map(|o| o.name.strip_prefix("index/").and_then(Id::from_hex));
+        // Packs of `last`, loaded after all others: of a blob's copies the index keeps the one
+        // of the pack loaded first. Few (those of waiting deletion plans), so held until then.
+        let mut deferred: Vec<(usize, IndexedPack)> = Vec::new();
         for id in ids {
             match self.read_index_file(&id) {
                 Ok(file) => {
                     superseded.extend(file.supersedes.iter().copied());
-                    let packs = file
-                        .packs
-                        .iter()
-                        .filter(|p| !left_out.contains(&p.id))
-                        .map(|p| index.load_pack(p.id, p.kind, &p.blobs))
-                        .collect();
+                    let mut packs = Vec::new();
+                    for pack in file.packs {
+                        if left_out.contains(&pack.id) {
+                            continue;
+                        }
+                        if last.contains(&pack.id) {
+                            deferred.push((loaded.len(), pack));
+                        } else {
+                            packs.push(index.load_pack(pack.id, pack.kind, &pack.blobs));
+                        }
+                    }
                     loaded.push((id, packs));
                 }
                 Err(err) => problems.push(err),
             }
+        }
+        for (file, pack) in deferred {
+            let number = index.load_pack(pack.id, pack.kind, &pack.blobs);
+            loaded[file].1.push(number);
         }
         let mut used = Vec::new();
         let mut ignored = Vec::new();

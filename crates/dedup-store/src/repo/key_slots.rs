@@ -56,25 +56,38 @@ pub fn key_slot_errors(repo: &Repository) -> Result<Vec<String>> {
 pub struct KeySlot {
     /// Its id.
     pub id: Id,
-    /// Its label.
+    /// Its label (empty when damaged).
     pub label: String,
-    /// Creation time, ns since the epoch.
+    /// Creation time, ns since the epoch (0 when damaged).
     pub created: i64,
     /// Whether it is the one that opened the repository.
     pub current: bool,
+    /// Why the key file does not read, when it does not (it can still be removed).
+    pub damaged: Option<String>,
 }
 
 impl Repository {
-    /// Every key slot; damaged ones are an error naming them.
+    /// Every key slot, damaged ones included (so that `key remove` can remove them), oldest
+    /// first.
     pub fn key_slots(&self) -> Result<Vec<KeySlot>> {
         let mut out = Vec::new();
         for slot in load_slots(self.backend())? {
-            let file = slot.file?;
-            out.push(KeySlot {
-                id: slot.id,
-                label: file.label,
-                created: file.created,
-                current: slot.id == self.key_id,
+            let current = slot.id == self.key_id;
+            out.push(match slot.file {
+                Ok(file) => KeySlot {
+                    id: slot.id,
+                    label: file.label,
+                    created: file.created,
+                    current,
+                    damaged: None,
+                },
+                Err(err) => KeySlot {
+                    id: slot.id,
+                    label: String::new(),
+                    created: 0,
+                    current,
+                    damaged: Some(err.to_string()),
+                },
             });
         }
         out.sort_by_key(|slot| slot.created);

@@ -13,6 +13,7 @@ mod snapshots;
 use std::sync::Arc;
 
 pub use crate::host::this_host;
+pub(crate) use blobs::range_error;
 pub use deletions::STALE_AFTER;
 pub use index_load::LoadedIndex;
 pub use init::InitOptions;

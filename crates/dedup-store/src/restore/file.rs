@@ -18,7 +18,7 @@ use crate::format::{BlobEntry, Content, Node};
 use crate::id::Id;
 use crate::index::Index;
 use crate::pack::pack_path;
-use crate::repo::Repository;
+use crate::repo::{range_error, Repository};
 
 /// Neighbouring blobs closer than this are read in one request (the gap is read and dropped).
 const MAX_GAP: u64 = 256 << 10;
@@ -188,6 +188,24 @@ fn restore_pack(
         match repo.backend().get_range(&name, run_from, run_to - run_from) {
             Ok(bytes) => {
                 written += write_run(repo, &name, run_from, &bytes, run, files, open, &fail)
+            }
+            Err(_) if run.len() > 1 => {
+                // One blob past the end of a truncated pack fails the whole run: each blob is
+                // read on its own, so that only those really lost are.
+                for r in run {
+                    let (offset, len) = (u64::from(r.entry.offset), u64::from(r.entry.stored_len));
+                    match repo.backend().get_range(&name, offset, len) {
+                        Ok(bytes) => {
+                            let one = std::slice::from_ref(r);
+                            written +=
+                                write_run(repo, &name, offset, &bytes, one, files, open, &fail)
+                        }
+                        Err(err) => {
+                            let id = &r.entry.id;
+                            fail(r, range_error(&name, BlobKind::Data, id, err).to_string())
+                        }
+                    }
+                }
             }
             Err(err) => {
                 let err = Error::io(&name, err).to_string();

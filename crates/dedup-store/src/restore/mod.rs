@@ -217,7 +217,15 @@ impl Restorer<'_> {
                     let mut found = Vec::new();
                     for pending in part {
                         if let Some(err) = &pending.error {
-                            found.push(Err((pending.path.clone(), err.clone())));
+                            // Its times and mode are not set: a file with holes where data was
+                            // lost must not pass for the original (size and mtime) with a
+                            // later backup, rsync or make.
+                            let err = format!(
+                                "{err}; the file is incomplete (holes where data is lost) and \
+                                 keeps the time of the restore"
+                            );
+                            found.push(Err((pending.path.clone(), err)));
+                            continue;
                         }
                         let owner = meta::Owner { is_root, warned };
                         found.extend(
