@@ -28,36 +28,12 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import copy_usr  # noqa: E402  (scenario A's copies of /usr/share and /usr/include)
+
 PASSWORD = "bench-mount-password"
 TOOLS = ["dedup", "restic"]
 STEPS = ["ls_cold", "ls_warm", "cat_cold"]
-
-
-def copy_tree(dst, budget):
-    """Regular files, directories and symlinks of /usr/share and /usr/include, up to `budget`
-    bytes of content (whole copies first, then a partial one)."""
-    copy = 0
-    while budget > 0:
-        for root in ["/usr/share", "/usr/include"]:
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames.sort()
-                out = os.path.join(dst, f"copy{copy}", os.path.relpath(dirpath, "/usr"))
-                os.makedirs(out, exist_ok=True)
-                for name in sorted(filenames):
-                    path = os.path.join(dirpath, name)
-                    if os.path.islink(path):
-                        os.symlink(os.readlink(path), os.path.join(out, name))
-                        continue
-                    if not os.path.isfile(path):
-                        continue
-                    try:
-                        shutil.copy2(path, os.path.join(out, name))
-                    except OSError:
-                        continue
-                    budget -= os.path.getsize(path)
-                    if budget <= 0:
-                        return
-        copy += 1
 
 
 def generate(src, tree_mib, big_mib):
@@ -68,7 +44,7 @@ def generate(src, tree_mib, big_mib):
         return
     shutil.rmtree(src, ignore_errors=True)
     os.makedirs(src)
-    copy_tree(os.path.join(src, "tree"), tree_mib << 20)
+    copy_usr(os.path.join(src, "tree"), tree_mib << 20)
     rng = random.Random(26)
     with open(os.path.join(src, "big.bin"), "wb") as f:
         left = big_mib << 20
