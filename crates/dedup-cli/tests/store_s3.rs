@@ -1,7 +1,8 @@
 //! `dedup store` on a real S3 server (s3s-fs) reached through a proxy that delays, drops and
 //! fails requests: backups and restores retry and finish, or fail naming the object and leave the
 //! repository consistent; large packs uploaded in parts through the same faults; and several
-//! hosts backing up into one repository at once.
+//! hosts backing up into one repository at once; and deletions sent 1,000 keys to a request
+//! (a prune of many packs in a few requests; a failed batch names a pack).
 
 mod common;
 mod s3server;
@@ -508,4 +509,36 @@ fn a_batch_deletion_that_fails_names_a_pack_and_the_next_prune_finishes_it() {
     assert!(count_packs(&server, "repo") < before, "the next prune deleted them");
     store_ok(&direct, &["check", "--read-data"]);
     assert_restores(&direct, &format!("latest:{}", kept.display()), &kept, dir.path(), "t");
+}
+
+#[test]
+fn many_objects_are_deleted_a_thousand_to_a_request_and_absent_ones_succeed() {
+    use dedup_store::backend::{Backend, S3Backend, S3Options};
+    let Some(server) = S3Server::start("delete_many") else { return };
+    // Written straight into the server's directory: s3s-fs serves files as objects.
+    let mut names = Vec::new();
+    for i in 0..2100u32 {
+        let name = format!("data/{:02x}/{i:064x}", i % 256);
+        let path = server.dir("bulk").join(&name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, i.to_le_bytes()).unwrap();
+        names.push(name);
+    }
+    names.push(format!("data/ff/{:064x}", u32::MAX));
+    let proxy = Proxy::start(
+        server.port,
+        Faults {
+            delay: 0,
+            fail: 0,
+            drop_answer: 0,
+            fail_puts_under: None,
+            fail_deletes_under: None,
+        },
+    );
+    let location = server.repo_at(proxy.port, "bulk");
+    let backend = S3Backend::new(location.to_str().unwrap(), &S3Options::default()).unwrap();
+    assert_eq!(backend.list("data").unwrap().len(), 2100);
+    backend.delete_many(&names).unwrap();
+    assert!(backend.list("data").unwrap().is_empty(), "all gone");
+    assert_eq!(proxy.deletions.load(Ordering::Relaxed), 3, "2,101 keys in three requests");
 }

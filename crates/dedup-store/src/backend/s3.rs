@@ -255,19 +255,32 @@ impl Backend for S3Backend {
         }
     }
 
-    /// One DeleteObjects request per [`KEYS_PER_DELETE`] keys. When a batch fails, OpenDAL names
-    /// a failed key only sometimes (a batch with no success names none), so its keys are deleted
-    /// again one by one: the first that fails alone is the one named, and a server without
-    /// DeleteObjects still gets its objects deleted.
+    /// One DeleteObjects request per [`KEYS_PER_DELETE`] keys, up to `connections` of them at
+    /// once. When a batch fails, OpenDAL names a failed key only sometimes (a batch with no
+    /// success names none), so its keys are deleted again one by one: the first that fails alone
+    /// is the one named, and a server without DeleteObjects still gets its objects deleted.
     fn delete_many(&self, names: &[String]) -> Result<(), DeleteFailure> {
-        for chunk in names.chunks(KEYS_PER_DELETE) {
-            let batch =
-                self.runtime.block_on(self.op.delete_iter(chunk.iter().map(String::as_str)));
-            if batch.is_ok() {
-                continue;
-            }
-            for name in chunk {
-                self.delete(name).map_err(|cause| DeleteFailure { name: name.clone(), cause })?;
+        let batches: Vec<&[String]> = names.chunks(KEYS_PER_DELETE).collect();
+        for wave in batches.chunks(self.connections) {
+            let deleted = self.runtime.block_on(async {
+                let mut running = tokio::task::JoinSet::new();
+                for (at, batch) in wave.iter().enumerate() {
+                    let (op, keys) = (self.op.clone(), batch.to_vec());
+                    running.spawn(async move { (at, op.delete_iter(keys).await.is_ok()) });
+                }
+                let mut deleted = vec![false; wave.len()];
+                while let Some(joined) = running.join_next().await {
+                    if let Ok((at, ok)) = joined {
+                        deleted[at] = ok;
+                    }
+                }
+                deleted
+            });
+            for (batch, _) in wave.iter().zip(deleted).filter(|(_, ok)| !ok) {
+                for name in *batch {
+                    self.delete(name)
+                        .map_err(|cause| DeleteFailure { name: name.clone(), cause })?;
+                }
             }
         }
         Ok(())
