@@ -1,7 +1,8 @@
 //! `dedup store` on a real S3 server (s3s-fs) reached through a proxy that delays, drops and
 //! fails requests: backups and restores retry and finish, or fail naming the object and leave the
 //! repository consistent; large packs uploaded in parts through the same faults; and several
-//! hosts backing up into one repository at once.
+//! hosts backing up into one repository at once; and deletions sent 1,000 keys to a request
+//! (a prune of many packs in a few requests; a failed batch names a pack).
 
 mod common;
 mod s3server;
@@ -29,6 +30,9 @@ struct Faults {
     drop_answer: u64,
     /// PUTs whose path contains this are all answered 500 (a failure that outlasts retries).
     fail_puts_under: Option<&'static str>,
+    /// DELETEs whose path contains this, and every batch deletion (`POST ?delete`), are all
+    /// answered 500.
+    fail_deletes_under: Option<&'static str>,
 }
 
 /// A proxy in front of the server on `upstream`, on its own port; runs until the test ends.
@@ -37,6 +41,8 @@ struct Proxy {
     seen: Arc<AtomicU64>,
     /// Requests that uploaded one part of a multipart upload (`PUT …?partNumber=…`).
     parts: Arc<AtomicU64>,
+    /// Requests that deleted objects: one each (`DELETE`) or many (`POST ?delete`).
+    deletions: Arc<AtomicU64>,
 }
 
 impl Proxy {
@@ -45,18 +51,27 @@ impl Proxy {
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(AtomicU64::new(0));
         let parts = Arc::new(AtomicU64::new(0));
-        let (counter, part_counter) = (Arc::clone(&seen), Arc::clone(&parts));
+        let deletions = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&seen);
+        let counts = Counts { parts: Arc::clone(&parts), deletions: Arc::clone(&deletions) };
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let n = counter.fetch_add(1, Ordering::Relaxed);
-                let part_counter = Arc::clone(&part_counter);
+                let counts = counts.clone();
                 std::thread::spawn(move || {
-                    let _ = serve(client, upstream, faults, n, &part_counter);
+                    let _ = serve(client, upstream, faults, n, &counts);
                 });
             }
         });
-        Proxy { port, seen, parts }
+        Proxy { port, seen, parts, deletions }
     }
+}
+
+/// The proxy's counters of particular requests (see [`Proxy`]).
+#[derive(Clone)]
+struct Counts {
+    parts: Arc<AtomicU64>,
+    deletions: Arc<AtomicU64>,
 }
 
 /// Reads one request (head and Content-Length body) from `client`.
@@ -99,7 +114,7 @@ fn serve(
     upstream: u16,
     faults: Faults,
     conn: u64,
-    parts: &AtomicU64,
+    counts: &Counts,
 ) -> std::io::Result<()> {
     let mut nth = conn.wrapping_mul(1000);
     while let Some((head, body)) = read_request(&mut client)? {
@@ -111,7 +126,20 @@ fn serve(
         let roll = (z ^ (z >> 31)) % 1000;
         let request_line = head.lines().next().unwrap_or("").to_string();
         if request_line.starts_with("PUT ") && request_line.contains("partNumber=") {
-            parts.fetch_add(1, Ordering::Relaxed);
+            counts.parts.fetch_add(1, Ordering::Relaxed);
+        }
+        let batch_delete = request_line.starts_with("POST ") && request_line.contains("?delete");
+        let delete = request_line.starts_with("DELETE ");
+        if batch_delete || delete {
+            counts.deletions.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(under) = faults.fail_deletes_under {
+            if batch_delete || (delete && request_line.contains(under)) {
+                client.write_all(
+                    b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n",
+                )?;
+                continue;
+            }
         }
         if let Some(under) = faults.fail_puts_under {
             if request_line.starts_with("PUT ") && request_line.contains(under) {
@@ -188,7 +216,13 @@ fn backup_and_restore_through_a_faulty_network_retry_and_lose_nothing() {
     tree(&src, 1, 40);
     let proxy = Proxy::start(
         server.port,
-        Faults { delay: 100, fail: 100, drop_answer: 50, fail_puts_under: None },
+        Faults {
+            delay: 100,
+            fail: 100,
+            drop_answer: 50,
+            fail_puts_under: None,
+            fail_deletes_under: None,
+        },
     );
     let repo = server.repo_at(proxy.port, "repo");
     init_repo(&repo);
@@ -225,7 +259,13 @@ fn packs_above_the_multipart_threshold_go_up_in_parts_through_a_faulty_network()
     drop(bytes);
     let proxy = Proxy::start(
         server.port,
-        Faults { delay: 50, fail: 100, drop_answer: 30, fail_puts_under: None },
+        Faults {
+            delay: 50,
+            fail: 100,
+            drop_answer: 30,
+            fail_puts_under: None,
+            fail_deletes_under: None,
+        },
     );
     let repo = server.repo_at(proxy.port, "repo");
     store_ok(
@@ -254,7 +294,13 @@ fn a_large_object_is_written_once_in_parts_and_never_replaced() {
     let Some(server) = S3Server::start("multipart write-once") else { return };
     let proxy = Proxy::start(
         server.port,
-        Faults { delay: 0, fail: 0, drop_answer: 0, fail_puts_under: None },
+        Faults {
+            delay: 0,
+            fail: 0,
+            drop_answer: 0,
+            fail_puts_under: None,
+            fail_deletes_under: None,
+        },
     );
     let location = server.repo_at(proxy.port, "objects");
     let backend = S3Backend::new(location.to_str().unwrap(), &S3Options::default()).unwrap();
@@ -280,7 +326,13 @@ fn a_failure_outlasting_the_retries_names_the_object_and_leaves_the_repository_u
     init_repo(&direct);
     let proxy = Proxy::start(
         server.port,
-        Faults { delay: 0, fail: 0, drop_answer: 0, fail_puts_under: Some("/data/") },
+        Faults {
+            delay: 0,
+            fail: 0,
+            drop_answer: 0,
+            fail_puts_under: Some("/data/"),
+            fail_deletes_under: None,
+        },
     );
     let out = store(&server.repo_at(proxy.port, "repo"), &["backup", src.to_str().unwrap()]);
     assert_ne!(out.code, Some(0), "{}", out.dump());
@@ -365,4 +417,128 @@ fn several_hosts_back_up_into_one_repository_at_once() {
     }
     store_ok(&repo, &["prune"]);
     store_ok(&repo, &["check", "--read-data"]);
+}
+
+/// Packs of the repository `name`, counted in the server's directory.
+fn count_packs(server: &S3Server, name: &str) -> usize {
+    let mut count = 0;
+    let mut pending = vec![server.dir(name).join("data")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(entry.path());
+            } else {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// Backs up `gone` then `kept` into the repository `direct` and forgets the first snapshot.
+fn back_up_and_forget_one(direct: &Path, gone: &Path, kept: &Path) {
+    store_ok(direct, &["backup", gone.to_str().unwrap()]);
+    let doomed = snapshot_of(direct, gone);
+    store_ok(direct, &["backup", kept.to_str().unwrap()]);
+    store_ok(direct, &["forget", &doomed]);
+}
+
+#[test]
+fn prune_deletes_many_packs_in_few_requests_and_everything_still_restores() {
+    let Some(server) = S3Server::start("batch deletion") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (gone, kept) = (dir.path().join("gone"), dir.path().join("kept"));
+    // About 37 MB that neither compresses nor deduplicates: some 25 packs, all
+    // unreachable once their snapshot is forgotten.
+    tree(&gone, 11, 250);
+    tree(&kept, 12, 6);
+    let direct = server.repo("repo");
+    init_repo(&direct);
+    back_up_and_forget_one(&direct, &gone, &kept);
+    let before = count_packs(&server, "repo");
+    let proxy = Proxy::start(
+        server.port,
+        Faults {
+            delay: 0,
+            fail: 0,
+            drop_answer: 0,
+            fail_puts_under: None,
+            fail_deletes_under: None,
+        },
+    );
+    store_ok(&server.repo_at(proxy.port, "repo"), &["prune", "--max-unused", "0"]);
+    let deleted = before.saturating_sub(count_packs(&server, "repo"));
+    let requests = proxy.deletions.load(Ordering::Relaxed);
+    eprintln!("{deleted} packs deleted in {requests} deletion requests");
+    assert!(deleted >= 20, "the prune deleted many packs: {deleted}");
+    // The packs in one request, the index files in another, the plan, the first plan and the
+    // writer marker one each.
+    assert!(requests <= 6, "{deleted} packs deleted in {requests} deletion requests");
+    store_ok(&direct, &["check", "--read-data"]);
+    assert_restores(&direct, &format!("latest:{}", kept.display()), &kept, dir.path(), "t");
+}
+
+#[test]
+fn a_batch_deletion_that_fails_names_a_pack_and_the_next_prune_finishes_it() {
+    let Some(server) = S3Server::start("failed batch deletion") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (gone, kept) = (dir.path().join("gone"), dir.path().join("kept"));
+    tree(&gone, 13, 30);
+    tree(&kept, 14, 6);
+    let direct = server.repo("repo");
+    init_repo(&direct);
+    back_up_and_forget_one(&direct, &gone, &kept);
+    let before = count_packs(&server, "repo");
+    let proxy = Proxy::start(
+        server.port,
+        Faults {
+            delay: 0,
+            fail: 0,
+            drop_answer: 0,
+            fail_puts_under: None,
+            fail_deletes_under: Some("/data/"),
+        },
+    );
+    let out = store(&server.repo_at(proxy.port, "repo"), &["prune", "--max-unused", "0"]);
+    assert_ne!(out.code, Some(0), "{}", out.dump());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("data/"), "the error names a pack: {stderr}");
+    assert!(count_packs(&server, "repo") >= before, "no pack went");
+    store_ok(&direct, &["check"]);
+    store_ok(&direct, &["prune", "--max-unused", "0"]);
+    assert!(count_packs(&server, "repo") < before, "the next prune deleted them");
+    store_ok(&direct, &["check", "--read-data"]);
+    assert_restores(&direct, &format!("latest:{}", kept.display()), &kept, dir.path(), "t");
+}
+
+#[test]
+fn many_objects_are_deleted_a_thousand_to_a_request_and_absent_ones_succeed() {
+    use dedup_store::backend::{Backend, S3Backend, S3Options};
+    let Some(server) = S3Server::start("delete_many") else { return };
+    // Written straight into the server's directory: s3s-fs serves files as objects.
+    let mut names = Vec::new();
+    for i in 0..2100u32 {
+        let name = format!("data/{:02x}/{i:064x}", i % 256);
+        let path = server.dir("bulk").join(&name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, i.to_le_bytes()).unwrap();
+        names.push(name);
+    }
+    names.push(format!("data/ff/{:064x}", u32::MAX));
+    let proxy = Proxy::start(
+        server.port,
+        Faults {
+            delay: 0,
+            fail: 0,
+            drop_answer: 0,
+            fail_puts_under: None,
+            fail_deletes_under: None,
+        },
+    );
+    let location = server.repo_at(proxy.port, "bulk");
+    let backend = S3Backend::new(location.to_str().unwrap(), &S3Options::default()).unwrap();
+    assert_eq!(backend.list("data").unwrap().len(), 2100);
+    backend.delete_many(&names).unwrap();
+    assert!(backend.list("data").unwrap().is_empty(), "all gone");
+    assert_eq!(proxy.deletions.load(Ordering::Relaxed), 3, "2,101 keys in three requests");
 }

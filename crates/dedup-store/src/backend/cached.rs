@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::{Backend, ObjectInfo, PutOutcome};
+use super::{Backend, DeleteFailure, ObjectInfo, PutOutcome};
 use crate::id::Id;
 
 /// The folders whose objects are cached.
@@ -88,6 +88,14 @@ impl CachedBackend {
         let pack = name.strip_prefix("data/")?.rsplit('/').next()?;
         Id::from_hex(pack)?;
         Some(self.dir.get()?.join("trees").join(pack))
+    }
+
+    /// Drops the copies of `name`, which the repository no longer has: the file itself, or the
+    /// tree ranges of a pack.
+    fn drop_copies(&self, name: &str) {
+        for path in [self.path(name), self.pack_path(name)].into_iter().flatten() {
+            let _ = fs::remove_file(path);
+        }
     }
 
     /// Drops kept tree ranges of packs the listing of `data/` no longer has.
@@ -186,10 +194,18 @@ impl Backend for CachedBackend {
 
     fn delete(&self, name: &str) -> io::Result<()> {
         self.inner.delete(name)?;
-        if let Some(path) = self.path(name) {
-            let _ = fs::remove_file(path);
-        }
+        self.drop_copies(name);
         Ok(())
+    }
+
+    fn delete_many(&self, names: &[String]) -> Result<(), DeleteFailure> {
+        let deleted = self.inner.delete_many(names);
+        // Even when one failed: those before it may be gone, and a copy dropped too many is
+        // only read again.
+        for name in names {
+            self.drop_copies(name);
+        }
+        deleted
     }
 
     fn exists(&self, name: &str) -> io::Result<bool> {
@@ -279,5 +295,30 @@ mod tests {
         cached.list("data").unwrap();
         assert!(!cache_dir.join("trees").join(&pack[8..]).exists(), "gone with its pack");
         assert!(cached.get_metadata_range(&pack, 2, 4).is_err(), "a missing pack is an error");
+    }
+
+    #[test]
+    fn deleting_many_objects_drops_their_copies_and_absent_ones_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = Arc::new(LocalBackend::new(dir.path().join("repo")));
+        let cached = CachedBackend::new(remote.clone());
+        let cache_dir = dir.path().join("cache");
+        cached.attach(cache_dir.clone());
+        let bytes = b"an index file".to_vec();
+        let index = format!("index/{}", Id::of_file(&bytes).to_hex());
+        remote.put(&index, &bytes).unwrap();
+        let pack = format!("data/ab/{}", Id::of_file(b"a pack").to_hex());
+        remote.put(&pack, b"a pack with a tree").unwrap();
+        cached.get(&index).unwrap();
+        cached.get_metadata_range(&pack, 2, 4).unwrap();
+        assert!(cache_dir.join(&index).exists());
+        assert!(cache_dir.join("trees").join(&pack[8..]).exists());
+
+        let absent = format!("data/cd/{}", Id::of_file(b"never written").to_hex());
+        cached.delete_many(&[index.clone(), pack.clone(), absent]).unwrap();
+        assert!(!remote.exists(&index).unwrap() && !remote.exists(&pack).unwrap());
+        assert!(!cache_dir.join(&index).exists(), "the index file's copy went with it");
+        assert!(!cache_dir.join("trees").join(&pack[8..]).exists(), "and the pack's trees");
+        assert!(cached.get_metadata_range(&pack, 2, 4).is_err(), "not served from a copy");
     }
 }

@@ -57,6 +57,16 @@ pub enum PutOutcome {
     AlreadyExisted,
 }
 
+/// A deletion of several objects that stopped: the object that could not be deleted, and why.
+/// Objects before it may be gone, others not; deleting them again is harmless.
+#[derive(Debug)]
+pub struct DeleteFailure {
+    /// The object that failed.
+    pub name: String,
+    /// What the storage said.
+    pub cause: io::Error,
+}
+
 /// A store of write-once objects.
 pub trait Backend: Send + Sync {
     /// A human-readable location, for messages.
@@ -78,6 +88,15 @@ pub trait Backend: Send + Sync {
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>>;
     /// Deletes `name`; deleting an absent object succeeds.
     fn delete(&self, name: &str) -> io::Result<()>;
+    /// Deletes every object of `names`, in no particular order (a caller that needs one deletion
+    /// before another makes two calls); absent ones succeed, as with `delete`. Object storage
+    /// sends many in one request; the default deletes them one by one.
+    fn delete_many(&self, names: &[String]) -> Result<(), DeleteFailure> {
+        for name in names {
+            self.delete(name).map_err(|cause| DeleteFailure { name: name.clone(), cause })?;
+        }
+        Ok(())
+    }
     /// Whether `name` exists.
     fn exists(&self, name: &str) -> io::Result<bool>;
     /// Removes the partial objects that writers which are gone left behind (a backend whose

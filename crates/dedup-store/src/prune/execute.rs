@@ -189,12 +189,11 @@ fn execute_plan(repo: &Repository, name: &str, plan: &DeletionPlan) -> Result<()
     let deleted: HashSet<Id> = plan.packs.iter().filter(|p| !keep.contains(*p)).copied().collect();
     // Out of the index before they go: stopped in between, the plan is carried out again.
     drop_deleted_from_newer_index_files(repo, plan, &deleted)?;
-    for pack in &deleted {
-        repo.delete_object(&pack_path(pack))?;
-    }
-    for file in &plan.index_files {
-        repo.delete_object(&format!("index/{file}"))?;
-    }
+    // Batched, one kind after the other and the plan last, as §12 orders them.
+    let packs: Vec<String> = deleted.iter().map(pack_path).collect();
+    repo.delete_objects(&packs)?;
+    let index_files: Vec<String> = plan.index_files.iter().map(|f| format!("index/{f}")).collect();
+    repo.delete_objects(&index_files)?;
     repo.delete_object(name)
 }
 

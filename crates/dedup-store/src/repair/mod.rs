@@ -140,14 +140,9 @@ pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<In
     // The copies and their index files are written before anything is deleted.
     sink.flush()?;
     repo.write_index_file(&IndexFile { supersedes: old.clone(), packs: batch })?;
-    for name in &doomed {
-        repo.backend().delete(name).map_err(|e| Error::io(name, e))?;
-    }
-    for id in &old {
-        repo.backend()
-            .delete(&format!("index/{id}"))
-            .map_err(|e| Error::io(format!("index/{id}"), e))?;
-    }
+    repo.delete_objects(&doomed)?;
+    let old_files: Vec<String> = old.iter().map(|id| format!("index/{id}")).collect();
+    repo.delete_objects(&old_files)?;
     outcome.index_files_replaced = old.len() as u64;
     marker.remove()?;
     Ok(outcome)

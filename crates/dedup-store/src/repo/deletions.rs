@@ -67,6 +67,12 @@ impl Repository {
         self.backend().delete(name).map_err(|e| Error::io(name, e))
     }
 
+    /// Deletes the objects `names`, in no particular order and as few requests as the storage
+    /// allows; an error names an object that failed.
+    pub(crate) fn delete_objects(&self, names: &[String]) -> Result<()> {
+        self.backend().delete_many(names).map_err(|failed| Error::io(failed.name, failed.cause))
+    }
+
     /// Every pack that a readable deletion plan names: a writer treats them as gone, neither
     /// deduplicating against them nor adopting them. A plan that does not read is reported by
     /// `check` and never executed (prune cannot read it either), so it endangers nothing.
