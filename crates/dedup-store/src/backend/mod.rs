@@ -3,6 +3,7 @@
 //! the choice between them from a location string.
 
 mod cached;
+mod dal;
 mod local;
 mod s3;
 mod s3_location;

@@ -14,6 +14,7 @@ use opendal::services::S3;
 use opendal::{ErrorKind, HttpTransporter, Operator};
 use opendal_http_transport_reqwest::ReqwestTransport;
 
+use super::dal::{self, to_io};
 use super::s3_location::S3Location;
 use super::{Backend, DeleteFailure, ObjectInfo, PutOutcome};
 
@@ -120,19 +121,6 @@ impl S3Backend {
     }
 }
 
-/// An OpenDAL error as an I/O error of the matching kind, its message kept (it names the request).
-pub(super) fn to_io(err: opendal::Error) -> io::Error {
-    let kind = match err.kind() {
-        ErrorKind::NotFound => io::ErrorKind::NotFound,
-        ErrorKind::PermissionDenied => io::ErrorKind::PermissionDenied,
-        ErrorKind::AlreadyExists => io::ErrorKind::AlreadyExists,
-        ErrorKind::RangeNotSatisfied => io::ErrorKind::UnexpectedEof,
-        ErrorKind::ConfigInvalid => io::ErrorKind::InvalidInput,
-        _ => io::ErrorKind::Other,
-    };
-    io::Error::new(kind, err.to_string())
-}
-
 impl S3Backend {
     /// Uploads `bytes` as a multipart upload of [`PART_SIZE`] parts. The retry layer sends a
     /// failed part again by itself (OpenDAL keeps each part's bytes until it is stored); the
@@ -202,57 +190,21 @@ impl Backend for S3Backend {
     }
 
     fn get(&self, name: &str) -> io::Result<Vec<u8>> {
-        let buffer = self.runtime.block_on(self.op.read(name)).map_err(to_io)?;
-        Ok(buffer.to_vec())
+        dal::get(&self.runtime, &self.op, name)
     }
 
     fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-        if len == 0 {
-            return Ok(Vec::new());
-        }
-        let end = offset
-            .checked_add(len)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "range too large"))?;
-        let buffer = self
-            .runtime
-            .block_on(async { self.op.read_with(name).range(offset..end).await })
-            .map_err(to_io)?;
-        if buffer.len() as u64 != len {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("{name}: {} bytes from {offset}, {len} asked", buffer.len()),
-            ));
-        }
-        Ok(buffer.to_vec())
+        dal::get_range(&self.runtime, &self.op, name, offset, len)
     }
 
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
-        let folder = format!("{}/", prefix.trim_end_matches('/'));
-        let entries =
-            match self.runtime.block_on(async { self.op.list_with(&folder).recursive(true).await })
-            {
-                Ok(entries) => entries,
-                Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-                Err(err) => return Err(to_io(err)),
-            };
-        let mut out: Vec<ObjectInfo> = entries
-            .into_iter()
-            .filter(|entry| entry.metadata().is_file() && !entry.path().ends_with('/'))
-            .map(|entry| ObjectInfo {
-                name: entry.path().trim_start_matches('/').to_string(),
-                size: entry.metadata().content_length(),
-                modified: entry.metadata().last_modified().map(std::time::SystemTime::from),
-            })
-            .collect();
+        let mut out = dal::list_files(&self.runtime, &self.op, prefix)?;
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
     }
 
     fn delete(&self, name: &str) -> io::Result<()> {
-        match self.runtime.block_on(self.op.delete(name)) {
-            Err(err) if err.kind() != ErrorKind::NotFound => Err(to_io(err)),
-            _ => Ok(()),
-        }
+        dal::delete(&self.runtime, &self.op, name)
     }
 
     /// One DeleteObjects request per [`KEYS_PER_DELETE`] keys, up to `connections` of them at

@@ -21,12 +21,13 @@ use std::time::Duration;
 
 use opendal::layers::{ConcurrentLimitLayer, RetryLayer, TimeoutLayer};
 use opendal::services::Sftp as SftpService;
-use opendal::{ErrorKind, Operator};
+use opendal::Operator;
 use openssh::{KnownHosts, SessionBuilder};
 use openssh_sftp_client::error::SftpErrorKind;
 use openssh_sftp_client::{Error as SftpError, Sftp, SftpOptions};
 
-use super::s3::{to_io as opendal_to_io, S3Options};
+use super::dal::{self, to_io as opendal_to_io};
+use super::s3::S3Options;
 use super::sftp_location::SftpLocation;
 use super::temporary::{is_hidden, temporary_is_stale, temporary_name, TEMP_PREFIX};
 use super::{Backend, ObjectInfo, PutOutcome};
@@ -251,23 +252,7 @@ impl SftpBackend {
 
     /// Every file under `folder` (`""` for all), hidden ones included.
     fn list_all(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
-        let folder = format!("{}/", folder.trim_end_matches('/'));
-        let entries =
-            match self.runtime.block_on(async { self.op.list_with(&folder).recursive(true).await })
-            {
-                Ok(entries) => entries,
-                Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-                Err(err) => return Err(opendal_to_io(err)),
-            };
-        Ok(entries
-            .into_iter()
-            .filter(|entry| entry.metadata().is_file() && !entry.path().ends_with('/'))
-            .map(|entry| ObjectInfo {
-                name: entry.path().trim_start_matches('/').to_string(),
-                size: entry.metadata().content_length(),
-                modified: entry.metadata().last_modified().map(std::time::SystemTime::from),
-            })
-            .collect())
+        dal::list_files(&self.runtime, &self.op, folder)
     }
 }
 
@@ -326,28 +311,11 @@ impl Backend for SftpBackend {
     }
 
     fn get(&self, name: &str) -> io::Result<Vec<u8>> {
-        let buffer = self.runtime.block_on(self.op.read(name)).map_err(opendal_to_io)?;
-        Ok(buffer.to_vec())
+        dal::get(&self.runtime, &self.op, name)
     }
 
     fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-        if len == 0 {
-            return Ok(Vec::new());
-        }
-        let end = offset
-            .checked_add(len)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "range too large"))?;
-        let buffer = self
-            .runtime
-            .block_on(async { self.op.read_with(name).range(offset..end).await })
-            .map_err(opendal_to_io)?;
-        if buffer.len() as u64 != len {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("{name}: {} bytes from {offset}, {len} asked", buffer.len()),
-            ));
-        }
-        Ok(buffer.to_vec())
+        dal::get_range(&self.runtime, &self.op, name, offset, len)
     }
 
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
@@ -361,10 +329,7 @@ impl Backend for SftpBackend {
     }
 
     fn delete(&self, name: &str) -> io::Result<()> {
-        match self.runtime.block_on(self.op.delete(name)) {
-            Err(err) if err.kind() != ErrorKind::NotFound => Err(opendal_to_io(err)),
-            _ => Ok(()),
-        }
+        dal::delete(&self.runtime, &self.op, name)
     }
 
     fn exists(&self, name: &str) -> io::Result<bool> {
