@@ -118,6 +118,14 @@ impl WriterMarker {
         let name = std::mem::take(&mut *lock(&self.current));
         self.backend.delete(&name).map_err(|e| Error::io(&name, e))
     }
+
+    /// Stops refreshing and leaves the marker in place, to go stale (§12): for a session that
+    /// stops on an error with packs stored that it could not index, so that the next backup
+    /// looks for them.
+    pub fn leave(mut self) {
+        self.stop_refreshing();
+        lock(&self.current).clear();
+    }
 }
 
 impl Drop for WriterMarker {
