@@ -1,7 +1,8 @@
 //! Writer markers (docs/store-format.md §12): a writing session announces itself before its
 //! first write, keeps the announcement fresh from a timer thread of its own while it works, and
 //! withdraws it when its snapshot is written or when it fails, so a prune can tell whether
-//! deleting at once is safe.
+//! deleting at once is safe, and a backup whether a killed session may have left packs unindexed
+//! (a backup that fails and cannot even index what it stored leaves its marker for that reason).
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
