@@ -170,14 +170,14 @@ impl<'r> Session<'r> {
         let planned = repo.planned_deletions()?;
         let loaded = repo.load_index_without(&planned)?;
         let sink = BlobSink::new(repo, loaded.index, options.dry_run);
-        if !options.dry_run {
-            sink.adopt_unindexed_packs(&planned)?;
+        if let Some(marker) = &marker {
+            adopt_what_killed_sessions_left(repo, &sink, &marker.name(), &planned)?;
         }
         Ok(Session { repo, sink, marker, planned })
     }
 
     fn commit(
-        self,
+        mut self,
         options: &BackupOptions,
         tree: Id,
         mut summary: Summary,
@@ -212,7 +212,7 @@ impl<'r> Session<'r> {
             program: options.program.clone(),
         };
         let id = if options.dry_run { None } else { Some(self.repo.save_snapshot(&snapshot)?) };
-        if let Some(marker) = self.marker {
+        if let Some(marker) = self.marker.take() {
             marker.remove()?;
         }
         Ok(BackupOutcome {
@@ -221,6 +221,46 @@ impl<'r> Session<'r> {
             packs_written: stats.packs_written,
             packs_adopted: stats.packs_adopted,
         })
+    }
+}
+
+/// Lists `data/` only when a stale writer marker (§12) says that a session was killed and may
+/// have left packs that no index lists: a session that ends, cleanly or on an error, indexes
+/// every pack it stored before it withdraws its marker, so without a stale marker there is
+/// nothing to adopt, and the listing (one request per 1,000 packs) is saved. The stale markers
+/// are deleted once an index file lists what was adopted; a backup killed before then leaves
+/// them for the next one.
+fn adopt_what_killed_sessions_left(
+    repo: &Repository,
+    sink: &BlobSink<'_>,
+    own_marker: &str,
+    planned: &std::collections::HashSet<Id>,
+) -> Result<()> {
+    let stale = repo.stale_writers(Some(own_marker))?;
+    if stale.is_empty() {
+        return Ok(());
+    }
+    sink.adopt_unindexed_packs(planned)?;
+    sink.index_stored()?;
+    for name in stale {
+        // A backup running alongside may have deleted it already, which the backends accept.
+        repo.delete_object(&name)?;
+    }
+    Ok(())
+}
+
+impl Drop for Session<'_> {
+    /// A session that stops on an error (its marker not yet removed by `commit`) indexes the
+    /// packs it stored, so that the next backup reuses them without listing `data/`, and then
+    /// withdraws its marker; if even that fails, it leaves the marker, which the next backup
+    /// finds stale and so looks for the packs.
+    fn drop(&mut self) {
+        if let Some(marker) = self.marker.take() {
+            match self.sink.index_stored() {
+                Ok(()) => drop(marker),
+                Err(_) => marker.leave(),
+            }
+        }
     }
 }
 

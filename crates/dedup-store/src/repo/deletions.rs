@@ -88,8 +88,19 @@ impl Repository {
 
     /// Names of the writer markers of sessions still at work (not stale), less `except`.
     pub fn live_writers(&self, except: Option<&str>) -> Result<Vec<String>> {
+        Ok(self.writers_by_liveness(except)?.0)
+    }
+
+    /// Names of the stale writer markers (of sessions killed, or hung for [`STALE_AFTER`]), less
+    /// `except`: such a session may have left packs that no index lists.
+    pub fn stale_writers(&self, except: Option<&str>) -> Result<Vec<String>> {
+        Ok(self.writers_by_liveness(except)?.1)
+    }
+
+    /// The writer markers present, less `except`: the live ones, then the stale ones.
+    fn writers_by_liveness(&self, except: Option<&str>) -> Result<(Vec<String>, Vec<String>)> {
         let listing = self.backend().list("writers").map_err(|e| Error::io("writers", e))?;
-        let mut live = Vec::new();
+        let (mut live, mut stale) = (Vec::new(), Vec::new());
         for object in listing {
             if Some(object.name.as_str()) == except {
                 continue;
@@ -104,9 +115,11 @@ impl Repository {
             }
             if marker_is_live(info.as_ref(), object.modified) {
                 live.push(object.name);
+            } else {
+                stale.push(object.name);
             }
         }
-        Ok(live)
+        Ok((live, stale))
     }
 
     /// Whether any of the markers `names` is still present and fresh.

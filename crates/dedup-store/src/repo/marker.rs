@@ -1,7 +1,8 @@
 //! Writer markers (docs/store-format.md §12): a writing session announces itself before its
 //! first write, keeps the announcement fresh from a timer thread of its own while it works, and
 //! withdraws it when its snapshot is written or when it fails, so a prune can tell whether
-//! deleting at once is safe.
+//! deleting at once is safe, and a backup whether a killed session may have left packs unindexed
+//! (a backup that fails and cannot even index what it stored leaves its marker for that reason).
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -117,6 +118,14 @@ impl WriterMarker {
         self.stop_refreshing();
         let name = std::mem::take(&mut *lock(&self.current));
         self.backend.delete(&name).map_err(|e| Error::io(&name, e))
+    }
+
+    /// Stops refreshing and leaves the marker in place, to go stale (§12): for a session that
+    /// stops on an error with packs stored that it could not index, so that the next backup
+    /// looks for them.
+    pub fn leave(mut self) {
+        self.stop_refreshing();
+        lock(&self.current).clear();
     }
 }
 

@@ -267,8 +267,20 @@ impl<'r> BlobSink<'r> {
             return Ok(());
         }
         let file = IndexFile { supersedes: Vec::new(), packs };
-        self.repo.write_index_file(&file)?;
+        if let Err(err) = self.repo.write_index_file(&file) {
+            // Still to be indexed: a later flush, or the session's end on an error, tries again.
+            lock(&self.unindexed).extend(file.packs);
+            return Err(err);
+        }
         Ok(())
+    }
+
+    /// Writes an index file for the packs stored (or adopted) and not yet indexed, leaving the
+    /// open packs open: what a session does before it withdraws its marker when it stops on an
+    /// error, and after adopting packs.
+    pub fn index_stored(&self) -> Result<()> {
+        let packs = mem::take(&mut *lock(&self.unindexed));
+        self.write_index_file(packs)
     }
 
     /// Stores the open packs and indexes everything written: after this, a snapshot may refer to
@@ -278,8 +290,7 @@ impl<'r> BlobSink<'r> {
             let pack = mem::replace(&mut *lock(&self.open[slot(kind)]), self.new_pack(kind));
             self.write_pack(pack)?;
         }
-        let packs = mem::take(&mut *lock(&self.unindexed));
-        self.write_index_file(packs)
+        self.index_stored()
     }
 
     /// Flushes and returns the index (with this session's blobs) and the counts.
