@@ -14,7 +14,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::act::LoopFs;
 use common::store::*;
@@ -90,20 +90,6 @@ impl Rig {
     fn image(&self, name: &str) -> PathBuf {
         self.outer.mnt.join(name)
     }
-}
-
-/// Runs `dedup store -r REPO <args>` in the background.
-fn spawn_store(repo: &Path, args: &[&str]) -> std::process::Child {
-    Command::new(BIN)
-        .arg("store")
-        .args(args)
-        .arg("-r")
-        .arg(repo)
-        .env("DEDUP_PASSWORD", PASSWORD)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
 }
 
 #[test]

@@ -8,7 +8,6 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use common::store::*;
 use common::*;
@@ -33,19 +32,6 @@ fn snapshot_ids(repo: &Path) -> Vec<String> {
     let list: serde_json::Value =
         serde_json::from_str(&store_ok(repo, &["snapshots", "--json"])).unwrap();
     list.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).collect()
-}
-
-fn spawn_store(repo: &Path, args: &[&str]) -> std::process::Child {
-    Command::new(BIN)
-        .arg("store")
-        .args(args)
-        .arg("-r")
-        .arg(repo)
-        .env("DEDUP_PASSWORD", PASSWORD)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
 }
 
 #[test]

@@ -20,7 +20,7 @@ use s3server::S3Server;
 
 /// What the proxy does to requests, in per mille of them (chosen by a fixed pseudo-random
 /// sequence, so a run is repeatable up to thread timing).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Faults {
     /// Answered after a pause.
     delay: u64,
@@ -216,13 +216,7 @@ fn backup_and_restore_through_a_faulty_network_retry_and_lose_nothing() {
     tree(&src, 1, 40);
     let proxy = Proxy::start(
         server.port,
-        Faults {
-            delay: 100,
-            fail: 100,
-            drop_answer: 50,
-            fail_puts_under: None,
-            fail_deletes_under: None,
-        },
+        Faults { delay: 100, fail: 100, drop_answer: 50, ..Faults::default() },
     );
     let repo = server.repo_at(proxy.port, "repo");
     init_repo(&repo);
@@ -259,13 +253,7 @@ fn packs_above_the_multipart_threshold_go_up_in_parts_through_a_faulty_network()
     drop(bytes);
     let proxy = Proxy::start(
         server.port,
-        Faults {
-            delay: 50,
-            fail: 100,
-            drop_answer: 30,
-            fail_puts_under: None,
-            fail_deletes_under: None,
-        },
+        Faults { delay: 50, fail: 100, drop_answer: 30, ..Faults::default() },
     );
     let repo = server.repo_at(proxy.port, "repo");
     store_ok(
@@ -292,16 +280,7 @@ fn packs_above_the_multipart_threshold_go_up_in_parts_through_a_faulty_network()
 fn a_large_object_is_written_once_in_parts_and_never_replaced() {
     use dedup_store::backend::{Backend, PutOutcome, S3Backend, S3Options, MULTIPART_THRESHOLD};
     let Some(server) = S3Server::start("multipart write-once") else { return };
-    let proxy = Proxy::start(
-        server.port,
-        Faults {
-            delay: 0,
-            fail: 0,
-            drop_answer: 0,
-            fail_puts_under: None,
-            fail_deletes_under: None,
-        },
-    );
+    let proxy = Proxy::start(server.port, Faults::default());
     let location = server.repo_at(proxy.port, "objects");
     let backend = S3Backend::new(location.to_str().unwrap(), &S3Options::default()).unwrap();
     let first = vec![1u8; MULTIPART_THRESHOLD + 5];
@@ -324,16 +303,8 @@ fn a_failure_outlasting_the_retries_names_the_object_and_leaves_the_repository_u
     tree(&src, 2, 10);
     let direct = server.repo("repo");
     init_repo(&direct);
-    let proxy = Proxy::start(
-        server.port,
-        Faults {
-            delay: 0,
-            fail: 0,
-            drop_answer: 0,
-            fail_puts_under: Some("/data/"),
-            fail_deletes_under: None,
-        },
-    );
+    let proxy =
+        Proxy::start(server.port, Faults { fail_puts_under: Some("/data/"), ..Faults::default() });
     let out = store(&server.repo_at(proxy.port, "repo"), &["backup", src.to_str().unwrap()]);
     assert_ne!(out.code, Some(0), "{}", out.dump());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -362,48 +333,14 @@ fn several_hosts_back_up_into_one_repository_at_once() {
         if round > 0 {
             store_ok(&repo, &["forget", "--quiet", "--keep-last", "1"]);
         }
-        let prune = std::process::Command::new(common::BIN)
-            .args(["store", "-r"])
-            .arg(&repo)
-            .args(["prune", "--quiet", "--max-unused", "0"])
-            .env("DEDUP_PASSWORD", PASSWORD)
-            .env_remove("DEDUP_REPO")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let prune = spawn_store(&repo, &["prune", "--quiet", "--max-unused", "0"]);
         // Each host a process of its own, all at once, no lock between them.
-        let children: Vec<_> = srcs
-            .iter()
-            .enumerate()
-            .map(|(h, src)| {
-                std::process::Command::new(common::BIN)
-                    .args(["store", "-r"])
-                    .arg(&repo)
-                    .args(["backup", "--quiet", "--host", &format!("host{h}")])
-                    .arg(src)
-                    .env("DEDUP_PASSWORD", PASSWORD)
-                    .env_remove("DEDUP_REPO")
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
+        let children: Vec<_> =
+            srcs.iter().enumerate().map(|(h, src)| spawn_backup(&repo, h, src)).collect();
         for (h, child) in children.into_iter().enumerate() {
-            let out = child.wait_with_output().unwrap();
-            assert!(
-                out.status.success(),
-                "host{h} round {round}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            wait_ok(child, &format!("host{h} round {round}"));
         }
-        let out = prune.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "prune round {round}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        wait_ok(prune, &format!("prune round {round}"));
         for (h, src) in srcs.iter().enumerate() {
             let spec = format!("latest:{}", src.display());
             let target = dir.path().join(format!("r{round}-{h}"));
@@ -456,16 +393,7 @@ fn prune_deletes_many_packs_in_few_requests_and_everything_still_restores() {
     init_repo(&direct);
     back_up_and_forget_one(&direct, &gone, &kept);
     let before = count_packs(&server, "repo");
-    let proxy = Proxy::start(
-        server.port,
-        Faults {
-            delay: 0,
-            fail: 0,
-            drop_answer: 0,
-            fail_puts_under: None,
-            fail_deletes_under: None,
-        },
-    );
+    let proxy = Proxy::start(server.port, Faults::default());
     store_ok(&server.repo_at(proxy.port, "repo"), &["prune", "--max-unused", "0"]);
     let deleted = before.saturating_sub(count_packs(&server, "repo"));
     let requests = proxy.deletions.load(Ordering::Relaxed);
@@ -491,13 +419,7 @@ fn a_batch_deletion_that_fails_names_a_pack_and_the_next_prune_finishes_it() {
     let before = count_packs(&server, "repo");
     let proxy = Proxy::start(
         server.port,
-        Faults {
-            delay: 0,
-            fail: 0,
-            drop_answer: 0,
-            fail_puts_under: None,
-            fail_deletes_under: Some("/data/"),
-        },
+        Faults { fail_deletes_under: Some("/data/"), ..Faults::default() },
     );
     let out = store(&server.repo_at(proxy.port, "repo"), &["prune", "--max-unused", "0"]);
     assert_ne!(out.code, Some(0), "{}", out.dump());
@@ -525,16 +447,7 @@ fn many_objects_are_deleted_a_thousand_to_a_request_and_absent_ones_succeed() {
         names.push(name);
     }
     names.push(format!("data/ff/{:064x}", u32::MAX));
-    let proxy = Proxy::start(
-        server.port,
-        Faults {
-            delay: 0,
-            fail: 0,
-            drop_answer: 0,
-            fail_puts_under: None,
-            fail_deletes_under: None,
-        },
-    );
+    let proxy = Proxy::start(server.port, Faults::default());
     let location = server.repo_at(proxy.port, "bulk");
     let backend = S3Backend::new(location.to_str().unwrap(), &S3Options::default()).unwrap();
     assert_eq!(backend.list("data").unwrap().len(), 2100);

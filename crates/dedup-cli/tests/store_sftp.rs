@@ -188,26 +188,10 @@ fn three_hosts_back_up_into_one_sftp_repository_at_once() {
         tree(src, h as u64 * 10, 10);
     }
     // Each host a process of its own, all at once, no lock between them.
-    let children: Vec<_> = srcs
-        .iter()
-        .enumerate()
-        .map(|(h, src)| {
-            std::process::Command::new(common::BIN)
-                .args(["store", "-r"])
-                .arg(&repo)
-                .args(["backup", "--quiet", "--host", &format!("host{h}")])
-                .arg(src)
-                .env("DEDUP_PASSWORD", PASSWORD)
-                .env_remove("DEDUP_REPO")
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children: Vec<_> =
+        srcs.iter().enumerate().map(|(h, src)| spawn_backup(&repo, h, src)).collect();
     for (h, child) in children.into_iter().enumerate() {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "host{h}: {}", String::from_utf8_lossy(&out.stderr));
+        wait_ok(child, &format!("host{h}"));
     }
     store_ok(&repo, &["check", "--read-data"]);
     for (h, src) in srcs.iter().enumerate() {

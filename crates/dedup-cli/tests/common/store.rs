@@ -27,6 +27,37 @@ pub fn store_cmd(repo: &Path) -> assert_cmd::Command {
     c
 }
 
+/// Starts `dedup store -r REPO <args>` in the background (stderr kept for [`wait_ok`]), as
+/// [`store_cmd`] sets it up: for commands that must run at the same time as others.
+pub fn spawn_store<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> std::process::Child {
+    std::process::Command::new(BIN)
+        .arg("store")
+        .arg("-r")
+        .arg(repo)
+        .args(args)
+        .env("DEDUP_PASSWORD", PASSWORD)
+        .env_remove("DEDUP_REPO")
+        .env_remove("DEDUP_PASSWORD_FILE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Starts a quiet backup of `src` as host `host{h}`: one of several machines at once.
+pub fn spawn_backup(repo: &Path, h: usize, src: &Path) -> std::process::Child {
+    let host = format!("host{h}");
+    let args: [&OsStr; 5] =
+        ["backup".as_ref(), "--quiet".as_ref(), "--host".as_ref(), host.as_ref(), src.as_os_str()];
+    spawn_store(repo, &args)
+}
+
+/// Waits for a command started by [`spawn_store`] and asserts it succeeded (`what` names it).
+pub fn wait_ok(child: std::process::Child, what: &str) {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Runs `dedup store -r REPO <args>`.
 pub fn store<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> Out {
     run(store_cmd(repo).args(args))
