@@ -113,6 +113,24 @@ mod tests {
         assert!(matches!(unwrap(&changed, b"secret"), Err(UnwrapError::WrongPassword)));
     }
 
+    /// The wrapping key must stay argon2id as any other implementation computes it, whatever the
+    /// lane count and however the lanes are scheduled: a slot written by one build must open in
+    /// every later one. The expected values come from the reference C implementation
+    /// (argon2-cffi's `hash_secret_raw`, type ID, m = 256 KiB, t = 2, salt 0..32).
+    #[test]
+    fn wrapping_keys_match_the_reference_implementation() {
+        let salt: [u8; 32] = std::array::from_fn(|i| i as u8);
+        for (lanes, expected) in [
+            (1, "fe24b0b059dfc686e550e65b8b475fdfbb0e7d82a15e2b1dd16e4d92b7c9c351"),
+            (4, "3e8f1df95894adcc6e58435ce4eae421e09bd3157ee31f1c9d32fec36b431dfa"),
+        ] {
+            let params = KdfParams { memory_kib: 256, iterations: 2, lanes };
+            let key = wrapping_key(Kdf::Argon2id, params, &salt, b"correct horse").unwrap();
+            let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(hex, expected, "{lanes} lanes");
+        }
+    }
+
     #[test]
     fn derived_keys_are_distinct() {
         let keys = MasterKey([1; 32]).derive();

@@ -120,6 +120,9 @@ pub struct InitArgs {
     /// argon2id iterations of the first key.
     #[arg(long, value_name = "N", default_value_t = 3, hide = true)]
     pub kdf_iterations: u32,
+    /// argon2id lanes of the first key (computed in parallel).
+    #[arg(long, value_name = "N", default_value_t = 4, hide = true)]
+    pub kdf_lanes: u32,
 }
 
 /// `store backup`.

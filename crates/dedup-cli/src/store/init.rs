@@ -58,7 +58,7 @@ pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
         kdf: KdfParams {
             memory_kib: args.kdf_memory_kib,
             iterations: args.kdf_iterations,
-            lanes: 1,
+            lanes: args.kdf_lanes,
         },
         label: format!("{}@{}", super::username(), super::hostname()),
     };

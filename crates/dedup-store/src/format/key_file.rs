@@ -36,8 +36,11 @@ pub struct KdfParams {
 }
 
 impl Default for KdfParams {
+    /// RFC 9106's second recommended option (64 MiB, 3 passes, 4 lanes): its lanes are computed
+    /// on several cores at once, so a command opening the repository waits for a fraction of the
+    /// single-lane time at the same memory and pass cost.
     fn default() -> Self {
-        KdfParams { memory_kib: 65536, iterations: 3, lanes: 1 }
+        KdfParams { memory_kib: 65536, iterations: 3, lanes: 4 }
     }
 }
 
