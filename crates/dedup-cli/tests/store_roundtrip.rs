@@ -105,12 +105,16 @@ fn assert_same(src: &Path, dst: &Path) {
     assert_eq!(a.mode(), b.mode(), "{}", src.display());
     assert_eq!((a.uid(), a.gid()), (b.uid(), b.gid()), "{}", src.display());
     assert_eq!((a.mtime(), a.mtime_nsec()), (b.mtime(), b.mtime_nsec()), "{}", src.display());
+    if !a.file_type().is_symlink() {
+        let mut va = [0u8; 64];
+        let mut vb = [0u8; 64];
+        let xa = rustix::fs::lgetxattr(src, "user.colour", &mut va).ok().map(|n| va[..n].to_vec());
+        let xb = rustix::fs::lgetxattr(dst, "user.colour", &mut vb).ok().map(|n| vb[..n].to_vec());
+        assert_eq!(xa, xb, "{}", src.display());
+    }
     if a.is_file() {
         assert_eq!(fs::read(src).unwrap(), fs::read(dst).unwrap(), "{}", src.display());
         assert_eq!(a.nlink(), b.nlink(), "{}", src.display());
-        let xa = rustix::fs::lgetxattr(src, "user.colour", &mut [0u8; 64]).ok();
-        let xb = rustix::fs::lgetxattr(dst, "user.colour", &mut [0u8; 64]).ok();
-        assert_eq!(xa, xb, "{}", src.display());
     } else if a.file_type().is_symlink() {
         assert_eq!(fs::read_link(src).unwrap(), fs::read_link(dst).unwrap());
     } else if a.is_dir() {
@@ -179,6 +183,46 @@ fn awkward_round_trip(dir: &Path, repo: &Path) {
     let dumped = store(repo, &["dump", "latest", &format!("{}/size-200000", src.display())]);
     assert_eq!(dumped.stdout, noise(200_000, 200_000usize as u8));
     ok(store(repo, &["check", "--read-data"]));
+}
+
+/// An unchanged backup takes the attributes of unchanged entries from the parent snapshot
+/// instead of reading them: it must keep them, and an attribute changed alone (a ctime change)
+/// must reach the next snapshot, on a file and on a directory.
+#[test]
+fn attributes_survive_unchanged_backups_and_changes_alone_are_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    awkward_tree(&src);
+    let set = |path: &Path, value: &[u8]| {
+        rustix::fs::setxattr(path, "user.colour", value, rustix::fs::XattrFlags::empty())
+    };
+    if set(&src.join("deep"), b"green").is_err() {
+        eprintln!("skipped: no user xattrs on this file system");
+        return;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    init(&repo, &[]);
+    let restored = |n: usize| {
+        let target = dir.path().join(format!("target-{n}"));
+        let spec = format!("latest:{}", src.display());
+        ok(store(&repo, &["restore", &spec, "--target", target.to_str().unwrap()]));
+        assert_same(&src, &target);
+    };
+    ok(store(&repo, &["backup", src.to_str().unwrap()]));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    ok(store(&repo, &["backup", src.to_str().unwrap()]));
+    restored(1);
+
+    set(&src.join("size-1"), b"red").unwrap();
+    set(&src.join("deep"), b"grey").unwrap();
+    rustix::fs::removexattr(src.join("deep/a/hard-link"), "user.colour").unwrap();
+    ok(store(&repo, &["backup", src.to_str().unwrap()]));
+    restored(2);
+    let mut value = [0u8; 16];
+    let target = dir.path().join("target-2");
+    let n = rustix::fs::getxattr(target.join("deep"), "user.colour", &mut value).unwrap();
+    assert_eq!(&value[..n], b"grey");
+    assert!(rustix::fs::getxattr(target.join("size-1"), "user.colour", &mut value).is_err());
 }
 
 #[test]

@@ -15,6 +15,6 @@ pub use open::{
 pub use paths::{NodeId, PathArena, PathWriter};
 pub use read::ReadBuf;
 pub use walk::{
-    walk, Detail, Entry, EntryKind, Listing, Metadata, RootVisit, Visitor, WalkOptions,
-    WalkOptionsError, Xattr,
+    read_xattrs, walk, Detail, Entry, EntryKind, Listing, Metadata, RootVisit, Visitor,
+    WalkOptions, WalkOptionsError, Xattr,
 };

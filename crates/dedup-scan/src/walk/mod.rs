@@ -245,6 +245,13 @@ fn examine_root<V: Visitor>(
     Some(entry)
 }
 
+/// The extended attributes of `path` (following a final symlink when `follow`), sorted by name,
+/// as a walk with [`WalkOptions::xattrs`] reads them: for a consumer that reads them only for
+/// the entries it cannot prove unchanged.
+pub fn read_xattrs(path: &Path, follow: bool) -> std::io::Result<Vec<Xattr>> {
+    xattr::of_path(path, follow)
+}
+
 /// What listing and statting one entry is worth in the scheduler's throughput measure (an inode
 /// and its share of a directory block).
 const ENTRY_COST: u64 = 512;

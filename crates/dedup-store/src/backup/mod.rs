@@ -92,7 +92,8 @@ pub fn backup(
         .with_excludes(&options.excludes)
         .map_err(|e| Error::Invalid(e.to_string()))?;
     walk_options.detail = Detail::Everything;
-    walk_options.xattrs = true;
+    // The visitor reads attributes itself, only for entries the parent snapshot cannot vouch for.
+    walk_options.xattrs = false;
     walk_options.one_file_system = options.one_file_system;
     let parent_time = options.parent.as_ref().map(|(_, s)| s.time);
     let jobs = queue::Queue::new(pipeline::FILE_QUEUE);

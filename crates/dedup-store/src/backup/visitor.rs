@@ -4,8 +4,10 @@
 //! every file and subdirectory below it is done, whichever thread finishes last; its node then
 //! goes up to its parent.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -238,6 +240,36 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
             .then(|| chunks.clone())
     }
 
+    /// The extended attributes of the entry at `path`: the parent snapshot's when the entry's
+    /// status proves them unchanged (setting an attribute changes the ctime, which cannot be set
+    /// back; the same racily-clean margin as for contents), else read from the file system. An
+    /// unchanged backup then costs no `listxattr` per entry.
+    fn xattrs(
+        &self,
+        node: &Node,
+        before: Option<&Node>,
+        path: impl FnOnce() -> PathBuf,
+        follow: bool,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        if let (Some(before), Some(parent_time)) = (before, self.parent_time) {
+            if before.kind == node.kind
+                && before.ctime == node.ctime
+                && before.ino == node.ino
+                && node.ctime + RACY_NS <= parent_time
+            {
+                return before.xattrs.clone();
+            }
+        }
+        let path = path();
+        match dedup_scan::read_xattrs(&path, follow) {
+            Ok(found) => found.into_iter().map(|x| (x.name, x.value)).collect(),
+            Err(err) => {
+                self.report(Problem::warning(&path, ProblemKind::Io(err)));
+                Vec::new()
+            }
+        }
+    }
+
     /// Takes a regular file's chunks from the parent when unchanged, else queues it for the
     /// file stage (its directory's tree then waits for it).
     fn file(
@@ -417,7 +449,8 @@ impl Visitor for BackupVisitor<'_, '_> {
         let meta = entry.meta.as_ref()?;
         let index = root.index as usize;
         let before = lock(&self.parent_roots).get(index).cloned().flatten();
-        let node = node_of(&last_name(root.path), meta, Some(entry));
+        let mut node = node_of(&last_name(root.path), meta, Some(entry));
+        node.xattrs = self.xattrs(&node, before.as_ref(), || root.path.to_path_buf(), true);
         match node.kind {
             NodeKind::Dir => {
                 bump(&self.dirs, 1);
@@ -456,8 +489,10 @@ impl Visitor for BackupVisitor<'_, '_> {
         let mut nodes = Vec::new();
         for (i, entry) in listing.entries.iter().enumerate() {
             let Some(meta) = entry.meta.as_ref() else { continue };
-            let node = node_of(&entry.name, meta, Some(entry));
+            let mut node = node_of(&entry.name, meta, Some(entry));
             let previous = before.find(&entry.name);
+            let path = || listing.path.join(OsStr::from_bytes(&entry.name));
+            node.xattrs = self.xattrs(&node, previous, path, entry.followed);
             match node.kind {
                 NodeKind::Dir => {
                     bump(&self.dirs, 1);
@@ -470,13 +505,7 @@ impl Visitor for BackupVisitor<'_, '_> {
                     continue;
                 }
                 NodeKind::File => {
-                    let shown = || {
-                        listing.path.join(
-                            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
-                                &entry.name,
-                            ),
-                        )
-                    };
+                    let shown = path;
                     let open = || {
                         let fd = rustix::fs::openat(
                             listing.fd,
