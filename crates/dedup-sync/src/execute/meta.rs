@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use dedup_fs::FsError;
 use dedup_fs::{list_xattrs, remove_xattr, set_mode, set_owner, set_times, set_xattr, Target};
 use dedup_scan::{Entry, EntryKind, Xattr};
+use rustix::fs::Stat;
 
 use crate::compare::Rules;
 
@@ -20,13 +21,41 @@ pub fn apply(
     old: Option<&[Xattr]>,
     rules: &Rules<'_>,
 ) -> Result<(), FsError> {
+    apply_over(target, src, old, rules, None)
+}
+
+/// [`apply`] to a file this run just created with no attributes, whose status `made` was taken
+/// after its creation: the owner and mode it already has are not set again (two calls per new
+/// file that a file created with the right owner and mode does not need).
+pub fn apply_to_new(
+    target: Target<'_>,
+    src: &Entry,
+    rules: &Rules<'_>,
+    made: &Stat,
+) -> Result<(), FsError> {
+    apply_over(target, src, Some(&[]), rules, Some(made))
+}
+
+fn apply_over(
+    target: Target<'_>,
+    src: &Entry,
+    old: Option<&[Xattr]>,
+    rules: &Rules<'_>,
+    made: Option<&Stat>,
+) -> Result<(), FsError> {
     let Some(m) = src.meta else { return Ok(()) };
     let link = m.kind == EntryKind::Symlink;
-    if rules.owner {
+    let owner_right = made.is_some_and(|s| (s.st_uid, s.st_gid) == (m.uid, m.gid));
+    let chown = rules.owner && !owner_right;
+    if chown {
         set_owner(target, Some(m.uid), Some(m.gid))?;
     }
+    // Not after a change of owner, which can clear set-ID bits.
+    let mode_right = !chown && made.is_some_and(|s| s.st_mode & 0o7777 == m.mode & 0o7777);
     if !link {
-        set_mode(target, m.mode)?;
+        if !mode_right {
+            set_mode(target, m.mode)?;
+        }
         xattrs(target, &src.xattrs, old, rules)?;
     }
     set_times(target, m.atime_ns, m.mtime_ns)
