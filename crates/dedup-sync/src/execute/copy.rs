@@ -107,7 +107,10 @@ pub fn copy_file(
         }
         let target = Target::Fd(tmp.file().as_fd());
         match final_mode {
-            Some(_) => meta::apply_to_new(target, &entry, how.rules, &fstat(tmp.file())?)?,
+            Some(_) => {
+                let has = meta::Has::of_stat(&fstat(tmp.file())?);
+                meta::apply_having(target, &entry, Some(&[]), how.rules, Some(has))?;
+            }
             None => meta::apply(target, &entry, Some(&[]), how.rules)?,
         }
         tmp.commit(OsStr::from_bytes(name))?;

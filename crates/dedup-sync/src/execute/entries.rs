@@ -97,8 +97,10 @@ fn one(
     }
     match &action.op {
         Op::Meta => {
-            meta::apply(Target::At(dst.as_fd(), name), &action.src, old_xattrs, x.rules)
-                .map_err(dst_err)?;
+            // Owner and mode as walked: those that match are not set again.
+            let has = action.old.as_ref().and_then(|o| o.meta.as_ref()).map(meta::Has::of_meta);
+            let target = Target::At(dst.as_fd(), name);
+            meta::apply_having(target, &action.src, old_xattrs, x.rules, has).map_err(dst_err)?;
             Ok((ChangeKind::Update, 0))
         }
         Op::Settle => {
