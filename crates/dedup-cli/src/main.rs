@@ -27,8 +27,23 @@ const EXIT_INCOMPLETE: u8 = 1;
 const EXIT_FATAL: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let result = match sync_cmd::args::parse_alone(std::env::args_os()) {
+        Some(args) => sync_cmd::run(args),
+        None => run(Cli::parse()),
+    };
+    match result {
+        Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),
+        Err(err) if find::is_broken_pipe(&err) => ExitCode::from(EXIT_OK),
+        Err(err) => {
+            eprintln!("dedup: error: {err:#}");
+            ExitCode::from(EXIT_FATAL)
+        }
+    }
+}
+
+/// Run the command `cli` names; `Ok(false)` when some paths could not be handled.
+fn run(cli: Cli) -> anyhow::Result<bool> {
+    match cli.command {
         Command::Find(args) => find::run(args),
         Command::Link(args) => act::run(act::Kind::Link, args, None),
         Command::Reflink(args) => act::run(act::Kind::Reflink, args, None),
@@ -38,13 +53,5 @@ fn main() -> ExitCode {
         Command::Cache(args) => cache_cmd::run(args),
         Command::Store(args) => store::run(args),
         Command::Sync(args) => sync_cmd::run(args),
-    };
-    match result {
-        Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),
-        Err(err) if find::is_broken_pipe(&err) => ExitCode::from(EXIT_OK),
-        Err(err) => {
-            eprintln!("dedup: error: {err:#}");
-            ExitCode::from(EXIT_FATAL)
-        }
     }
 }

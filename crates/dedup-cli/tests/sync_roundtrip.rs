@@ -88,3 +88,35 @@ fn the_log_has_one_json_line_per_change_and_quiet_prints_nothing() {
     assert!(text.contains(r#""path":{"bytes":"#), "a non-UTF-8 path survives: {text}");
     assert!(text.contains(r#""bytes":1"#), "{text}");
 }
+
+/// New files are created with their final mode where their owner is right from the start, and
+/// their owner and mode are then set only where they differ: modes the umask would cut or that a
+/// new file cannot be created with, other owners, and a destination directory whose set-group-ID
+/// bit gives new files another group all still end as the source has them; so do directories
+/// whose entries changed, and one whose mode alone changed.
+#[test]
+fn modes_and_owners_survive_the_creation_shortcuts() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    let modes = [0o644, 0o600, 0o444, 0o777, 0o664, 0o4755, 0o2750, 0o1644, 0o400];
+    for (i, mode) in modes.iter().enumerate() {
+        write(&s, &format!("top/m{i}"), b"x");
+        write(&s, &format!("sgid/m{i}"), b"y");
+        chmod(&s.join(format!("top/m{i}")), *mode);
+        chmod(&s.join(format!("sgid/m{i}")), *mode);
+    }
+    fs::create_dir_all(d.join("sgid")).unwrap();
+    if is_root() {
+        std::os::unix::fs::lchown(s.join("top/m0"), Some(1234), Some(0)).unwrap();
+        std::os::unix::fs::lchown(s.join("top/m1"), Some(0), Some(4321)).unwrap();
+        std::os::unix::fs::lchown(d.join("sgid"), None, Some(777)).unwrap();
+    }
+    chmod(&d.join("sgid"), 0o2775);
+    sync(&[s.as_os_str(), d.as_os_str()]).assert_code(0);
+    assert_mirror(&s, &d);
+
+    write(&s, "top/new", b"z");
+    chmod(&s.join("sgid"), 0o711);
+    sync(&[s.as_os_str(), d.as_os_str()]).assert_code(0);
+    assert_mirror(&s, &d);
+}

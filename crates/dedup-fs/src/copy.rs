@@ -51,21 +51,33 @@ pub fn copy_contents(
     len: u64,
     reflink: Reflink,
 ) -> Result<Copied, FsError> {
-    let dst = dst.file();
     if reflink != Reflink::Never {
-        match clone_file(src, dst) {
-            Ok(()) => return cut_clone(dst, len),
+        match clone_file(src, dst.file()) {
+            Ok(()) => return cut_clone(dst.file(), len),
             Err(FsError::Unsupported(_)) if reflink == Reflink::Auto => {}
             Err(e) => return Err(e),
         }
     }
     // Where the file system can share extents, `copy_file_range` does so for whole blocks:
     // `Never` must not use it.
+    copy_data(src, src_stat, dst, len, reflink != Reflink::Never)
+}
+
+/// What [`copy_contents`] does when no clone is to be tried: the data ranges of the first
+/// `len` bytes of `src` copied into the new file `dst`, through the kernel's copy when `kernel`
+/// (which may share extents where the file system does so on its own), else through a buffer.
+/// For a caller that already saw clones refused between these two file systems.
+pub fn copy_data(
+    src: &File,
+    src_stat: &Stat,
+    dst: &TempFile<'_>,
+    len: u64,
+    kernel: bool,
+) -> Result<Copied, FsError> {
     // A file with as many blocks as bytes has no hole to keep (preallocation past its end can
     // hide a small one, then copied as zeros: the same bytes); its data ranges need no seeks.
     let dense = (src_stat.st_blocks as u64).saturating_mul(512) >= src_stat.st_size as u64;
-    let mut copier = Copier::new(reflink != Reflink::Never);
-    let bytes = copier.copy(src, dst, len, false, dense)?;
+    let bytes = Copier::new(kernel).copy(src, dst.file(), len, false, dense)?;
     Ok(Copied { cloned: false, bytes })
 }
 

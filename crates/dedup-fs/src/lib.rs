@@ -62,11 +62,12 @@ mod temp_file;
 mod test_fs;
 mod validate;
 mod xattr;
+mod xattr_at;
 
 pub use attrs::{set_mode, set_owner, set_times, Target};
 pub use beneath::{open_dir_beneath, remove_tree_at, rename_at};
 pub use compare::same_content;
-pub use copy::{copy_contents, Copied, Reflink};
+pub use copy::{copy_contents, copy_data, Copied, Reflink};
 pub use create::{
     create_dir_at, create_special_at, create_symlink_at, hard_link_at, read_link_at, Special,
 };

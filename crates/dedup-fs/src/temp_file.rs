@@ -47,10 +47,19 @@ impl<'d> TempFile<'d> {
     /// Create an empty file under a fresh temporary name in `dir`, open for reading and
     /// writing, readable by its owner only (`0600`) until its mode is set.
     pub fn new_in(dir: BorrowedFd<'d>) -> Result<TempFile<'d>, FsError> {
+        TempFile::with_mode(dir, 0o600)
+    }
+
+    /// Like [`TempFile::new_in`], but created with the permission bits `mode` (masked by the
+    /// umask, or shaped by the directory's default ACL, as for any new file): for a caller that
+    /// knows the file's final owner already, so that these bits expose nothing the final file
+    /// will not, and that then need not be set again.
+    pub fn with_mode(dir: BorrowedFd<'d>, mode: u32) -> Result<TempFile<'d>, FsError> {
+        let mode = Mode::from_raw_mode(mode & 0o777);
         let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
         for _ in 0..16 {
             let name = temp_name(TempKind::File);
-            match openat(dir, &name, flags | OFlags::CLOEXEC, Mode::from_raw_mode(0o600)) {
+            match openat(dir, &name, flags | OFlags::CLOEXEC, mode) {
                 Ok(fd) => {
                     let name = TempName { dir, name, pending: true };
                     return Ok(TempFile { file: File::from(fd), name });

@@ -1,10 +1,11 @@
 //! Extended attributes of an entry: list, get, set, remove. An open file goes through the `f*`
 //! calls; an entry named in a directory through the `l*` calls on its `/proc/self/fd` path, so
-//! a symlink is read and changed itself and no name but the entry's is looked up. Errors are
+//! a symlink is read and changed itself and no name but the entry's is looked up (the list, the
+//! call made for every entry, through `listxattrat` where the kernel has it). Errors are
 //! [`FsError::Metadata`] with [`MetaField::Xattr`] (a file system without them answers
 //! `EOPNOTSUPP`; `user.` attributes are refused on symlinks and special files).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 
@@ -17,11 +18,28 @@ use rustix::io::{Errno, Result as SysResult};
 use crate::attrs::{metadata_error, proc_path, Target};
 use crate::dirent::check_name;
 use crate::error::{FsError, MetaField};
+use crate::xattr_at;
 
 /// The names of `target`'s extended attributes, in the order the file system gives them.
 pub fn list_xattrs(target: Target<'_>) -> Result<Vec<OsString>, FsError> {
-    let via = Via::of(target)?;
-    let list = read_sized(|buf| via.list(buf))?.unwrap_or_default();
+    let list = match target {
+        Target::At(dir, name) if xattr_at::available() => {
+            check_name(name)?;
+            let name = CString::new(name.as_bytes()).expect("check_name refuses NUL");
+            match read_sized(|buf| xattr_at::list(dir, &name, buf)) {
+                Err(_) if !xattr_at::available() => {
+                    let via = Via::of(target)?;
+                    read_sized(|buf| via.list(buf))
+                }
+                other => other,
+            }
+        }
+        _ => {
+            let via = Via::of(target)?;
+            read_sized(|buf| via.list(buf))
+        }
+    };
+    let list = list?.unwrap_or_default();
     let names = list.split(|&b| b == 0).filter(|n| !n.is_empty());
     Ok(names.map(|n| OsStr::from_bytes(n).to_owned()).collect())
 }
@@ -172,8 +190,10 @@ mod tests {
         // On the symlink: its own attributes, never its target's.
         let link = Target::At(dir.as_fd(), n("link"));
         assert_eq!(get_xattr(link, n("user.dedup.empty")).unwrap(), None);
+        assert!(!list_xattrs(link).unwrap().iter().any(|x| x == "user.dedup.empty"));
         if rustix::process::geteuid().is_root() {
             set_xattr(link, n("trusted.dedup"), b"on the link").unwrap();
+            assert!(list_xattrs(link).unwrap().iter().any(|x| x == "trusted.dedup"));
             assert_eq!(get_xattr(link, n("trusted.dedup")).unwrap(), Some(b"on the link".to_vec()));
             assert_eq!(get_xattr(by_fd, n("trusted.dedup")).unwrap(), None);
         }

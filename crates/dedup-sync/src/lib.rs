@@ -127,7 +127,8 @@ pub fn sync(
         xattrs::fill(&mut walked, src, dst);
     }
     progress.start_phase(PLAN, 0);
-    let privileged = rustix::process::geteuid().is_root();
+    let euid = rustix::process::geteuid();
+    let privileged = euid.is_root();
     let probe =
         precision::Probe::new(dst_exists.then_some(dst), walked.dst.dir(b"").map(|d| d.meta));
     let grain = || probe.grain();
@@ -176,6 +177,8 @@ pub fn sync(
                 io: IoScheduler::following(&io, options.io),
                 src_failed: AtomicBool::new(false),
                 touched: Mutex::default(),
+                refused: execute::Refused::default(),
+                ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
             };
             execute::run(&exec, &plan, &walked, options.dedup, deletions_allowed);
             let src_failed = walked.src_failed || exec.src_failed.load(Ordering::Relaxed);

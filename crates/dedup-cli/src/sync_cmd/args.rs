@@ -1,8 +1,24 @@
 //! `dedup sync`'s arguments.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::{Args, FromArgMatches, ValueEnum};
+
+/// `dedup sync ...` read by a parser of `sync`'s own arguments: building the parser of every
+/// command costs a run more instructions than a no-op sync of a small tree spends on its own
+/// work (docs/BENCHMARKS.md, "Sync start-up and per-file costs"). `None` when the command is
+/// not `sync` or its arguments are not accepted as they are (help, a mistake): the whole parser
+/// then reads them, and answers as it always does.
+pub fn parse_alone(args: impl IntoIterator<Item = OsString>) -> Option<SyncArgs> {
+    let mut args = args.into_iter().skip(1).peekable();
+    if args.peek()? != "sync" {
+        return None;
+    }
+    let parser = SyncArgs::augment_args(clap::Command::new("sync"));
+    let matches = parser.try_get_matches_from(args).ok()?;
+    SyncArgs::from_arg_matches(&matches).ok()
+}
 
 /// `dedup sync [OPTIONS] SRC DST`.
 #[derive(Debug, Args)]
@@ -99,4 +115,54 @@ pub enum DedupArg {
     Reflink,
     /// Hard links to one copy.
     Hardlink,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+
+    fn both(args: &[&str]) -> (Option<String>, Option<String>) {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let alone = parse_alone(args.clone()).map(|a| format!("{a:?}"));
+        let whole = match Cli::try_parse_from(args) {
+            Ok(Cli { command: Command::Sync(a) }) => Some(format!("{a:?}")),
+            _ => None,
+        };
+        (alone, whole)
+    }
+
+    #[test]
+    fn the_sync_parser_alone_reads_what_the_whole_one_reads() {
+        for args in [
+            &["dedup", "sync", "a", "b"][..],
+            &["dedup", "sync", "-q", "--delete", "--max-delete", "3", "a", "b"],
+            &["dedup", "sync", "-nc", "--exclude", "*.o", "--exclude=x", "--", "-a", "b"],
+            &["dedup", "sync", "--dedup", "a", "b", "--reflink", "never", "--io-threads=2"],
+            &["dedup", "sync", "--dedup=hardlink", "--link-dest", "l", "-x", "-v", "a", "b"],
+        ] {
+            let (alone, whole) = both(args);
+            assert!(alone.is_some(), "{args:?}");
+            assert_eq!(alone, whole, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_whole_parser() {
+        for args in [
+            &["dedup", "sync", "--help"][..],
+            &["dedup", "sync", "-h"],
+            &["dedup", "sync", "-V"],
+            &["dedup", "sync", "a"],
+            &["dedup", "sync", "--io-threads", "0", "a", "b"],
+            &["dedup", "sync", "--delete-excluded", "a", "b"],
+            &["dedup", "find", "a"],
+            &["dedup", "--version"],
+            &["dedup"],
+        ] {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            assert!(parse_alone(args.clone()).is_none(), "{args:?}");
+        }
+    }
 }

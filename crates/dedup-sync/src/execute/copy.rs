@@ -9,10 +9,13 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 
-use dedup_fs::{copy_contents, open_file_at, regular, FsError, Reflink, Target, TempFile};
+use dedup_fs::{
+    copy_contents, copy_data, open_file_at, regular, Copied, FsError, Reflink, Target, TempFile,
+};
 use dedup_scan::{Entry, Metadata};
-use rustix::fs::fstat;
+use rustix::fs::{fstat, Stat};
 
+use super::clones::Refused;
 use super::meta;
 use crate::compare::Rules;
 
@@ -33,33 +36,55 @@ pub enum From<'a> {
     Clone(&'a File),
 }
 
-/// Copy the source file `src` (in `src_dir`) to `name` in `dst_dir`, replacing what is there.
-#[allow(clippy::too_many_arguments)]
+/// The destination directory a copy writes into.
+pub struct Dest<'a> {
+    /// The directory, open.
+    pub dir: BorrowedFd<'a>,
+    /// Its status, taken once for its entries (`None` when it could not be): its device and
+    /// its group, which a new file in it may get.
+    pub stat: Option<&'a Stat>,
+}
+
+/// How every copy of a run is made.
+pub struct How<'a> {
+    /// `--reflink`.
+    pub reflink: Reflink,
+    /// Metadata rules.
+    pub rules: &'a Rules<'a>,
+    /// Device pairs known to refuse clones.
+    pub refused: &'a Refused,
+    /// This process's effective user and group ids.
+    pub ids: (u32, u32),
+}
+
+/// Copy the source file `src` (in `src_dir`) to `name` in `dest`, replacing what is there.
 pub fn copy_file(
     src_dir: BorrowedFd<'_>,
-    dst_dir: BorrowedFd<'_>,
+    dest: &Dest<'_>,
     src: &Entry,
     name: &[u8],
     from: From<'_>,
-    reflink: Reflink,
-    rules: &Rules<'_>,
+    how: &How<'_>,
 ) -> Result<Written, FsError> {
     let file = open_file_at(src_dir, OsStr::from_bytes(&src.name))?;
     let mut st = fstat(&file)?;
     let mut seen = regular(&st)?;
     for _ in 0..ATTEMPTS {
-        let tmp = TempFile::new_in(dst_dir)?;
+        // From the source's status now, not as walked: a mode narrowed since is not widened.
+        let final_mode = Metadata::from_stat(&st).and_then(|m| created_with(&m, dest, how));
+        let tmp = match final_mode {
+            Some(mode) => TempFile::with_mode(dest.dir, mode)?,
+            None => TempFile::new_in(dest.dir)?,
+        };
         let copied = match &from {
             From::Clone(old) => {
                 match copy_contents(old, &fstat(old)?, &tmp, seen.size, Reflink::Always) {
                     Ok(c) => Ok(c),
-                    Err(FsError::Unsupported(_)) => {
-                        copy_contents(&file, &st, &tmp, seen.size, reflink)
-                    }
+                    Err(FsError::Unsupported(_)) => content(&file, &st, &tmp, seen.size, dest, how),
                     Err(e) => Err(e),
                 }
             }
-            From::Source => copy_contents(&file, &st, &tmp, seen.size, reflink),
+            From::Source => content(&file, &st, &tmp, seen.size, dest, how),
         };
         let copied = match copied {
             Ok(c) => c,
@@ -80,9 +105,54 @@ pub fn copy_file(
         if let Some(m) = entry.meta.as_mut() {
             *m = Metadata { ..Metadata::from_stat(&after).unwrap_or(*m) };
         }
-        meta::apply(Target::Fd(tmp.file().as_fd()), &entry, Some(&[]), rules)?;
+        let target = Target::Fd(tmp.file().as_fd());
+        match final_mode {
+            Some(_) => {
+                let has = meta::Has::of_stat(&fstat(tmp.file())?);
+                meta::apply_having(target, &entry, Some(&[]), how.rules, Some(has))?;
+            }
+            None => meta::apply(target, &entry, Some(&[]), how.rules)?,
+        }
         tmp.commit(OsStr::from_bytes(name))?;
         return Ok(Written { bytes: copied.bytes });
     }
     Err(FsError::Changed)
+}
+
+/// The permission bits to create the new copy of a file of metadata `m` with, when its owner is
+/// right from the start, so that they expose nothing the finished file will not: unprivileged,
+/// the owner is never set; privileged, when the source's owner and group are ours and a new file
+/// in this directory gets our group (the directory's group, should it be set-group-ID or the
+/// file system ask for it, is ours too). `None`: created readable by its owner only, until its
+/// owner is set.
+fn created_with(m: &Metadata, dest: &Dest<'_>, how: &How<'_>) -> Option<u32> {
+    let (uid, gid) = how.ids;
+    let ours = !how.rules.owner
+        || (m.uid == uid && m.gid == gid && dest.stat.is_some_and(|d| d.st_gid == gid));
+    ours.then_some(m.mode & 0o777)
+}
+
+/// The content of `file` (status `st`) into `tmp`: with `--reflink auto`, a clone is asked for
+/// only while the file systems of this device pair have not refused one for every file.
+fn content(
+    file: &File,
+    st: &Stat,
+    tmp: &TempFile<'_>,
+    len: u64,
+    dest: &Dest<'_>,
+    how: &How<'_>,
+) -> Result<Copied, FsError> {
+    let Some(dst_dev) = dest.stat.map(|d| d.st_dev).filter(|_| how.reflink == Reflink::Auto) else {
+        return copy_contents(file, st, tmp, len, how.reflink);
+    };
+    if how.refused.has(st.st_dev, dst_dev) {
+        return copy_data(file, st, tmp, len, true);
+    }
+    match copy_contents(file, st, tmp, len, Reflink::Always) {
+        Err(FsError::Unsupported(e)) => {
+            how.refused.learn(st.st_dev, dst_dev, &e);
+            copy_data(file, st, tmp, len, true)
+        }
+        other => other,
+    }
 }

@@ -104,9 +104,14 @@ fn set(x: &Exec<'_>, d: &DirPlan) -> Result<(), FsError> {
         Target::At(parent.as_fd(), name_of(&d.rel))
     };
     if d.set_meta {
-        let old = d.old.as_ref().map(|o| o.xattrs.as_slice());
-        let old = if d.state == DirState::Create { Some(&[][..]) } else { old };
-        meta::apply(target, &d.src, old, x.rules)
+        if d.state == DirState::Create {
+            return meta::apply(target, &d.src, Some(&[]), x.rules);
+        }
+        // As walked (renamed or not, the same inode): most often only its times differ, its
+        // entries having changed.
+        let old = d.old.as_ref();
+        let has = old.and_then(|o| o.meta.as_ref()).map(meta::Has::of_meta);
+        meta::apply_having(target, &d.src, old.map(|o| o.xattrs.as_slice()), x.rules, has)
     } else {
         let m = d.src.meta.expect("a listed directory has metadata");
         set_times(target, m.atime_ns, m.mtime_ns)

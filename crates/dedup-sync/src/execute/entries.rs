@@ -11,11 +11,11 @@ use dedup_fs::{
     rename_at, set_times, temp_name, FsError, Special, Target, TempKind,
 };
 use dedup_scan::EntryKind;
-use rustix::fs::{unlinkat, AtFlags};
+use rustix::fs::{fstat, unlinkat, AtFlags, Stat};
 use rustix::io::Errno;
 
 use super::cleanup::link_into;
-use super::copy::{copy_file, From};
+use super::copy::{copy_file, Dest, From, How};
 use super::{meta, name_of, Exec};
 use crate::change::ChangeKind;
 use crate::dry_run::change_of;
@@ -34,10 +34,11 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
         }
     };
     let mut src: Option<OwnedFd> = None;
+    let mut dst = Dir { fd: dst, stat: None };
     for &a in list {
         let action = &d.actions[a];
         let rel = join(&d.rel, &action.name);
-        let result = one(x, d, action, &dst, &mut src);
+        let result = one(x, d, action, &mut dst, &mut src);
         match result {
             Ok(_) if action.op == Op::Settle => {}
             Ok((kind, bytes)) => {
@@ -56,6 +57,20 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
     }
 }
 
+/// The destination directory whose entries are made, and its status once a copy needed it.
+struct Dir {
+    fd: OwnedFd,
+    stat: Option<Option<Stat>>,
+}
+
+impl Dir {
+    /// Where a copy writes: the directory, with its status taken on the first copy.
+    fn dest(&mut self) -> Dest<'_> {
+        let stat = self.stat.get_or_insert_with(|| fstat(&self.fd).ok());
+        Dest { dir: self.fd.as_fd(), stat: stat.as_ref() }
+    }
+}
+
 fn clone_err(e: &FsError) -> FsError {
     FsError::Io(std::io::Error::other(e.to_string()))
 }
@@ -71,9 +86,10 @@ fn one(
     x: &Exec<'_>,
     d: &DirPlan,
     action: &Action,
-    dst: &OwnedFd,
+    dir: &mut Dir,
     src: &mut Option<OwnedFd>,
 ) -> Result<(ChangeKind, u64), Failure> {
+    let dst = &dir.fd;
     let name = OsStr::from_bytes(&action.name);
     let old_xattrs = action.old.as_ref().map(|o| o.xattrs.as_slice());
     if action.before == Before::EmptyDir {
@@ -81,8 +97,10 @@ fn one(
     }
     match &action.op {
         Op::Meta => {
-            meta::apply(Target::At(dst.as_fd(), name), &action.src, old_xattrs, x.rules)
-                .map_err(dst_err)?;
+            // Owner and mode as walked: those that match are not set again.
+            let has = action.old.as_ref().and_then(|o| o.meta.as_ref()).map(meta::Has::of_meta);
+            let target = Target::At(dst.as_fd(), name);
+            meta::apply_having(target, &action.src, old_xattrs, x.rules, has).map_err(dst_err)?;
             Ok((ChangeKind::Update, 0))
         }
         Op::Settle => {
@@ -93,7 +111,7 @@ fn one(
             Ok((ChangeKind::Update, 0))
         }
         Op::Create if action.src.kind == EntryKind::File => {
-            copy(x, d, action, dst, src, From::Source).map(|b| (ChangeKind::Copy, b))
+            copy(x, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b))
         }
         Op::Create => create_other(x, d, action, dst, src).map(|k| (k, 0)),
         Op::Rename { from } => {
@@ -106,7 +124,7 @@ fn one(
                     Ok((ChangeKind::Rename, 0))
                 }
                 Err(FsError::CrossDevice) => {
-                    copy(x, d, action, dst, src, From::Source).map(|b| (ChangeKind::Copy, b))
+                    copy(x, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b))
                 }
                 Err(e) => Err(dst_err(e)),
             }
@@ -116,7 +134,7 @@ fn one(
                 .dst_dir(split(from).0)
                 .and_then(|dir| open_file_at(&dir, name_of(from)))
                 .map_err(dst_err)?;
-            copy(x, d, action, dst, src, From::Clone(&old)).map(|b| (ChangeKind::Clone, b))
+            copy(x, d, action, dir, src, From::Clone(&old)).map(|b| (ChangeKind::Clone, b))
         }
         Op::LinkDest { from } => {
             let linked = x
@@ -127,7 +145,7 @@ fn one(
                 .and_then(|ld| link_into(&ld, name_of(from), dst, name));
             match linked {
                 Ok(()) => Ok((ChangeKind::LinkDest, 0)),
-                Err(_) => copy(x, d, action, dst, src, From::Source).map(|b| (ChangeKind::Copy, b)),
+                Err(_) => copy(x, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b)),
             }
         }
     }
@@ -148,15 +166,15 @@ fn copy(
     x: &Exec<'_>,
     d: &DirPlan,
     action: &Action,
-    dst: &OwnedFd,
+    dir: &mut Dir,
     src: &mut Option<OwnedFd>,
     from: From<'_>,
 ) -> Result<u64, Failure> {
     let src_fd = open_src(x, d, src)?;
     let dev = action.src.meta.map_or(0, |m| m.dev);
     let permit = x.io.acquire(dev);
-    let result =
-        copy_file(src_fd.as_fd(), dst.as_fd(), &action.src, &action.name, from, x.reflink, x.rules);
+    let how = How { reflink: x.reflink, rules: x.rules, refused: &x.refused, ids: x.ids };
+    let result = copy_file(src_fd.as_fd(), &dir.dest(), &action.src, &action.name, from, &how);
     let bytes = result.as_ref().map_or(0, |w| w.bytes);
     permit.done(bytes);
     x.progress.read(bytes);

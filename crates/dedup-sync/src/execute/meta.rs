@@ -8,7 +8,8 @@ use std::os::unix::ffi::OsStrExt;
 
 use dedup_fs::FsError;
 use dedup_fs::{list_xattrs, remove_xattr, set_mode, set_owner, set_times, set_xattr, Target};
-use dedup_scan::{Entry, EntryKind, Xattr};
+use dedup_scan::{Entry, EntryKind, Metadata, Xattr};
+use rustix::fs::Stat;
 
 use crate::compare::Rules;
 
@@ -20,13 +21,57 @@ pub fn apply(
     old: Option<&[Xattr]>,
     rules: &Rules<'_>,
 ) -> Result<(), FsError> {
+    apply_having(target, src, old, rules, None)
+}
+
+/// The owner, group and permission bits an entry is known to have: they are not set again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Has {
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Mode bits (`& 0o7777`).
+    pub mode: u32,
+}
+
+impl Has {
+    /// What a `stat` says.
+    pub fn of_stat(st: &Stat) -> Has {
+        Has { uid: st.st_uid, gid: st.st_gid, mode: st.st_mode & 0o7777 }
+    }
+
+    /// What the walk saw.
+    pub fn of_meta(m: &Metadata) -> Has {
+        Has { uid: m.uid, gid: m.gid, mode: m.mode & 0o7777 }
+    }
+}
+
+/// [`apply`] to an entry whose owner and mode are known (`has`): a file this run just created,
+/// with no attributes, whose status was taken after its creation; or a directory as walked whose
+/// times alone differ. What it has already is not set again (for a new file, two calls that a
+/// file created with the right owner and mode does not need; for a directory whose entries
+/// changed, four).
+pub fn apply_having(
+    target: Target<'_>,
+    src: &Entry,
+    old: Option<&[Xattr]>,
+    rules: &Rules<'_>,
+    has: Option<Has>,
+) -> Result<(), FsError> {
     let Some(m) = src.meta else { return Ok(()) };
     let link = m.kind == EntryKind::Symlink;
-    if rules.owner {
+    let owner_right = has.is_some_and(|h| (h.uid, h.gid) == (m.uid, m.gid));
+    let chown = rules.owner && !owner_right;
+    if chown {
         set_owner(target, Some(m.uid), Some(m.gid))?;
     }
+    // Not after a change of owner, which can clear set-ID bits.
+    let mode_right = !chown && has.is_some_and(|h| h.mode == m.mode & 0o7777);
     if !link {
-        set_mode(target, m.mode)?;
+        if !mode_right {
+            set_mode(target, m.mode)?;
+        }
         xattrs(target, &src.xattrs, old, rules)?;
     }
     set_times(target, m.atime_ns, m.mtime_ns)

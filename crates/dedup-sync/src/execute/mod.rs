@@ -6,6 +6,7 @@
 //! its times.
 
 mod cleanup;
+mod clones;
 mod copy;
 mod dirs;
 mod entries;
@@ -30,6 +31,8 @@ use crate::options::DedupMode;
 use crate::plan::{Before, Plan};
 use crate::summary::Tally;
 use crate::tree::{split, under, Walked};
+
+pub use clones::Refused;
 
 /// Actions handed to one worker at a time: a large directory is shared among threads.
 const ACTIONS_PER_TASK: usize = 64;
@@ -66,6 +69,10 @@ pub struct Exec<'a> {
     pub src_failed: AtomicBool,
     /// Directories (below DST) whose entries changed: their times are set again at the end.
     pub touched: Mutex<HashSet<Vec<u8>>>,
+    /// Device pairs that refused a clone for every file (`--reflink auto` asks once a pair).
+    pub refused: Refused,
+    /// This process's effective user and group ids, which a new file gets.
+    pub ids: (u32, u32),
 }
 
 impl Exec<'_> {
