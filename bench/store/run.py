@@ -15,6 +15,12 @@ machine lands on all of them; the modification is undone before the next tool st
 command runs under /usr/bin/time -v for its peak RSS. Prints medians, dedup's ratio to each peer
 and to the fastest, repository sizes and peak RSS, and writes every measurement as JSON.
 
+After these steps (issue 25), forget + prune: every tool keeps the last snapshot of each source
+and frees what the others alone held — `forget --keep-last 1 --prune` (dedup, restic, rustic),
+`prune --keep-last 1` then `compact` (borg), and for kopia a policy of the latest snapshot only,
+`snapshot expire --all --delete`, then `maintenance run --full --safety=none` (kopia keeps
+unreferenced contents for hours by default; without --safety=none it would free nothing).
+
   bench/store/run.py                                # full size, 3 rounds, all tools
   bench/store/run.py --scale 0.1 --rounds 1 --tools dedup,restic   # quick, for development
 """
@@ -33,7 +39,7 @@ PASSWORD = "bench-store-password"
 TREE_BYTES = 2_200_000_000
 RANDOM_BYTES = 1 << 30
 TEXT_BYTES = 512 << 20
-STEPS = ["first", "unchanged", "modified", "restore", "check", "second_write"]
+STEPS = ["first", "unchanged", "modified", "restore", "check", "second_write", "forget_prune"]
 
 
 # ---------------------------------------------------------------------------------------- data
@@ -231,6 +237,22 @@ class Tool:
             "borg": ["borg", "check", "--verify-data", r],
         }[self.name]
 
+    def forget_prune(self):
+        """Commands that keep the last snapshot of each source and free the rest (timed
+        together)."""
+        r, d = self.repo, self.dedup
+        keep_only_latest = ["kopia", "policy", "set", "--global", "--keep-latest", "1",
+                            "--keep-hourly", "0", "--keep-daily", "0", "--keep-weekly", "0",
+                            "--keep-monthly", "0", "--keep-annual", "0"]
+        return {
+            "dedup": [[d, "store", "forget", "-q", "-r", r, "--keep-last", "1", "--prune"]],
+            "restic": [["restic", "-q", "-r", r, "forget", "--keep-last", "1", "--prune"]],
+            "rustic": [["rustic", "-r", r, "forget", "--keep-last", "1", "--prune"]],
+            "kopia": [keep_only_latest, ["kopia", "snapshot", "expire", "--all", "--delete"],
+                      ["kopia", "maintenance", "run", "--full", "--safety=none"]],
+            "borg": [["borg", "prune", "--keep-last", "1", r], ["borg", "compact", r]],
+        }[self.name]
+
 
 def run(tool, argv, timed=True):
     """Runs `argv` under /usr/bin/time -v; returns (seconds, peak RSS in KiB)."""
@@ -316,6 +338,12 @@ def scenario(tool, src, copy, restore_dir, seed, verify, log):
             out["second_write"] = run(tool, tool.backup(copy, "second"))
             log(tool.name, "second_write", out["second_write"])
             shutil.rmtree(copy, ignore_errors=True)
+        seconds = peak = 0
+        for argv in tool.forget_prune():
+            s, m = run(tool, argv)
+            seconds, peak = seconds + s, max(peak, m)
+        out["forget_prune"] = (seconds, peak)
+        log(tool.name, "forget_prune", out["forget_prune"])
     finally:
         undo(src, state)
     shutil.rmtree(tool.repo, ignore_errors=True)
@@ -373,15 +401,15 @@ def main():
     peak = {t: max(max(v) for v in rss[t].values() if v) for t in names}
     size = {t: statistics.median(sizes[t]) for t in names}
     print(f"\nscenario A, medians of {a.rounds} rounds (s); repository after 3 snapshots; peak RSS")
-    cols = ["first", "unchanged", "modified", "restore", "check"]
-    print(f"  {'tool':<8}" + "".join(f"{c:>11}" for c in cols) + f"{'repo MiB':>10}{'RSS MiB':>9}")
+    cols = ["first", "unchanged", "modified", "restore", "check", "forget_prune"]
+    print(f"  {'tool':<8}" + "".join(f"{c[:12]:>13}" for c in cols) + f"{'repo MiB':>10}{'RSS MiB':>9}")
     for t in names:
-        print(f"  {t:<8}" + "".join(f"{med[t].get(c, float('nan')):11.2f}" for c in cols)
+        print(f"  {t:<8}" + "".join(f"{med[t].get(c, float('nan')):13.2f}" for c in cols)
               + f"{mib(size[t]):10.0f}{peak[t] / 1024:9.0f}")
     peers = [t for t in names if t != "dedup"]
     if "dedup" in names and peers:
         for t in peers:
-            print(f"  dedup/{t:<6}" + "".join(f"{med['dedup'][c] / med[t][c]:11.2f}" for c in cols)
+            print(f"  dedup/{t:<6}" + "".join(f"{med['dedup'][c] / med[t][c]:13.2f}" for c in cols)
                   + f"{size['dedup'] / size[t]:10.2f}{peak['dedup'] / peak[t]:9.2f}")
         best = {c: min(peers, key=lambda t: med[t][c]) for c in cols}
         print("  dedup / fastest peer: " + ", ".join(

@@ -1,11 +1,12 @@
 //! `check`: key files, index files and snapshots read and verify; every tree of every snapshot
 //! reads, and every blob it names is indexed in a pack that exists; with `read_data`, every pack
-//! is read whole, its name, trailer and every blob verified. Each finding names the object, and
+//! is read whole (a few at once, one per core), its name, trailer and every blob verified. Each finding names the object, and
 //! every snapshot names each of its files and directories that a missing or damaged object
 //! took (the packs are read before the trees are walked, so that damaged blobs are known).
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::blob::{self, BlobKind};
 use crate::error::{Error, Result};
@@ -134,10 +135,13 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
     // whose data a damaged pack held.
     let mut suspect: HashSet<Id> = truncated;
     if read_data != ReadData::None {
-        let mut ids: Vec<&Id> = present.keys().filter(|id| read_data.reads(id)).collect();
+        let mut ids: Vec<Id> = present.keys().filter(|id| read_data.reads(id)).copied().collect();
         ids.sort();
-        for id in ids {
-            if !read_pack(repo, &index, id, &mut report) {
+        for (id, read) in ids.iter().zip(read_packs(repo, &index, &ids)) {
+            report.packs_read += 1;
+            report.blobs_read += read.blobs_read;
+            report.errors.extend(read.errors);
+            if !read.sound {
                 suspect.insert(*id);
             }
         }
@@ -279,57 +283,105 @@ impl Walk<'_> {
     }
 }
 
-/// Reads pack `id` whole and verifies its name, trailer and every blob; false when anything is
-/// damaged (each finding is reported).
-fn read_pack(repo: &Repository, index: &Index, id: &Id, report: &mut CheckReport) -> bool {
-    report.packs_read += 1;
-    let name = pack_path(id);
-    let bytes = match repo.backend().get(&name) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            report.errors.push(Error::Missing { object: name }.to_string());
-            return false;
-        }
-        Err(err) => {
-            report.errors.push(Error::io(name, err).to_string());
-            return false;
+/// Workers reading packs at most: reading, hashing and opening a pack is CPU-bound once the pack
+/// is in the page cache, and each worker holds one pack in memory.
+const MOST_READERS: usize = 4;
+
+/// What reading one pack whole found.
+#[derive(Default)]
+struct PackRead {
+    /// Nothing in it is damaged.
+    sound: bool,
+    /// Blobs that opened and verified.
+    blobs_read: u64,
+    /// Each finding, naming the pack.
+    errors: Vec<String>,
+}
+
+/// Reads the packs `ids` whole, a few at once (one per core, at most MOST_READERS), and returns
+/// what each showed, in the order of `ids`, so that the report does not depend on the timing.
+fn read_packs(repo: &Repository, index: &Index, ids: &[Id]) -> Vec<PackRead> {
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let workers = cores.clamp(1, MOST_READERS).min(ids.len());
+    if workers <= 1 {
+        let mut buf = Vec::new();
+        return ids.iter().map(|id| read_pack(repo, index, id, &mut buf)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        let mut buf = Vec::new();
+        loop {
+            let at = next.fetch_add(1, Ordering::Relaxed);
+            let Some(id) = ids.get(at) else { return done };
+            done.push((at, read_pack(repo, index, id, &mut buf)));
         }
     };
-    let mut sound = true;
-    if Id::of_file(&bytes) != *id {
+    let mut done: Vec<(usize, PackRead)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                std::thread::Builder::new()
+                    .name("dedup-check".into())
+                    .spawn_scoped(scope, work)
+                    .expect("a thread can be started")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_by_key(|(at, _)| *at);
+    done.into_iter().map(|(_, read)| read).collect()
+}
+
+/// Reads pack `id` whole into `buf` and verifies its name, trailer and every blob.
+fn read_pack(repo: &Repository, index: &Index, id: &Id, buf: &mut Vec<u8>) -> PackRead {
+    let mut read = PackRead::default();
+    let name = pack_path(id);
+    let bytes = match repo.backend().get_into(&name, buf) {
+        Ok(()) => &buf[..],
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            read.errors.push(Error::Missing { object: name }.to_string());
+            return read;
+        }
+        Err(err) => {
+            read.errors.push(Error::io(name, err).to_string());
+            return read;
+        }
+    };
+    read.sound = true;
+    if Id::of_file(bytes) != *id {
         // Go on: which blobs still open tells which files are lost.
-        report.errors.push(format!("{name}: damaged: content does not match its name (hash)"));
-        sound = false;
+        read.errors.push(format!("{name}: damaged: content does not match its name (hash)"));
+        read.sound = false;
     }
-    let parsed = match parse_pack(repo.sealer(), &bytes) {
+    let parsed = match parse_pack(repo.sealer(), bytes) {
         Ok(parsed) => parsed,
         Err(err) => {
-            report.errors.push(format!("{name}: damaged: {err}"));
-            return false;
+            read.errors.push(format!("{name}: damaged: {err}"));
+            read.sound = false;
+            return read;
         }
     };
     for entry in &parsed.entries {
         let sealed = &bytes[entry.offset as usize..(entry.offset + entry.stored_len) as usize];
         match blob::open(repo.sealer(), &repo.keys().id, parsed.kind, entry, sealed) {
-            Ok(_) => report.blobs_read += 1,
+            Ok(_) => read.blobs_read += 1,
             Err(err) => {
-                sound = false;
-                report.errors.push(format!(
-                    "{name}: {} blob {}: {err}",
-                    parsed.kind.name(),
-                    entry.id
-                ))
+                read.sound = false;
+                read.errors.push(format!("{name}: {} blob {}: {err}", parsed.kind.name(), entry.id))
             }
         }
         if index.has_pack(id) && index.lookup(&entry.id, parsed.kind).is_none() {
-            report.errors.push(format!(
+            read.errors.push(format!(
                 "{name}: {} blob {} is in the pack but not in the index",
                 parsed.kind.name(),
                 entry.id
             ));
         }
     }
-    sound
+    read
 }
 
 #[cfg(test)]

@@ -30,11 +30,11 @@ pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
     };
     let verb = if args.dry_run { "would remove" } else { "removed" };
     if !args.dry_run {
-        for id in &doomed {
-            repo.backend()
-                .delete(&format!("snapshots/{id}"))
-                .with_context(|| format!("cannot remove snapshots/{id}"))?;
-        }
+        // One request (object storage) or one directory flush (a local disk) for all of them.
+        let names: Vec<String> = doomed.iter().map(|id| format!("snapshots/{id}")).collect();
+        repo.backend().delete_many(&names).map_err(|failed| {
+            anyhow::Error::new(failed.cause).context(format!("cannot remove {}", failed.name))
+        })?;
     }
     if !common.quiet {
         println!("{verb} {} snapshot(s)", doomed.len());

@@ -9,7 +9,7 @@ use std::time::Duration;
 use rustix::fs::{renameat_with, RenameFlags, CWD};
 
 use super::temporary::{temporary_is_stale, temporary_name, TEMP_PREFIX};
-use super::{Backend, ObjectInfo, PutOutcome};
+use super::{Backend, DeleteFailure, ObjectInfo, PutOutcome};
 
 /// Objects stored as files under a root directory.
 pub struct LocalBackend {
@@ -95,6 +95,15 @@ impl Backend for LocalBackend {
         fs::read(self.path(name)?)
     }
 
+    fn get_into(&self, name: &str, buf: &mut Vec<u8>) -> io::Result<()> {
+        let mut file = File::open(self.path(name)?)?;
+        buf.clear();
+        let size = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
+        buf.try_reserve(size).map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?;
+        file.read_to_end(buf)?;
+        Ok(())
+    }
+
     fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
         let mut file = File::open(self.path(name)?)?;
         file.seek(SeekFrom::Start(offset))?;
@@ -148,6 +157,34 @@ impl Backend for LocalBackend {
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(err) => Err(err),
         }
+    }
+
+    /// Removes every file, then fsyncs each directory that lost one, once: a prune deleting a
+    /// hundred index files in `index/` waits for one directory flush, not a hundred. A power cut
+    /// before the flushes may bring some of the files back, which the caller's next run deletes
+    /// again (deletions are idempotent, §12); the flushes end before this returns, so a later
+    /// batch (the plan after its packs) is never durable before this one.
+    fn delete_many(&self, names: &[String]) -> Result<(), DeleteFailure> {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for name in names {
+            let failed = |cause| DeleteFailure { name: name.clone(), cause };
+            let path = self.path(name).map_err(failed)?;
+            match fs::remove_file(&path) {
+                Ok(()) => {
+                    let dir = path.parent().expect("object paths have a parent").to_path_buf();
+                    if !dirs.contains(&dir) {
+                        dirs.push(dir);
+                    }
+                }
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                Err(err) => return Err(failed(err)),
+            }
+        }
+        for dir in dirs {
+            sync_dir(&dir)
+                .map_err(|cause| DeleteFailure { name: dir.display().to_string(), cause })?;
+        }
+        Ok(())
     }
 
     fn remove_stale_temporaries(&self, stale_after: Duration) -> io::Result<u64> {
@@ -221,6 +258,9 @@ mod tests {
         assert_eq!(backend.put("data/ab/abc", b"one").unwrap(), PutOutcome::Created);
         assert_eq!(backend.put("data/ab/abc", b"two").unwrap(), PutOutcome::AlreadyExisted);
         assert_eq!(backend.get("data/ab/abc").unwrap(), b"one");
+        let mut buf = b"longer than one".to_vec();
+        backend.get_into("data/ab/abc", &mut buf).unwrap();
+        assert_eq!(buf, b"one");
         assert_eq!(backend.get_range("data/ab/abc", 1, 2).unwrap(), b"ne");
         assert!(backend.get_range("data/ab/abc", 2, 5).is_err());
         backend.put("data/cd/cde", b"x").unwrap();
@@ -233,5 +273,22 @@ mod tests {
         assert!(!backend.exists("data/ab/abc").unwrap());
         assert_eq!(backend.get("data/ab/abc").unwrap_err().kind(), io::ErrorKind::NotFound);
         assert!(backend.get("../escape").is_err());
+    }
+
+    #[test]
+    fn many_objects_are_deleted_absent_ones_included_and_a_bad_name_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        for name in ["index/a", "index/b", "data/ab/abc", "index/keep"] {
+            backend.put(name, b"x").unwrap();
+        }
+        let names = ["index/a", "data/ab/abc", "index/b", "index/absent"].map(String::from);
+        backend.delete_many(&names).unwrap();
+        let left: Vec<_> = backend.list("index").unwrap().into_iter().map(|o| o.name).collect();
+        assert_eq!(left, ["index/keep"]);
+        assert!(backend.list("data").unwrap().is_empty());
+        let bad = ["index/keep".to_string(), "../escape".to_string()];
+        assert_eq!(backend.delete_many(&bad).unwrap_err().name, "../escape");
+        assert!(!backend.exists("index/keep").unwrap());
     }
 }

@@ -76,6 +76,13 @@ pub trait Backend: Send + Sync {
     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome>;
     /// Reads `name` whole (`NotFound` if absent).
     fn get(&self, name: &str) -> io::Result<Vec<u8>>;
+    /// Reads `name` whole into `buf`, replacing what it held: a caller reading many objects in
+    /// turn (`check` reading every pack) reuses one buffer, whose memory is then not faulted in
+    /// afresh for each. The default reads with `get`.
+    fn get_into(&self, name: &str, buf: &mut Vec<u8>) -> io::Result<()> {
+        *buf = self.get(name)?;
+        Ok(())
+    }
     /// Reads `len` bytes of `name` from `offset` (`UnexpectedEof` if the object is shorter).
     fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>>;
     /// Like `get_range`, for a range holding metadata (a tree blob) that a caching backend may

@@ -80,6 +80,8 @@ pub struct Plan {
     /// Index files another one supersedes (left by an interrupted prune).
     pub(super) superseded: Vec<Id>,
     pub(super) fates: HashMap<Id, Fate>,
+    /// Sizes of the packs to repack, as listed: where each one's trailer is.
+    pub(super) repack_sizes: HashMap<Id, u64>,
     pub(super) unindexed: Vec<Id>,
     /// Packs that earlier plans, still waiting, delete.
     pub(super) planned: HashSet<Id>,
@@ -168,6 +170,7 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
         index_files: loaded.files,
         superseded: loaded.superseded,
         fates: HashMap::new(),
+        repack_sizes: HashMap::new(),
         unindexed: Vec::new(),
         planned,
     };
@@ -289,6 +292,7 @@ fn decide(
             budget -= used;
             unused_total -= unused;
             plan.fates.insert(id, Fate::Repack);
+            plan.repack_sizes.insert(id, size);
             stats.packs_repack += 1;
             stats.bytes_repack += used;
             stats.bytes_freed += size - used;
@@ -310,6 +314,7 @@ mod tests {
             index_files: Vec::new(),
             superseded: Vec::new(),
             fates: HashMap::new(),
+            repack_sizes: HashMap::new(),
             unindexed: Vec::new(),
             planned: HashSet::new(),
         }

@@ -1,7 +1,10 @@
 //! Repacking: the reachable blobs of the packs to repack copied into new packs, each verified
-//! (opened and its id checked) on the way. Packs are shared out among a few workers, each with
-//! packs of its own being filled, so that reading, verifying and writing overlap; a blob held by
-//! two packs to repack is copied once.
+//! (opened and its id checked) on the way. Only the pack's trailer and the byte ranges of the
+//! blobs copied are read, not the whole pack: the blobs that stay are about half of a pack
+//! repacked, and each one's box proves its bytes, so hashing the whole pack against its name
+//! would prove nothing more about them. Packs are shared out among a few workers, each with packs
+//! of its own being filled, so that reading, verifying and writing overlap; a blob held by two
+//! packs to repack is copied once.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,13 +14,19 @@ use std::thread;
 use super::plan::{Fate, Plan};
 use crate::blob::{self, BlobKind, SealedBlob};
 use crate::error::{Error, Result};
-use crate::format::IndexedPack;
+use crate::format::{BlobEntry, IndexedPack};
 use crate::id::Id;
-use crate::pack::{pack_path, parse_pack, PackWriter};
-use crate::repo::Repository;
+use crate::pack::{pack_path, read_trailer, PackWriter};
+use crate::repo::{range_error, Repository};
 
 /// Workers at most: enough to keep the cores busy verifying while others wait on storage.
 const MOST_WORKERS: usize = 4;
+/// Blobs to copy that lie at most this far apart are read with one range request, the bytes
+/// between them read and dropped: a request costs about as much as reading this much more.
+const JOIN_GAP: u64 = 256 << 10;
+/// A range request is not extended beyond this length (a single blob may be longer), so that its
+/// buffer stays below the allocator's threshold for mappings of their own and is reused.
+const MOST_PER_REQUEST: u64 = 2 << 20;
 
 /// Copies the reachable blobs of the packs to repack into new packs; returns the new packs'
 /// index entries. The first error stops every worker and is returned.
@@ -75,11 +84,7 @@ impl Shared<'_> {
     }
 
     fn copy_packs(&self) -> Result<Vec<IndexedPack>> {
-        let encrypted = self.repo.encrypted();
-        let mut writers = [
-            PackWriter::new(BlobKind::Data, encrypted),
-            PackWriter::new(BlobKind::Tree, encrypted),
-        ];
+        let mut writers = [self.new_writer(BlobKind::Data), self.new_writer(BlobKind::Tree)];
         let mut written = Vec::new();
         loop {
             if self.stop.load(Ordering::Relaxed) {
@@ -91,10 +96,16 @@ impl Shared<'_> {
         }
         for writer in writers {
             if !writer.is_empty() {
-                written.push(store_pack(self.repo, writer)?);
+                written.push(store_pack(self.repo, writer)?.0);
             }
         }
         Ok(written)
+    }
+
+    /// An empty pack of `kind` whose buffer holds a full pack without growing.
+    fn new_writer(&self, kind: BlobKind) -> PackWriter {
+        let room = self.repo.config().pack_size as usize + MOST_PER_REQUEST as usize;
+        PackWriter::with_buffer(kind, self.repo.encrypted(), Vec::with_capacity(room))
     }
 
     /// Copies the blobs of pack `id` that are used there and not yet copied.
@@ -106,34 +117,45 @@ impl Shared<'_> {
     ) -> Result<()> {
         let repo = self.repo;
         let name = pack_path(&id);
-        let bytes = repo.read_named(&name, &id)?;
-        let parsed = parse_pack(repo.sealer(), &bytes).map_err(|e| Error::damaged(&name, e))?;
-        let slot = usize::from(parsed.kind == BlobKind::Tree);
+        let size = *self.plan.repack_sizes.get(&id).expect("a pack to repack has a size");
+        let parsed = read_trailer(repo.backend(), repo.sealer(), &name, size)?;
+        let kind = parsed.kind;
+        let slot = usize::from(kind == BlobKind::Tree);
         let pack_size = repo.config().pack_size as usize;
-        for entry in parsed.entries {
-            if !self.plan.used_here(&entry.id, parsed.kind, &id)
-                || !self.claim(entry.id, parsed.kind)
-            {
-                continue;
-            }
-            let sealed =
-                bytes[entry.offset as usize..(entry.offset + entry.stored_len) as usize].to_vec();
-            blob::open(repo.sealer(), &repo.keys().id, parsed.kind, &entry, &sealed).map_err(
-                |e| {
-                    Error::damaged(format!("{} blob {} in {name}", parsed.kind.name(), entry.id), e)
-                },
-            )?;
-            writers[slot].add(&SealedBlob {
-                id: entry.id,
-                kind: parsed.kind,
-                compression: entry.compression,
-                raw_len: entry.raw_len,
-                sealed,
-            });
-            if writers[slot].len() >= pack_size {
-                let fresh = PackWriter::new(parsed.kind, repo.encrypted());
-                let full = std::mem::replace(&mut writers[slot], fresh);
-                written.push(store_pack(repo, full)?);
+        let wanted: Vec<BlobEntry> = parsed
+            .entries
+            .into_iter()
+            .filter(|entry| self.plan.used_here(&entry.id, kind, &id) && self.claim(entry.id, kind))
+            .collect();
+        for run in requests(&wanted) {
+            let start = u64::from(run[0].offset);
+            let last = run[run.len() - 1];
+            let end = u64::from(last.offset) + u64::from(last.stored_len);
+            let bytes = repo
+                .backend()
+                .get_range(&name, start, end - start)
+                .map_err(|e| range_error(&name, kind, &run[0].id, e))?;
+            for entry in run {
+                let at = (u64::from(entry.offset) - start) as usize;
+                let sealed = bytes[at..at + entry.stored_len as usize].to_vec();
+                blob::open(repo.sealer(), &repo.keys().id, kind, entry, &sealed).map_err(|e| {
+                    Error::damaged(format!("{} blob {} in {name}", kind.name(), entry.id), e)
+                })?;
+                writers[slot].add(&SealedBlob {
+                    id: entry.id,
+                    kind,
+                    compression: entry.compression,
+                    raw_len: entry.raw_len,
+                    sealed,
+                });
+                if writers[slot].len() >= pack_size {
+                    let empty = PackWriter::new(kind, repo.encrypted());
+                    let full = std::mem::replace(&mut writers[slot], empty);
+                    let (indexed, buffer) = store_pack(repo, full)?;
+                    written.push(indexed);
+                    // The stored pack's buffer, already faulted in, takes the next pack.
+                    writers[slot] = PackWriter::with_buffer(kind, repo.encrypted(), buffer);
+                }
             }
         }
         Ok(())
@@ -145,10 +167,65 @@ impl Shared<'_> {
     }
 }
 
-/// Closes and stores a new pack; returns its index entry.
-pub fn store_pack(repo: &Repository, writer: PackWriter) -> Result<IndexedPack> {
+/// The blobs `wanted` (in pack order) grouped into range requests: neighbours at most JOIN_GAP
+/// apart, up to MOST_PER_REQUEST bytes a request.
+fn requests(wanted: &[BlobEntry]) -> Vec<&[BlobEntry]> {
+    let mut runs = Vec::new();
+    let mut first = 0;
+    for i in 1..=wanted.len() {
+        let joins = wanted.get(i).is_some_and(|next| {
+            let start = u64::from(wanted[first].offset);
+            let prev = &wanted[i - 1];
+            let gap =
+                u64::from(next.offset) - (u64::from(prev.offset) + u64::from(prev.stored_len));
+            let end = u64::from(next.offset) + u64::from(next.stored_len);
+            gap <= JOIN_GAP && end - start <= MOST_PER_REQUEST
+        });
+        if !joins {
+            runs.push(&wanted[first..i]);
+            first = i;
+        }
+    }
+    runs
+}
+
+/// Closes and stores a new pack; returns its index entry and its buffer, for the next pack.
+pub fn store_pack(repo: &Repository, writer: PackWriter) -> Result<(IndexedPack, Vec<u8>)> {
     let finished = writer.finish(repo.sealer());
     let name = pack_path(&finished.id);
     repo.backend().put(&name, &finished.bytes).map_err(|e| Error::io(&name, e))?;
-    Ok(IndexedPack { id: finished.id, kind: finished.kind, blobs: finished.entries })
+    let indexed = IndexedPack { id: finished.id, kind: finished.kind, blobs: finished.entries };
+    Ok((indexed, finished.bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Compression;
+
+    fn entry(offset: u32, stored_len: u32) -> BlobEntry {
+        BlobEntry {
+            id: Id([offset as u8; 32]),
+            compression: Compression::None,
+            offset,
+            stored_len,
+            raw_len: stored_len,
+        }
+    }
+
+    #[test]
+    fn neighbours_share_a_request_within_the_gap_and_the_length() {
+        let gap = JOIN_GAP as u32;
+        let most = MOST_PER_REQUEST as u32;
+        let wanted = [
+            entry(8, 100),
+            entry(108, 100),            // adjacent: joined
+            entry(208 + gap, 100),      // exactly JOIN_GAP after: joined
+            entry(309 + 2 * gap, 100),  // one byte more: a new request
+            entry(409 + 2 * gap, most), // would make the request too long: alone
+        ];
+        let runs: Vec<usize> = requests(&wanted).iter().map(|run| run.len()).collect();
+        assert_eq!(runs, [3, 1, 1]);
+        assert!(requests(&[]).is_empty());
+    }
 }
