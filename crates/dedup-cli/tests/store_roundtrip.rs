@@ -242,10 +242,10 @@ fn copies_stored_once(dir: &Path, repo: &Path) {
         serde_json::from_str(ok(store(repo, &["backup", "--json", src.to_str().unwrap()])).trim())
             .unwrap();
     let added = first["bytes_added"].as_u64().unwrap();
-    // Now and then one to three small blobs (a few hundred bytes, tree-sized) more than the
-    // minimum are stored, locally and on S3; not yet explained (the claim race of the sink is
-    // closed), hence the slack.
-    assert!(added < 333_000, "ten copies of 300 kB stored once: {added}");
+    // Chunk boundaries depend on the repository's keyed gear table, so the count of chunks (and
+    // of their per-blob overhead) varies from one repository to the next: 326-331 kB over 160
+    // runs. Two copies would be 600 kB.
+    assert!(added < 400_000, "ten copies of 300 kB stored once: {added}");
     let mut edited = b"a hundred bytes inserted at the start of one copy.............................................".to_vec();
     edited.extend_from_slice(&data);
     fs::write(src.join("copy-0"), edited).unwrap();
@@ -253,8 +253,10 @@ fn copies_stored_once(dir: &Path, repo: &Path) {
         serde_json::from_str(ok(store(repo, &["backup", "--json", src.to_str().unwrap()])).trim())
             .unwrap();
     let added = second["bytes_added"].as_u64().unwrap();
-    // (The same few extra small blobs as above.)
-    assert!(added < 48_000, "an insertion re-stores about one chunk: {added}");
+    // The chunks up to where the chunker falls back into step with the old cuts are stored
+    // again: a few of at most 16 KiB, wherever the keyed cuts fall (23-51 kB over 100 runs,
+    // median 28 kB); the file is 300 kB.
+    assert!(added < 100_000, "an insertion re-stores a few chunks, not the file: {added}");
     let changed = String::from_utf8(
         store(repo, &["diff", &first["snapshot"].as_str().unwrap()[..8], "latest"]).stdout,
     )
