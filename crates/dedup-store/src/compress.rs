@@ -26,12 +26,19 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
-/// `data` compressed at `level` with this thread's context.
+/// `data` compressed at `level` with this thread's context. The probe's level and the blob's
+/// alternate: the context is told the level rather than made anew, which would allocate and
+/// fault in its tables twice per large blob.
 fn compress_at(data: &[u8], level: i32) -> Option<Vec<u8>> {
     COMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
-            *slot = Some((level, zstd::bulk::Compressor::new(level).ok()?));
+        match slot.as_mut() {
+            None => *slot = Some((level, zstd::bulk::Compressor::new(level).ok()?)),
+            Some((current, compressor)) if *current != level => {
+                compressor.set_compression_level(level).ok()?;
+                *current = level;
+            }
+            Some(_) => {}
         }
         let (_, compressor) = slot.as_mut()?;
         compressor.compress(data).ok()
