@@ -51,6 +51,10 @@ impl ObjectWriter for LocalObject {
         self.published = true;
         publish(&self.temp, &path)
     }
+
+    fn keep_alive(&self) -> io::Result<()> {
+        self.file.get_ref().set_modified(std::time::SystemTime::now())
+    }
 }
 
 impl Drop for LocalObject {
@@ -97,6 +101,22 @@ mod tests {
         assert_eq!(names_in(&dir.path().join("data")), ["ab"]);
         assert!(backend.begin_object("data").unwrap().unwrap().commit("../x").is_err());
         assert_eq!(names_in(&dir.path().join("data")), ["ab"]);
+    }
+
+    #[test]
+    fn an_object_kept_alive_is_not_taken_for_a_dead_writers_leftover() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        let mut object = backend.begin_object("data").unwrap().unwrap();
+        object.write(b"a pack that fills slowly").unwrap();
+        let temp = dir.path().join("data").join(&names_in(&dir.path().join("data"))[0]);
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        File::options().write(true).open(&temp).unwrap().set_modified(two_hours_ago).unwrap();
+        object.keep_alive().unwrap();
+        let hour = std::time::Duration::from_secs(3600);
+        assert_eq!(backend.remove_stale_temporaries(hour).unwrap(), 0);
+        assert_eq!(object.commit("data/ab/abc").unwrap(), PutOutcome::Created);
+        assert_eq!(backend.get("data/ab/abc").unwrap(), b"a pack that fills slowly");
     }
 
     #[test]

@@ -79,6 +79,11 @@ pub trait ObjectWriter: Send {
     /// Makes the object durable under `name`, write-once as [`Backend::put`]: an object of that
     /// name is left alone (`AlreadyExisted`), and an error leaves no object.
     fn commit(self: Box<Self>, name: &str) -> io::Result<PutOutcome>;
+    /// Marks the unfinished object as a live writer's, for a storage that judges leftovers by
+    /// age (prune removes temporaries untouched for an hour, §11).
+    fn keep_alive(&self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A store of write-once objects.

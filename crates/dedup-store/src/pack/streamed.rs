@@ -74,6 +74,11 @@ impl StreamedPackWriter {
         self.entries.is_empty()
     }
 
+    /// Marks the pack's unfinished object as a live writer's (see [`ObjectWriter::keep_alive`]).
+    pub fn keep_alive(&self) -> io::Result<()> {
+        self.object.keep_alive()
+    }
+
     /// Appends a blob of this pack's kind; after an error the pack is unusable (drop it, which
     /// removes what was written).
     pub fn add(&mut self, blob: &SealedBlob) -> io::Result<()> {

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use std::mem;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
 use super::open_pack::OpenPack;
 use super::Repository;
@@ -26,6 +27,11 @@ const BLOBS_PER_INDEX_FILE: usize = 65_536;
 /// Buffers of stored packs kept for the next packs built in memory: a new 16 MiB buffer per pack
 /// would cost its page faults every time.
 const SPARE_BUFFERS: usize = 1;
+
+/// The open packs' temporaries are touched this often while blobs come, so that a prune never
+/// takes a pack filling slowly (a backup of mostly known chunks) for a dead writer's leftover:
+/// it removes temporaries untouched for an hour (docs/store-format.md §11).
+const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(600);
 
 /// What a session added.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,6 +62,9 @@ pub struct BlobSink<'r> {
     bytes_added: AtomicU64,
     packs_written: AtomicU64,
     packs_adopted: AtomicU64,
+    started: Instant,
+    /// Seconds after `started` when the open packs were last kept alive.
+    kept_alive: AtomicU64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -82,6 +91,8 @@ impl<'r> BlobSink<'r> {
             bytes_added: AtomicU64::new(0),
             packs_written: AtomicU64::new(0),
             packs_adopted: AtomicU64::new(0),
+            started: Instant::now(),
+            kept_alive: AtomicU64::new(0),
         }
     }
 
@@ -132,7 +143,29 @@ impl<'r> BlobSink<'r> {
 
     /// Whether blob `id` of `kind` is stored (or being stored by this session).
     pub fn contains(&self, id: &Id, kind: BlobKind) -> bool {
+        self.keep_open_packs_alive();
         self.read_index().contains(id, kind) || lock(&self.claimed).contains(&(*id, kind))
+    }
+
+    /// Touches the open packs' temporaries every [`KEEP_ALIVE_EVERY`]; called for every blob
+    /// looked up or stored, known or new, so that it runs as long as the backup reads.
+    fn keep_open_packs_alive(&self) {
+        let now = self.started.elapsed().as_secs();
+        let last = self.kept_alive.load(Ordering::Relaxed);
+        if now < last + KEEP_ALIVE_EVERY.as_secs()
+            || self
+                .kept_alive
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        for open in &self.open {
+            if let Some(OpenPack::Streamed(pack)) = &*lock(open) {
+                // A failed touch only risks what it guards against: the commit then fails.
+                let _ = pack.keep_alive();
+            }
+        }
     }
 
     /// The tree blob `id`, read without holding the index during the read.
@@ -184,6 +217,7 @@ impl<'r> BlobSink<'r> {
 
     /// Stores `plaintext`, whose id is `id`, unless the repository has it; true if it was new.
     pub fn store_with_id(&self, id: Id, kind: BlobKind, plaintext: &[u8]) -> Result<bool> {
+        self.keep_open_packs_alive();
         if self.read_index().contains(&id, kind) || !lock(&self.claimed).insert((id, kind)) {
             return Ok(false);
         }
