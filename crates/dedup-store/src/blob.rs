@@ -2,7 +2,7 @@
 //! associated data that binds id, kind, compression and length.
 
 use crate::compress;
-use crate::crypto::{OpenError, Sealer};
+use crate::crypto::{OpenError, Sealer, NONCE_LEN, TAG_LEN};
 pub use crate::format::BlobKind;
 use crate::format::{BlobEntry, Compression, CompressionMode};
 use crate::id::Id;
@@ -47,12 +47,16 @@ pub fn seal(
 ) -> SealedBlob {
     let raw_len = u32::try_from(plaintext.len())
         .expect("blobs are below 4 GiB: chunks by the config, trees by their count");
-    let compressed = compress::compress(plaintext, mode);
-    let (compression, payload) = match &compressed {
-        Some(bytes) => (Compression::Zstd, bytes.as_slice()),
-        None => (Compression::None, plaintext),
+    // The payload is compressed (or copied) straight into the box, after room for its nonce.
+    let mut sealed = Vec::with_capacity(NONCE_LEN + compress::bound(plaintext.len()) + TAG_LEN);
+    sealed.extend_from_slice(&[0u8; NONCE_LEN]);
+    let compression = if compress::compress_into(plaintext, mode, &mut sealed) {
+        Compression::Zstd
+    } else {
+        sealed.extend_from_slice(plaintext);
+        Compression::None
     };
-    let sealed = sealer.seal(&associated_data(&id, kind, compression, raw_len), payload);
+    sealer.seal_in_place(&associated_data(&id, kind, compression, raw_len), &mut sealed, 0);
     SealedBlob { id, kind, compression, raw_len, sealed }
 }
 

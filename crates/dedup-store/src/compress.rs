@@ -26,16 +26,36 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
-/// `data` compressed at `level` with this thread's context.
-fn compress_at(data: &[u8], level: i32) -> Option<Vec<u8>> {
+/// Runs `f` with this thread's context set to `level`. The probe's level and the blob's
+/// alternate: the context is told the level rather than made anew, which would allocate and
+/// fault in its tables twice per large blob.
+fn with_compressor<T>(
+    level: i32,
+    f: impl FnOnce(&mut zstd::bulk::Compressor<'static>) -> Option<T>,
+) -> Option<T> {
     COMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
-            *slot = Some((level, zstd::bulk::Compressor::new(level).ok()?));
+        match slot.as_mut() {
+            None => *slot = Some((level, zstd::bulk::Compressor::new(level).ok()?)),
+            Some((current, compressor)) if *current != level => {
+                compressor.set_compression_level(level).ok()?;
+                *current = level;
+            }
+            Some(_) => {}
         }
         let (_, compressor) = slot.as_mut()?;
-        compressor.compress(data).ok()
+        f(compressor)
     })
+}
+
+/// `data` compressed at `level` with this thread's context.
+fn compress_at(data: &[u8], level: i32) -> Option<Vec<u8>> {
+    with_compressor(level, |compressor| compressor.compress(data).ok())
+}
+
+/// The most bytes a zstd frame of `len` bytes of input can take.
+pub fn bound(len: usize) -> usize {
+    zstd::zstd_safe::compress_bound(len)
 }
 
 /// Whether samples of `data` shrink enough to be worth compressing it whole.
@@ -53,16 +73,36 @@ fn looks_compressible(data: &[u8]) -> bool {
 
 /// The zstd frame of `data`, or `None` when compression is off or does not shrink it.
 pub fn compress(data: &[u8], mode: CompressionMode) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    compress_into(data, mode, &mut out).then_some(out)
+}
+
+/// Appends the zstd frame of `data` to `out` when compression is on and shrinks it (true);
+/// otherwise leaves `out` as it was (false). Writing into the caller's buffer spares a copy of
+/// every blob: a blob's box is compressed into where it will be sealed.
+pub fn compress_into(data: &[u8], mode: CompressionMode, out: &mut Vec<u8>) -> bool {
     let level = match mode {
-        CompressionMode::Off => return None,
+        CompressionMode::Off => return false,
         CompressionMode::Auto => AUTO_LEVEL,
         CompressionMode::Level(level) => level,
     };
     if data.len() >= PROBE_FROM && !looks_compressible(data) {
-        return None;
+        return false;
     }
-    let frame = compress_at(data, level)?;
-    (frame.len() < data.len()).then_some(frame)
+    let start = out.len();
+    out.reserve(bound(data.len()));
+    let written = with_compressor(level, |compressor| {
+        let mut cursor = std::io::Cursor::new(&mut *out);
+        cursor.set_position(start as u64);
+        compressor.compress_to_buffer(data, &mut cursor).ok()
+    });
+    match written {
+        Some(len) if len < data.len() => true,
+        _ => {
+            out.truncate(start);
+            false
+        }
+    }
 }
 
 /// Decompresses one frame that must yield at most `raw_len` bytes.

@@ -45,24 +45,31 @@ impl Sealer {
     pub fn seal_into(&self, ad: &[u8], payload: &[u8], out: &mut Vec<u8>) {
         let start = out.len();
         out.reserve(payload.len() + SEAL_OVERHEAD);
-        if !self.encrypted {
-            out.extend_from_slice(&[0u8; NONCE_LEN]);
-            out.extend_from_slice(payload);
-            out.extend_from_slice(&self.checksum(ad, payload));
-            return;
-        }
-        let mut nonce = [0u8; NONCE_LEN];
-        fill_random(&mut nonce);
-        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&[0u8; NONCE_LEN]);
         out.extend_from_slice(payload);
-        let cipher = XChaCha20Poly1305::new((&self.key).into());
-        let tag = cipher
-            .encrypt_in_place_detached(
-                XNonce::from_slice(&nonce),
-                ad,
-                &mut out[start + NONCE_LEN..],
-            )
-            .expect("XChaCha20 encrypts up to 256 GiB per message; blobs are far smaller");
+        self.seal_in_place(ad, out, start);
+    }
+
+    /// Seals the payload that `out` holds from `start + NONCE_LEN` to its end, where it was
+    /// written (compressed) without a copy: the `NONCE_LEN` bytes from `start` are room for the
+    /// nonce, and the tag is appended, so that the box is `out[start..]`.
+    pub fn seal_in_place(&self, ad: &[u8], out: &mut Vec<u8>, start: usize) {
+        let mut nonce = [0u8; NONCE_LEN];
+        let tag = if self.encrypted {
+            fill_random(&mut nonce);
+            let cipher = XChaCha20Poly1305::new((&self.key).into());
+            let tag = cipher
+                .encrypt_in_place_detached(
+                    XNonce::from_slice(&nonce),
+                    ad,
+                    &mut out[start + NONCE_LEN..],
+                )
+                .expect("XChaCha20 encrypts up to 256 GiB per message; blobs are far smaller");
+            tag.into()
+        } else {
+            self.checksum(ad, &out[start + NONCE_LEN..])
+        };
+        out[start..start + NONCE_LEN].copy_from_slice(&nonce);
         out.extend_from_slice(&tag);
     }
 

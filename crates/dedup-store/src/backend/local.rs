@@ -1,5 +1,6 @@
 //! A repository in a local directory: each object is written to a temporary name beginning with
-//! `.` in its final directory, fsynced, renamed without replacing, and the directory fsynced.
+//! `.` in its final directory (a pack written as it fills: in `data/`, its name being known only
+//! at its end), fsynced, renamed without replacing, and the final directory fsynced.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -8,8 +9,9 @@ use std::time::Duration;
 
 use rustix::fs::{renameat_with, RenameFlags, CWD};
 
+use super::local_object::LocalObject;
 use super::temporary::{temporary_is_stale, temporary_name, TEMP_PREFIX};
-use super::{Backend, DeleteFailure, ObjectInfo, PutOutcome};
+use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome};
 
 /// Objects stored as files under a root directory.
 pub struct LocalBackend {
@@ -24,36 +26,61 @@ impl LocalBackend {
     }
 
     fn path(&self, name: &str) -> io::Result<PathBuf> {
-        if name
-            .split('/')
-            .any(|part| part.is_empty() || part == "." || part == ".." || part.starts_with('.'))
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("bad object name {name:?}"),
-            ));
-        }
-        Ok(self.root.join(name))
+        object_path(&self.root, name)
     }
+}
 
-    /// Creates `dir` and its parents up to the root, fsyncing each parent a new entry went into.
-    fn create_dirs(&self, dir: &Path) -> io::Result<()> {
-        if dir.as_os_str().is_empty() || dir.is_dir() {
-            return Ok(());
-        }
-        if let Some(parent) = dir.parent() {
-            self.create_dirs(parent)?;
-        }
-        match fs::create_dir(dir) {
-            Ok(()) => sync_dir(dir.parent().unwrap_or(dir)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-            Err(err) => Err(err),
-        }
+/// Where object `name` lives under `root`; names with an empty, `.`-led or `..` part are refused.
+pub(super) fn object_path(root: &Path, name: &str) -> io::Result<PathBuf> {
+    if name
+        .split('/')
+        .any(|part| part.is_empty() || part == "." || part == ".." || part.starts_with('.'))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad object name {name:?}"),
+        ));
+    }
+    Ok(root.join(name))
+}
+
+/// Creates `dir` and its parents, fsyncing each parent a new entry went into.
+pub(super) fn create_dirs(dir: &Path) -> io::Result<()> {
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        create_dirs(parent)?;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => sync_dir(dir.parent().unwrap_or(dir)),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(err) => Err(err),
     }
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+/// Gives the written and fsynced temporary file `temp` its final name `path` without replacing
+/// an existing file, and fsyncs the directory of `path`; the temporary is removed whatever
+/// happens but success.
+pub(super) fn publish(temp: &Path, path: &Path) -> io::Result<PutOutcome> {
+    match renameat_with(CWD, temp, CWD, path, RenameFlags::NOREPLACE) {
+        Ok(()) => {
+            sync_dir(path.parent().expect("object paths have a parent"))?;
+            Ok(PutOutcome::Created)
+        }
+        Err(rustix::io::Errno::EXIST) => {
+            fs::remove_file(temp)?;
+            Ok(PutOutcome::AlreadyExisted)
+        }
+        Err(err) => {
+            let _ = fs::remove_file(temp);
+            Err(err.into())
+        }
+    }
 }
 
 impl Backend for LocalBackend {
@@ -63,8 +90,8 @@ impl Backend for LocalBackend {
 
     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
         let path = self.path(name)?;
-        let dir = path.parent().expect("object paths have a parent").to_path_buf();
-        self.create_dirs(&dir)?;
+        let dir = path.parent().expect("object paths have a parent");
+        create_dirs(dir)?;
         let temp = dir.join(temporary_name(""));
         let written = (|| {
             let mut file = File::options().write(true).create_new(true).open(&temp)?;
@@ -75,20 +102,13 @@ impl Backend for LocalBackend {
             let _ = fs::remove_file(&temp);
             return Err(err);
         }
-        match renameat_with(CWD, &temp, CWD, &path, RenameFlags::NOREPLACE) {
-            Ok(()) => {
-                sync_dir(&dir)?;
-                Ok(PutOutcome::Created)
-            }
-            Err(rustix::io::Errno::EXIST) => {
-                fs::remove_file(&temp)?;
-                Ok(PutOutcome::AlreadyExisted)
-            }
-            Err(err) => {
-                let _ = fs::remove_file(&temp);
-                Err(err.into())
-            }
-        }
+        publish(&temp, &path)
+    }
+
+    fn begin_object(&self, folder: &str) -> io::Result<Option<Box<dyn ObjectWriter>>> {
+        let dir = self.path(folder)?;
+        create_dirs(&dir)?;
+        Ok(Some(Box::new(LocalObject::create(&self.root, &dir)?)))
     }
 
     fn get(&self, name: &str) -> io::Result<Vec<u8>> {

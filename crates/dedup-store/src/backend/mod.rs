@@ -5,6 +5,7 @@
 mod cached;
 mod dal;
 mod local;
+mod local_object;
 mod s3;
 mod s3_location;
 mod sftp;
@@ -68,12 +69,36 @@ pub struct DeleteFailure {
     pub cause: io::Error,
 }
 
+/// An object written as its bytes come, for a name known only once they are all written (a
+/// pack, named by the hash of its bytes): the bytes go to the storage instead of memory.
+/// Dropped without [`ObjectWriter::commit`], it removes what it wrote; a process killed before
+/// then leaves a temporary that every reader ignores (docs/store-format.md §1, §11).
+pub trait ObjectWriter: Send {
+    /// Appends `bytes`.
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Makes the object durable under `name`, write-once as [`Backend::put`]: an object of that
+    /// name is left alone (`AlreadyExisted`), and an error leaves no object.
+    fn commit(self: Box<Self>, name: &str) -> io::Result<PutOutcome>;
+    /// Marks the unfinished object as a live writer's, for a storage that judges leftovers by
+    /// age (prune removes temporaries untouched for an hour, §11).
+    fn keep_alive(&self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A store of write-once objects.
 pub trait Backend: Send + Sync {
     /// A human-readable location, for messages.
     fn location(&self) -> String;
     /// Writes `name` whole and durably; never replaces an existing object.
     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome>;
+    /// Starts an object for the folder `folder` (e.g. `data`) that is written as its bytes come,
+    /// where the storage can hold them outside memory until the object is named (a local
+    /// directory); `None` where objects are written whole, and the caller buffers them for
+    /// [`Backend::put`].
+    fn begin_object(&self, _folder: &str) -> io::Result<Option<Box<dyn ObjectWriter>>> {
+        Ok(None)
+    }
     /// Reads `name` whole (`NotFound` if absent).
     fn get(&self, name: &str) -> io::Result<Vec<u8>>;
     /// Reads `name` whole into `buf`, replacing what it held: a caller reading many objects in

@@ -1,10 +1,13 @@
-//! Packs (docs/store-format.md §7): the writer that gathers sealed blobs of one kind behind a
-//! header and closes them with a sealed trailer, and the reader of trailers.
+//! Packs (docs/store-format.md §7): the writers that gather sealed blobs of one kind behind a
+//! header and close them with a sealed trailer (in memory, or straight to the storage), and the
+//! reader of trailers.
 
 mod reader;
+mod streamed;
 mod writer;
 
 pub use reader::{parse_pack, read_trailer, ParsedPack};
+pub use streamed::{StreamedPack, StreamedPackWriter};
 pub use writer::{FinishedPack, PackWriter};
 
 /// The tail magic after the trailer length.

@@ -38,7 +38,7 @@ impl PackWriter {
 
     /// An empty pack of `kind` written into `buf` (a finished pack's, whose room is kept).
     pub fn with_buffer(kind: BlobKind, encrypted: bool, mut buf: Vec<u8>) -> Self {
-        let header = Header { magic: Magic::Pack, encrypted, sub_kind: kind.code() }.encode();
+        let header = pack_header(kind, encrypted);
         buf.clear();
         buf.extend_from_slice(&header);
         PackWriter { kind, header, buf, entries: Vec::new() }
@@ -62,14 +62,7 @@ impl PackWriter {
     /// Appends a blob of this pack's kind.
     pub fn add(&mut self, blob: &SealedBlob) {
         debug_assert_eq!(blob.kind, self.kind);
-        let offset = u32::try_from(self.buf.len()).expect("packs are closed long before 4 GiB");
-        self.entries.push(BlobEntry {
-            id: blob.id,
-            compression: blob.compression,
-            offset,
-            stored_len: u32::try_from(blob.sealed.len()).expect("blobs are below 4 GiB"),
-            raw_len: blob.raw_len,
-        });
+        self.entries.push(entry_at(blob, self.buf.len()));
         if self.buf.capacity() - self.buf.len() < blob.sealed.len() {
             self.buf.reserve_exact(blob.sealed.len().max(GROW));
         }
@@ -78,14 +71,7 @@ impl PackWriter {
 
     /// Closes the pack: sealed trailer, its length, the tail magic.
     pub fn finish(mut self, sealer: &Sealer) -> FinishedPack {
-        let trailer = BlobEntry::encode_trailer(&self.entries);
-        let mut ad = self.header.to_vec();
-        ad.extend_from_slice(TRAILER_AD);
-        let start = self.buf.len();
-        sealer.seal_into(&ad, &trailer, &mut self.buf);
-        let trailer_len = u32::try_from(self.buf.len() - start).expect("trailers are small");
-        self.buf.extend_from_slice(&trailer_len.to_le_bytes());
-        self.buf.extend_from_slice(TAIL_MAGIC);
+        append_tail(&self.header, &self.entries, sealer, &mut self.buf);
         FinishedPack {
             id: Id::of_file(&self.buf),
             kind: self.kind,
@@ -93,4 +79,38 @@ impl PackWriter {
             entries: self.entries,
         }
     }
+}
+
+/// The index entry of `blob` placed at byte `offset` of its pack.
+pub(super) fn entry_at(blob: &SealedBlob, offset: usize) -> BlobEntry {
+    BlobEntry {
+        id: blob.id,
+        compression: blob.compression,
+        offset: u32::try_from(offset).expect("packs are closed long before 4 GiB"),
+        stored_len: u32::try_from(blob.sealed.len()).expect("blobs are below 4 GiB"),
+        raw_len: blob.raw_len,
+    }
+}
+
+/// Appends what closes a pack with `header` and `entries` to `out`: the sealed trailer, its
+/// length and the tail magic.
+pub(super) fn append_tail(
+    header: &[u8; HEADER_LEN],
+    entries: &[BlobEntry],
+    sealer: &Sealer,
+    out: &mut Vec<u8>,
+) {
+    let trailer = BlobEntry::encode_trailer(entries);
+    let mut ad = header.to_vec();
+    ad.extend_from_slice(TRAILER_AD);
+    let start = out.len();
+    sealer.seal_into(&ad, &trailer, out);
+    let trailer_len = u32::try_from(out.len() - start).expect("trailers are small");
+    out.extend_from_slice(&trailer_len.to_le_bytes());
+    out.extend_from_slice(TAIL_MAGIC);
+}
+
+/// The header of a pack of `kind`.
+pub(super) fn pack_header(kind: BlobKind, encrypted: bool) -> [u8; HEADER_LEN] {
+    Header { magic: Magic::Pack, encrypted, sub_kind: kind.code() }.encode()
 }

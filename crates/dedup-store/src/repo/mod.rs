@@ -7,6 +7,7 @@ mod index_load;
 mod init;
 mod key_slots;
 mod marker;
+mod open_pack;
 mod sink;
 mod snapshots;
 

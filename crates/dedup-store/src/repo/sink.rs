@@ -1,29 +1,37 @@
 //! The writing side of a session: blobs in, deduplicated against the index, compressed and
 //! sealed on the caller's thread (so callers on several threads work in parallel), gathered into
-//! one open pack per kind; full packs are stored, then indexed, and index files written every 64
-//! packs and at the end, before any snapshot can refer to them.
+//! one open pack per kind (written to the storage as it fills where the backend can take it,
+//! else in memory); full packs are stored, then indexed, and index files written every 64 packs
+//! and at the end, before any snapshot can refer to them.
 
 use std::collections::HashSet;
 use std::mem;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
+use super::open_pack::OpenPack;
 use super::Repository;
 use crate::blob::{self, BlobKind};
 use crate::error::{Error, Result};
 use crate::format::{IndexFile, IndexedPack};
 use crate::id::Id;
 use crate::index::Index;
-use crate::pack::{pack_path, read_trailer, PackWriter};
+use crate::pack::{pack_path, read_trailer, PackWriter, StreamedPack, StreamedPackWriter};
 
 /// Packs indexed per index file while a session runs.
 const PACKS_PER_INDEX_FILE: usize = 64;
 /// … or this many blobs (packs of tiny chunks), so that no index file is large to read.
 const BLOBS_PER_INDEX_FILE: usize = 65_536;
 
-/// Buffers of stored packs kept for the next packs: a new 16 MiB buffer per pack would cost its
-/// page faults every time.
+/// Buffers of stored packs kept for the next packs built in memory: a new 16 MiB buffer per pack
+/// would cost its page faults every time.
 const SPARE_BUFFERS: usize = 1;
+
+/// The open packs' temporaries are touched this often while blobs come, so that a prune never
+/// takes a pack filling slowly (a backup of mostly known chunks) for a dead writer's leftover:
+/// it removes temporaries untouched for an hour (docs/store-format.md §11).
+const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(600);
 
 /// What a session added.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -46,7 +54,7 @@ pub struct BlobSink<'r> {
     dry_run: bool,
     index: RwLock<Index>,
     claimed: Mutex<HashSet<(Id, BlobKind)>>,
-    open: [Mutex<PackWriter>; 2],
+    open: [Mutex<Option<OpenPack>>; 2],
     unindexed: Mutex<Vec<IndexedPack>>,
     spare: Mutex<Vec<Vec<u8>>>,
     blobs_added: AtomicU64,
@@ -54,6 +62,9 @@ pub struct BlobSink<'r> {
     bytes_added: AtomicU64,
     packs_written: AtomicU64,
     packs_adopted: AtomicU64,
+    started: Instant,
+    /// Seconds after `started` when the open packs were last kept alive.
+    kept_alive: AtomicU64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -67,16 +78,12 @@ fn slot(kind: BlobKind) -> usize {
 impl<'r> BlobSink<'r> {
     /// A session over `index`; with `dry_run` nothing is written but the counts are real.
     pub fn new(repo: &'r Repository, index: Index, dry_run: bool) -> Self {
-        let encrypted = repo.encrypted();
         BlobSink {
             repo,
             dry_run,
             index: RwLock::new(index),
             claimed: Mutex::new(HashSet::new()),
-            open: [
-                Mutex::new(PackWriter::new(BlobKind::Data, encrypted)),
-                Mutex::new(PackWriter::new(BlobKind::Tree, encrypted)),
-            ],
+            open: [Mutex::new(None), Mutex::new(None)],
             unindexed: Mutex::new(Vec::new()),
             spare: Mutex::new(Vec::new()),
             blobs_added: AtomicU64::new(0),
@@ -84,6 +91,8 @@ impl<'r> BlobSink<'r> {
             bytes_added: AtomicU64::new(0),
             packs_written: AtomicU64::new(0),
             packs_adopted: AtomicU64::new(0),
+            started: Instant::now(),
+            kept_alive: AtomicU64::new(0),
         }
     }
 
@@ -134,7 +143,29 @@ impl<'r> BlobSink<'r> {
 
     /// Whether blob `id` of `kind` is stored (or being stored by this session).
     pub fn contains(&self, id: &Id, kind: BlobKind) -> bool {
+        self.keep_open_packs_alive();
         self.read_index().contains(id, kind) || lock(&self.claimed).contains(&(*id, kind))
+    }
+
+    /// Touches the open packs' temporaries every [`KEEP_ALIVE_EVERY`]; called for every blob
+    /// looked up or stored, known or new, so that it runs as long as the backup reads.
+    fn keep_open_packs_alive(&self) {
+        let now = self.started.elapsed().as_secs();
+        let last = self.kept_alive.load(Ordering::Relaxed);
+        if now < last + KEEP_ALIVE_EVERY.as_secs()
+            || self
+                .kept_alive
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        for open in &self.open {
+            if let Some(OpenPack::Streamed(pack)) = &*lock(open) {
+                // A failed touch only risks what it guards against: the commit then fails.
+                let _ = pack.keep_alive();
+            }
+        }
     }
 
     /// The tree blob `id`, read without holding the index during the read.
@@ -186,6 +217,7 @@ impl<'r> BlobSink<'r> {
 
     /// Stores `plaintext`, whose id is `id`, unless the repository has it; true if it was new.
     pub fn store_with_id(&self, id: Id, kind: BlobKind, plaintext: &[u8]) -> Result<bool> {
+        self.keep_open_packs_alive();
         if self.read_index().contains(&id, kind) || !lock(&self.claimed).insert((id, kind)) {
             return Ok(false);
         }
@@ -201,10 +233,18 @@ impl<'r> BlobSink<'r> {
         self.blobs_added.fetch_add(1, Ordering::Relaxed);
         self.raw_added.fetch_add(plaintext.len() as u64, Ordering::Relaxed);
         let full = {
-            let mut open = lock(&self.open[slot(kind)]);
-            open.add(&sealed);
+            let mut open_slot = lock(&self.open[slot(kind)]);
+            let open = match &mut *open_slot {
+                Some(open) => open,
+                None => open_slot.insert(self.new_pack(kind)?),
+            };
+            if let Err(err) = open.add(&sealed) {
+                // The pack is broken: given up, its temporary removed.
+                *open_slot = None;
+                return Err(Error::io("data", err));
+            }
             if open.len() >= self.repo.config().pack_size as usize {
-                Some(mem::replace(&mut *open, self.new_pack(kind)))
+                open_slot.take()
             } else {
                 None
             }
@@ -215,43 +255,40 @@ impl<'r> BlobSink<'r> {
         Ok(true)
     }
 
-    /// An empty pack of `kind`, in a spare buffer when there is one.
-    fn new_pack(&self, kind: BlobKind) -> PackWriter {
-        let buf = lock(&self.spare).pop().unwrap_or_default();
-        PackWriter::with_buffer(kind, self.repo.encrypted(), buf)
-    }
-
-    fn write_pack(&self, pack: PackWriter) -> Result<()> {
-        if pack.is_empty() {
-            return Ok(());
-        }
-        let finished = pack.finish(self.repo.sealer());
-        let name = pack_path(&finished.id);
+    /// An empty pack of `kind`: written to the storage as it fills where the backend can, else
+    /// in memory, in a spare buffer when there is one.
+    fn new_pack(&self, kind: BlobKind) -> Result<OpenPack> {
+        let encrypted = self.repo.encrypted();
         if !self.dry_run {
-            self.repo.backend().put(&name, &finished.bytes).map_err(|e| Error::io(&name, e))?;
-        }
-        self.bytes_added.fetch_add(finished.bytes.len() as u64, Ordering::Relaxed);
-        self.packs_written.fetch_add(1, Ordering::Relaxed);
-        {
-            let mut spare = lock(&self.spare);
-            if spare.len() < SPARE_BUFFERS {
-                spare.push(finished.bytes);
+            let object =
+                self.repo.backend().begin_object("data").map_err(|e| Error::io("data", e))?;
+            if let Some(object) = object {
+                let pack = StreamedPackWriter::new(kind, encrypted, object)
+                    .map_err(|e| Error::io("data", e))?;
+                return Ok(OpenPack::Streamed(Box::new(pack)));
             }
         }
-        self.write_index().add_pack(finished.id, finished.kind, &finished.entries);
+        let buf = lock(&self.spare).pop().unwrap_or_default();
+        Ok(OpenPack::Memory(PackWriter::with_buffer(kind, encrypted, buf)))
+    }
+
+    /// Closes and stores `pack`, then indexes it.
+    fn write_pack(&self, pack: OpenPack) -> Result<()> {
+        let stored = match pack {
+            OpenPack::Memory(pack) => self.store_memory_pack(pack)?,
+            OpenPack::Streamed(pack) => self.store_streamed_pack(pack)?,
+        };
+        self.packs_written.fetch_add(1, Ordering::Relaxed);
+        self.write_index().add_pack(stored.id, stored.kind, &stored.blobs);
         {
             let mut claimed = lock(&self.claimed);
-            for entry in &finished.entries {
-                claimed.remove(&(entry.id, finished.kind));
+            for entry in &stored.blobs {
+                claimed.remove(&(entry.id, stored.kind));
             }
         }
         let batch = {
             let mut unindexed = lock(&self.unindexed);
-            unindexed.push(IndexedPack {
-                id: finished.id,
-                kind: finished.kind,
-                blobs: finished.entries,
-            });
+            unindexed.push(stored);
             let blobs: usize = unindexed.iter().map(|p| p.blobs.len()).sum();
             (unindexed.len() >= PACKS_PER_INDEX_FILE || blobs >= BLOBS_PER_INDEX_FILE)
                 .then(|| mem::take(&mut *unindexed))
@@ -283,12 +320,37 @@ impl<'r> BlobSink<'r> {
         self.write_index_file(packs)
     }
 
+    fn store_memory_pack(&self, pack: PackWriter) -> Result<IndexedPack> {
+        let finished = pack.finish(self.repo.sealer());
+        let name = pack_path(&finished.id);
+        if !self.dry_run {
+            self.repo.backend().put(&name, &finished.bytes).map_err(|e| Error::io(&name, e))?;
+        }
+        self.bytes_added.fetch_add(finished.bytes.len() as u64, Ordering::Relaxed);
+        let mut spare = lock(&self.spare);
+        if spare.len() < SPARE_BUFFERS {
+            spare.push(finished.bytes);
+        }
+        Ok(IndexedPack { id: finished.id, kind: finished.kind, blobs: finished.entries })
+    }
+
+    fn store_streamed_pack(&self, pack: Box<StreamedPackWriter>) -> Result<IndexedPack> {
+        let StreamedPack { id, kind, len, entries, object } =
+            pack.finish(self.repo.sealer()).map_err(|e| Error::io("data", e))?;
+        let name = pack_path(&id);
+        object.commit(&name).map_err(|e| Error::io(&name, e))?;
+        self.bytes_added.fetch_add(len, Ordering::Relaxed);
+        Ok(IndexedPack { id, kind, blobs: entries })
+    }
+
     /// Stores the open packs and indexes everything written: after this, a snapshot may refer to
     /// every blob this session stored. The sink stays usable.
     pub fn flush(&self) -> Result<()> {
         for kind in [BlobKind::Data, BlobKind::Tree] {
-            let pack = mem::replace(&mut *lock(&self.open[slot(kind)]), self.new_pack(kind));
-            self.write_pack(pack)?;
+            let pack = lock(&self.open[slot(kind)]).take();
+            if let Some(pack) = pack {
+                self.write_pack(pack)?;
+            }
         }
         self.index_stored()
     }
