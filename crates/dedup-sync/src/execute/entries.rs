@@ -35,6 +35,7 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
     };
     let mut src: Option<OwnedFd> = None;
     let mut dst = Dir { fd: dst, stat: None };
+    let mut touched = false;
     for &a in list {
         let action = &d.actions[a];
         let result = one(x, d, action, &mut dst, &mut src);
@@ -42,7 +43,7 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
         match result {
             Ok(_) if action.op == Op::Settle => {}
             Ok((kind, bytes)) => {
-                x.touch(&d.rel);
+                touched = true;
                 let mut change = change_of(&d.rel, action, bytes);
                 change.kind = kind;
                 if kind == ChangeKind::Copy {
@@ -54,6 +55,10 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
             Err((false, e)) => x.failed(&rel(), e),
         }
         x.progress.done(1);
+    }
+    if touched {
+        // Once for the directory, not per entry: the set is shared by the copy threads.
+        x.touch(&d.rel);
     }
 }
 
