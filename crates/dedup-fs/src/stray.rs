@@ -67,15 +67,25 @@ pub fn is_temp_name(name: &OsStr) -> bool {
 pub fn temp_name(kind: TempKind) -> OsString {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-    let mixed = (u64::from(process_id()) << 40) ^ (n << 20) ^ t.rotate_left(17);
-    let mut name = kind.prefix().to_vec();
+    let mixed = (u64::from(process_id()) << 40) ^ (n << 20) ^ started().rotate_left(17);
+    let mut name = Vec::with_capacity(kind.prefix().len() + HEX_DIGITS);
+    name.extend_from_slice(kind.prefix());
     // By hand, not `format!`: a first copy makes one name per file, and the formatting
     // machinery cost ten times these shifts (1,360 instructions a name).
     name.extend(
         (0..HEX_DIGITS).rev().map(|i| b"0123456789abcdef"[(mixed >> (4 * i)) as usize & 0xf]),
     );
     OsString::from_vec(name)
+}
+
+/// When this process made its first name, in nanoseconds: with the id and the counter, it sets
+/// apart the names of two processes that had the same id. Read once, not for every name (a
+/// clock read per new file); a name found taken is passed over anyway.
+fn started() -> u64 {
+    static STARTED: OnceLock<u64> = OnceLock::new();
+    *STARTED.get_or_init(|| {
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+    })
 }
 
 /// This process's id, asked of the kernel once (every new file's temporary name carries it).

@@ -1,8 +1,8 @@
 //! The changes of a plan, in the order a real run makes them, as [`Change`]s: what `--dry-run`
 //! reports. The executor reports the same changes as it makes them.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 use dedup_scan::EntryKind;
@@ -18,7 +18,7 @@ pub fn path(rel: &[u8]) -> PathBuf {
 
 /// The change one action makes; `bytes` is the content written, where known.
 pub fn change_of(dir: &[u8], action: &Action, bytes: u64) -> Change {
-    let rel = join(dir, &action.name);
+    let rel = join(dir, action.name());
     let (kind, from) = match &action.op {
         Op::Meta | Op::Settle => (ChangeKind::Update, None),
         Op::Rename { from } => (ChangeKind::Rename, Some(path(from))),
@@ -34,7 +34,8 @@ pub fn change_of(dir: &[u8], action: &Action, bytes: u64) -> Change {
             None,
         ),
     };
-    Change { kind, path: path(&rel), from, bytes }
+    let path = if rel.is_empty() { path(&rel) } else { PathBuf::from(OsString::from_vec(rel)) };
+    Change { kind, path, from, bytes }
 }
 
 /// Every change of `plan`, in the order of a real run's phases.

@@ -195,16 +195,38 @@ impl Visitor for Collector<'_> {
         Some(())
     }
 
-    fn dir(&self, _: &(), listing: &Listing<'_>) -> Vec<(usize, ())> {
+    const OWNS_ENTRIES: bool = true;
+
+    fn dir(&self, state: &(), listing: &Listing<'_>) -> Vec<(usize, ())> {
+        self.dir_owned(state, listing, listing.entries.to_vec())
+    }
+
+    fn dir_owned(
+        &self,
+        _: &(),
+        listing: &Listing<'_>,
+        mut entries: Vec<Entry>,
+    ) -> Vec<(usize, ())> {
         let side = listing.root as usize;
-        let mut entries = Vec::with_capacity(listing.entries.len());
+        let boundary = if side == 0 && self.one_file_system {
+            *self.src_dev.lock().unwrap_or_else(|e| e.into_inner())
+        } else {
+            None
+        };
+        // Indices in listing order: taken before strays are moved out and the rest sorted.
+        let subdirs = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.kind == EntryKind::Dir && !(self.is_temp)(&e.name))
+            .filter(|(_, e)| boundary.is_none_or(|dev| e.meta.is_none_or(|m| m.dev == dev)))
+            .map(|(i, _)| (i, ()))
+            .collect();
         let mut strays = Vec::new();
-        for e in listing.entries {
-            if (self.is_temp)(&e.name) {
-                strays.push(e.name.clone());
-            } else {
-                entries.push(e.clone());
-            }
+        if entries.iter().any(|e| (self.is_temp)(&e.name)) {
+            let (temp, kept): (Vec<Entry>, Vec<Entry>) =
+                entries.into_iter().partition(|e| (self.is_temp)(&e.name));
+            strays = temp.into_iter().map(|e| e.name).collect();
+            entries = kept;
         }
         entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         if side == 0 {
@@ -212,19 +234,6 @@ impl Visitor for Collector<'_> {
                 self.progress.found_file(e.meta.map_or(0, |m| m.size));
             }
         }
-        let boundary = if side == 0 && self.one_file_system {
-            *self.src_dev.lock().unwrap_or_else(|e| e.into_inner())
-        } else {
-            None
-        };
-        let subdirs = listing
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.kind == EntryKind::Dir && !(self.is_temp)(&e.name))
-            .filter(|(_, e)| boundary.is_none_or(|dev| e.meta.is_none_or(|m| m.dev == dev)))
-            .map(|(i, _)| (i, ()))
-            .collect();
         let dir = Dir {
             meta: *listing.meta,
             xattrs: Vec::new(),

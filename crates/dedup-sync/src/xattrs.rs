@@ -6,18 +6,20 @@
 //! per entry on each side (docs/BENCHMARKS.md, "dedup sync"). `--checksum` reads them all.
 
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use dedup_fs::{get_xattr, list_xattrs, Target};
-use dedup_scan::{open_dir, Entry, EntryKind, Metadata, Xattr};
+use dedup_scan::{open_dir, EntryKind, Metadata, Xattr};
 
 use crate::tree::{join, under, Tree, Walked};
 
 /// Read the attributes the comparison needs into both trees.
 pub fn fill(walked: &mut Walked, src: &Path, dst: &Path) {
-    let mut wanted: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    // By directory: the indices of its source entries whose attributes are wanted (on a first
+    // copy, every one: no path or name is copied per entry).
+    let mut wanted: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
     let root_pair = (walked.src.dir(b"").map(|d| d.meta), walked.dst.dir(b"").map(|d| d.meta));
     let root_needed = match root_pair {
         (Some(s), Some(d)) => changed(&s, Some(&d)),
@@ -25,22 +27,32 @@ pub fn fill(walked: &mut Walked, src: &Path, dst: &Path) {
         _ => false,
     };
     for (rel, dir) in &walked.src.dirs {
-        let theirs = walked.dst.dir(rel);
-        for e in &dir.entries {
+        // Both lists are sorted by name: the destination's counterpart of each entry is found
+        // by walking them side by side.
+        let theirs = walked.dst.dir(rel).map_or(&[][..], |t| t.entries.as_slice());
+        let mut j = 0;
+        let mut picked = Vec::new();
+        for (i, e) in dir.entries.iter().enumerate() {
+            while theirs.get(j).is_some_and(|o| o.name < e.name) {
+                j += 1;
+            }
             let Some(m) = e.meta.as_ref() else { continue };
             if e.kind == EntryKind::Symlink {
                 continue;
             }
-            let other = theirs.and_then(|t| t.entry(&e.name)).filter(|o| o.kind == e.kind);
+            let other = theirs.get(j).filter(|o| o.name == e.name && o.kind == e.kind);
             if changed(m, other.and_then(|o| o.meta.as_ref())) {
-                wanted.push((rel.clone(), e.name.clone()));
+                picked.push(i);
             }
+        }
+        if !picked.is_empty() {
+            wanted.push((rel.clone(), picked));
         }
     }
     if wanted.is_empty() && !root_needed {
         return;
     }
-    wanted.sort();
+    wanted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     if root_needed {
         let x = read_root(src);
         if let Some(d) = walked.src.dirs.get_mut(&Vec::new()) {
@@ -51,8 +63,60 @@ pub fn fill(walked: &mut Walked, src: &Path, dst: &Path) {
             d.xattrs = y;
         }
     }
-    for (tree, root) in [(&mut walked.src, src), (&mut walked.dst, dst)] {
-        read_into(tree, root, &wanted);
+    let mut subdirs = Vec::new();
+    for (rel, picked) in &wanted {
+        let Some(dir) = walked.src.dirs.get_mut(rel) else { continue };
+        let Ok(fd) = open_dir(&under(src, rel), true) else { continue };
+        for &i in picked {
+            let entry = &mut dir.entries[i];
+            let x = read(Target::At(fd.as_fd(), OsStr::from_bytes(&entry.name)));
+            if !x.is_empty() {
+                if entry.kind == EntryKind::Dir {
+                    subdirs.push((join(rel, &entry.name), x.clone()));
+                }
+                entry.xattrs = x;
+            }
+        }
+    }
+    adopt(&mut walked.src, subdirs);
+    let mut subdirs = Vec::new();
+    for (rel, picked) in &wanted {
+        let (Some(names), Some(dir)) = (walked.src.dirs.get(rel), walked.dst.dirs.get_mut(rel))
+        else {
+            continue;
+        };
+        let mut fd = None;
+        for &i in picked {
+            let name = &names.entries[i].name;
+            let Ok(at) = dir.entries.binary_search_by(|e| e.name.as_slice().cmp(name)) else {
+                continue;
+            };
+            if fd.is_none() {
+                match open_dir(&under(dst, rel), true) {
+                    Ok(opened) => fd = Some(opened),
+                    Err(_) => break,
+                }
+            }
+            let Some(fd) = &fd else { break };
+            let x = read(Target::At(fd.as_fd(), OsStr::from_bytes(name)));
+            if !x.is_empty() {
+                let entry = &mut dir.entries[at];
+                if entry.kind == EntryKind::Dir {
+                    subdirs.push((join(rel, name), x.clone()));
+                }
+                entry.xattrs = x;
+            }
+        }
+    }
+    adopt(&mut walked.dst, subdirs);
+}
+
+/// A listed directory's own attributes are those read for its entry in its parent.
+fn adopt(tree: &mut Tree, subdirs: Vec<(Vec<u8>, Vec<Xattr>)>) {
+    for (rel, x) in subdirs {
+        if let Some(sub) = tree.dirs.get_mut(&rel) {
+            sub.xattrs = x;
+        }
     }
 }
 
@@ -68,33 +132,6 @@ fn changed(src: &Metadata, dst: Option<&Metadata>) -> bool {
 
 fn read_root(root: &Path) -> Vec<Xattr> {
     open_dir(root, true).map(|fd| read(Target::Fd(fd.as_fd()))).unwrap_or_default()
-}
-
-/// Read the attributes of the `wanted` entries (sorted by directory) that `tree` has.
-fn read_into(tree: &mut Tree, root: &Path, wanted: &[(Vec<u8>, Vec<u8>)]) {
-    let mut open: Option<(Vec<u8>, Option<OwnedFd>)> = None;
-    for (rel, name) in wanted {
-        if tree.dir(rel).is_none_or(|d| d.entry(name).is_none()) {
-            continue;
-        }
-        if open.as_ref().is_none_or(|(r, _)| r != rel) {
-            open = Some((rel.clone(), open_dir(&under(root, rel), true).ok()));
-        }
-        let Some((_, Some(fd))) = &open else { continue };
-        let x = read(Target::At(fd.as_fd(), OsStr::from_bytes(name)));
-        if x.is_empty() {
-            continue;
-        }
-        let dir = tree.dirs.get_mut(rel).expect("checked above");
-        let Ok(i) = dir.entries.binary_search_by(|e| e.name.as_slice().cmp(name)) else { continue };
-        let entry: &mut Entry = &mut dir.entries[i];
-        entry.xattrs = x.clone();
-        if entry.kind == EntryKind::Dir {
-            if let Some(sub) = tree.dirs.get_mut(&join(rel, name)) {
-                sub.xattrs = x;
-            }
-        }
-    }
 }
 
 /// Every attribute of `target`, sorted by name; none when they cannot be read.

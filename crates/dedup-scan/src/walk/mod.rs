@@ -48,7 +48,7 @@ pub struct RootVisit<'a> {
 }
 
 /// One directory's entries, handed to [`Visitor::dir`].
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Listing<'a> {
     /// Index of the root argument the directory was found under.
     pub root: u32,
@@ -81,6 +81,24 @@ pub trait Visitor: Sync {
     /// One directory's entries. Returns the subdirectories to walk: the index of each in
     /// `listing.entries` (an entry of kind [`EntryKind::Dir`]) and its state.
     fn dir(&self, dir: &Self::Dir, listing: &Listing<'_>) -> Vec<(usize, Self::Dir)>;
+
+    /// True for a visitor that keeps the entries it is given (a mirror's tree): the walk then
+    /// calls [`Visitor::dir_owned`] instead of [`Visitor::dir`], handing each listing's entries
+    /// over by value rather than lending them, so that they are neither copied nor freed twice.
+    const OWNS_ENTRIES: bool = false;
+
+    /// One directory's entries by value, in listing order, for a visitor with
+    /// [`Visitor::OWNS_ENTRIES`]; `listing.entries` is empty here. Returns what
+    /// [`Visitor::dir`] returns, with indices into `entries`. The default lends them to
+    /// [`Visitor::dir`].
+    fn dir_owned(
+        &self,
+        dir: &Self::Dir,
+        listing: &Listing<'_>,
+        entries: Vec<Entry>,
+    ) -> Vec<(usize, Self::Dir)> {
+        self.dir(dir, &Listing { entries: &entries, ..*listing })
+    }
 
     /// A directory and everything below it have been visited (or could not be: the problem was
     /// reported). Called once for every state [`Visitor::root`] and [`Visitor::dir`] returned,
@@ -298,50 +316,82 @@ fn walk_dir<V: Visitor>(shared: &Shared<V>, task: DirTask<V::Dir>) -> Vec<DirTas
 
     let found = list::list(&fd, &task.path, &task.relative, options, shared.observer);
     permit.done(found.entries.len() as u64 * ENTRY_COST);
-    let listing = Listing {
+    // What a subdirectory's task needs of its entry, taken before a visitor that owns the
+    // entries is given them: by index, whether it was followed, its path below the root, its path.
+    type Candidate = (usize, Option<(bool, Vec<u8>, PathBuf)>);
+    let mut candidates: Vec<Candidate> = if V::OWNS_ENTRIES {
+        let dir_entries =
+            found.entries.iter().enumerate().filter(|(_, e)| e.kind == EntryKind::Dir);
+        dir_entries.map(|(i, e)| (i, Some(child_of(&task, e)))).collect()
+    } else {
+        Vec::new()
+    };
+    let mut listing = Listing {
         root: task.root,
         path: &task.path,
         relative: &task.relative,
         depth: task.depth,
         fd: std::os::fd::AsFd::as_fd(&fd),
         meta: &meta,
-        entries: &found.entries,
+        entries: &[],
         excluded: &found.excluded,
     };
-    let children = match task.pending.state.lock().unwrap_or_else(PoisonError::into_inner).as_ref()
-    {
-        Some(state) => visitor.dir(state, &listing),
-        None => Vec::new(),
+    let state = task.pending.state.lock().unwrap_or_else(PoisonError::into_inner);
+    let (children, entries) = match state.as_ref() {
+        Some(state) if V::OWNS_ENTRIES => {
+            (visitor.dir_owned(state, &listing, found.entries), Vec::new())
+        }
+        Some(state) => {
+            listing.entries = &found.entries;
+            (visitor.dir(state, &listing), found.entries)
+        }
+        None => (Vec::new(), found.entries),
     };
+    drop(state);
     drop(fd);
 
     let ancestors = Arc::new(Ancestors { id, parent: task.ancestors.clone() });
     let mut subdirs = Vec::with_capacity(children.len());
     task.pending.remaining.fetch_add(children.len(), Ordering::AcqRel);
     for (i, child_state) in children {
-        let Some(entry) = found.entries.get(i).filter(|e| e.kind == EntryKind::Dir) else {
+        let found = if V::OWNS_ENTRIES {
+            match candidates.binary_search_by_key(&i, |c| c.0) {
+                Ok(at) => candidates[at].1.take(),
+                Err(_) => None,
+            }
+        } else {
+            entries.get(i).filter(|e| e.kind == EntryKind::Dir).map(|e| child_of(&task, e))
+        };
+        let Some((follow, relative, path)) = found else {
             // The visitor named an entry that is not a directory: leave it at once.
             Pending::new(child_state, Some(task.pending.clone())).finish(visitor);
             continue;
         };
-        let mut relative = task.relative.clone();
-        if !relative.is_empty() {
-            relative.push(b'/');
-        }
-        relative.extend_from_slice(&entry.name);
         subdirs.push(DirTask {
             pending: Pending::new(child_state, Some(task.pending.clone())),
             root: task.root,
-            path: task.path.join(OsStr::from_bytes(&entry.name)),
+            path,
             relative,
             depth: child_depth,
-            follow: entry.followed,
+            follow,
             dev: id.dev,
             root_dev: task.root_dev,
             ancestors: Some(ancestors.clone()),
         });
     }
-    list::give_back(found.entries);
+    list::give_back(entries);
     task.pending.finish(visitor);
     subdirs
+}
+
+/// Whether the subdirectory `entry` of `task` was reached through a followed link, its path
+/// below the root, and its path.
+fn child_of<D>(task: &DirTask<D>, entry: &Entry) -> (bool, Vec<u8>, PathBuf) {
+    let mut relative = Vec::with_capacity(task.relative.len() + 1 + entry.name.len());
+    if !task.relative.is_empty() {
+        relative.extend_from_slice(&task.relative);
+        relative.push(b'/');
+    }
+    relative.extend_from_slice(&entry.name);
+    (entry.followed, relative, task.path.join(OsStr::from_bytes(&entry.name)))
 }

@@ -101,18 +101,19 @@ pub fn copy_file(
             (st, seen) = (after, now);
             continue;
         }
-        let mut entry = src.clone();
-        if let Some(m) = entry.meta.as_mut() {
-            *m = Metadata { ..Metadata::from_stat(&after).unwrap_or(*m) };
-        }
+        // The metadata of the source as copied, not as walked; none for an entry walked
+        // without (never a file: nothing is set then).
+        let Some(walked) = src.meta else {
+            tmp.commit(OsStr::from_bytes(name))?;
+            return Ok(Written { bytes: copied.bytes });
+        };
+        let m = Metadata::from_stat(&after).unwrap_or(walked);
         let target = Target::Fd(tmp.file().as_fd());
-        match final_mode {
-            Some(_) => {
-                let has = meta::Has::of_stat(&fstat(tmp.file())?);
-                meta::apply_having(target, &entry, Some(&[]), how.rules, Some(has))?;
-            }
-            None => meta::apply(target, &entry, Some(&[]), how.rules)?,
-        }
+        let has = match final_mode {
+            Some(_) => Some(meta::Has::of_stat(&fstat(tmp.file())?)),
+            None => None,
+        };
+        meta::apply_parts(target, &m, &src.xattrs, Some(&[]), how.rules, has)?;
         tmp.commit(OsStr::from_bytes(name))?;
         return Ok(Written { bytes: copied.bytes });
     }

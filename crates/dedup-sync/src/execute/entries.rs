@@ -28,21 +28,22 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
         Ok(fd) => fd,
         Err(e) => {
             for &a in list {
-                x.failed(&join(&d.rel, &d.actions[a].name), clone_err(&e));
+                x.failed(&join(&d.rel, d.actions[a].name()), clone_err(&e));
             }
             return;
         }
     };
     let mut src: Option<OwnedFd> = None;
     let mut dst = Dir { fd: dst, stat: None };
+    let mut touched = false;
     for &a in list {
         let action = &d.actions[a];
-        let rel = join(&d.rel, &action.name);
         let result = one(x, d, action, &mut dst, &mut src);
+        let rel = || join(&d.rel, action.name());
         match result {
             Ok(_) if action.op == Op::Settle => {}
             Ok((kind, bytes)) => {
-                x.touch_parent(&rel);
+                touched = true;
                 let mut change = change_of(&d.rel, action, bytes);
                 change.kind = kind;
                 if kind == ChangeKind::Copy {
@@ -50,10 +51,14 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
                 }
                 x.done(change, 1);
             }
-            Err((true, e)) => x.source_failed(&rel, e),
-            Err((false, e)) => x.failed(&rel, e),
+            Err((true, e)) => x.source_failed(&rel(), e),
+            Err((false, e)) => x.failed(&rel(), e),
         }
         x.progress.done(1);
+    }
+    if touched {
+        // Once for the directory, not per entry: the set is shared by the copy threads.
+        x.touch(&d.rel);
     }
 }
 
@@ -90,7 +95,7 @@ fn one(
     src: &mut Option<OwnedFd>,
 ) -> Result<(ChangeKind, u64), Failure> {
     let dst = &dir.fd;
-    let name = OsStr::from_bytes(&action.name);
+    let name = OsStr::from_bytes(action.name());
     let old_xattrs = action.old.as_ref().map(|o| o.xattrs.as_slice());
     if action.before == Before::EmptyDir {
         remove_tree_at(dst, name).map_err(dst_err)?;
@@ -174,7 +179,7 @@ fn copy(
     let dev = action.src.meta.map_or(0, |m| m.dev);
     let permit = x.io.acquire(dev);
     let how = How { reflink: x.reflink, rules: x.rules, refused: &x.refused, ids: x.ids };
-    let result = copy_file(src_fd.as_fd(), &dir.dest(), &action.src, &action.name, from, &how);
+    let result = copy_file(src_fd.as_fd(), &dir.dest(), &action.src, action.name(), from, &how);
     let bytes = result.as_ref().map_or(0, |w| w.bytes);
     permit.done(bytes);
     x.progress.read(bytes);
@@ -204,7 +209,7 @@ fn create_other(
     dst: &OwnedFd,
     _src: &mut Option<OwnedFd>,
 ) -> Result<ChangeKind, Failure> {
-    let name = OsStr::from_bytes(&action.name);
+    let name = OsStr::from_bytes(action.name());
     let m = action.src.meta.ok_or((true, FsError::Changed))?;
     if action.src.kind == EntryKind::Symlink {
         let target = action.src.target.as_deref().unwrap_or_default();

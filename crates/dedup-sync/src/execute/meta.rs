@@ -60,6 +60,19 @@ pub fn apply_having(
     has: Option<Has>,
 ) -> Result<(), FsError> {
     let Some(m) = src.meta else { return Ok(()) };
+    apply_parts(target, &m, &src.xattrs, old, rules, has)
+}
+
+/// [`apply_having`] with the metadata `m` and the attributes `want` given apart: for a copy,
+/// which sets the metadata of the source as it was copied, not as walked.
+pub fn apply_parts(
+    target: Target<'_>,
+    m: &Metadata,
+    want: &[Xattr],
+    old: Option<&[Xattr]>,
+    rules: &Rules<'_>,
+    has: Option<Has>,
+) -> Result<(), FsError> {
     let link = m.kind == EntryKind::Symlink;
     let owner_right = has.is_some_and(|h| (h.uid, h.gid) == (m.uid, m.gid));
     let chown = rules.owner && !owner_right;
@@ -72,7 +85,7 @@ pub fn apply_having(
         if !mode_right {
             set_mode(target, m.mode)?;
         }
-        xattrs(target, &src.xattrs, old, rules)?;
+        xattrs(target, want, old, rules)?;
     }
     set_times(target, m.atime_ns, m.mtime_ns)
 }

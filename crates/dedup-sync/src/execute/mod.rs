@@ -107,8 +107,16 @@ impl Exec<'_> {
 
     /// Remember that the entries of the directory holding `rel` changed.
     pub fn touch_parent(&self, rel: &[u8]) {
-        let (parent, _) = split(rel);
-        self.touched.lock().unwrap_or_else(|e| e.into_inner()).insert(parent.to_vec());
+        self.touch(split(rel).0);
+    }
+
+    /// Entries of the destination directory `dir` changed (its times are set afterwards).
+    pub fn touch(&self, dir: &[u8]) {
+        let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
+        // Most directories are touched many times: their path is copied once.
+        if !touched.contains(dir) {
+            touched.insert(dir.to_vec());
+        }
     }
 
     /// The destination directory at `rel`, opened without following symlinks.

@@ -89,7 +89,7 @@ pub fn settle(cx: &Context<'_>, walked: &Walked, m: &mut Merged) -> Found {
     }
     for over in std::mem::take(&mut m.over_dirs) {
         let (i, a) = over.at;
-        let at = join(&m.plan.dirs[i].rel, &m.plan.dirs[i].actions[a].name);
+        let at = join(&m.plan.dirs[i].rel, m.plan.dirs[i].actions[a].name());
         let before = if consumed.contains(&over.orig) {
             Before::Nothing
         } else if walked

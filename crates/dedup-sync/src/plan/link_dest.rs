@@ -19,14 +19,14 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged) {
             if action.op != Op::Create || meta.kind != EntryKind::File || meta.nlink > 1 {
                 continue;
             }
-            let rel = join(&dir.rel, &action.name);
+            let rel = join(&dir.rel, action.name());
             let Ok(st) = lstat(under(base, &rel)) else { continue };
             if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
                 continue;
             }
             let Some(theirs) = Metadata::from_stat(&st) else { continue };
             let entry = Entry {
-                name: action.name.clone(),
+                name: action.name().to_vec(),
                 kind: EntryKind::File,
                 followed: false,
                 meta: Some(theirs),

@@ -167,6 +167,10 @@ impl Merger<'_> {
         let index = self.index[rel];
         let empty = Vec::new();
         let dst_entries = dst.map_or(&empty, |d| &d.entries);
+        if dst.is_none() {
+            // Everything here is new: one action per entry (less the subdirectories).
+            self.out.plan.dirs[index].actions.reserve(src.entries.len());
+        }
         let (mut i, mut j) = (0, 0);
         while i < src.entries.len() || j < dst_entries.len() {
             let order = match (src.entries.get(i), dst_entries.get(j)) {
@@ -227,28 +231,31 @@ impl Merger<'_> {
         src: &Entry,
         dst: Option<&Entry>,
     ) {
-        let path = join(rel, &src.name);
-        let dst_path = dst_rel.map(|p| join(p, &src.name));
         if src.kind == EntryKind::Dir {
-            return self.subdir(&path, dst_path, src, dst);
+            let dst_path = dst_rel.map(|p| join(p, &src.name));
+            return self.subdir(&join(rel, &src.name), dst_path, src, dst);
         }
         let Some(meta) = src.meta else { return };
+        // Paths are joined only where they are kept: most files are up to date and need none.
+        let dst_path = || dst_rel.map(|p| join(p, &src.name));
         let before = match dst {
             None => Before::Nothing,
             Some(d) if d.kind == EntryKind::Dir => {
-                let orig = dst_path.clone().unwrap_or_default();
+                let orig = dst_path().unwrap_or_default();
                 let act = self.add(index, src, dst, Op::Create, Before::EmptyDir);
                 self.out.over_dirs.push(OverDir { at: (index, act), orig });
                 return;
             }
             Some(d) => Before::Entry(d.kind),
         };
-        if src.kind == EntryKind::File {
-            let keeps = dst.and_then(|d| {
-                let v = self.verdict(src, d);
+        let verdict = dst.map(|d| (d, self.verdict(src, d)));
+        // Only a file of several links can be in a hard-link group (`Leaders::follow`).
+        if src.kind == EntryKind::File && meta.nlink > 1 {
+            let keeps = verdict.and_then(|(d, v)| {
                 let kept = matches!(v, Verdict::Same | Verdict::Meta | Verdict::Verify { .. });
                 kept.then(|| d.meta.map(|m| m.id()))
             });
+            let path = join(rel, &src.name);
             if let Some(leader) = self.leaders.follow(&meta, &path, keeps.flatten()) {
                 let linked = dst.and_then(|d| d.meta).map(|m| m.id());
                 let link = HardLink { rel: path, leader: leader.rel, before };
@@ -261,21 +268,21 @@ impl Merger<'_> {
                 return;
             }
         }
-        let Some(d) = dst else {
+        let Some((_, verdict)) = verdict else {
             let act = self.add(index, src, None, Op::Create, before);
             if src.kind == EntryKind::File {
                 self.out.new_files.push((index, act));
             }
             return;
         };
-        match self.verdict(src, d) {
+        match verdict {
             Verdict::Same => {}
             Verdict::Meta => {
                 self.add(index, src, dst, Op::Meta, before);
             }
             Verdict::Verify { meta } => {
                 let act = self.add(index, src, dst, Op::Meta, before);
-                let walked_at = dst_path.unwrap_or_else(|| path.clone());
+                let walked_at = dst_path().unwrap_or_else(|| join(rel, &src.name));
                 self.out.verify.push((index, act, meta, walked_at));
             }
             Verdict::Content | Verdict::Replace => {
@@ -309,13 +316,7 @@ impl Merger<'_> {
         before: Before,
     ) -> usize {
         let actions = &mut self.out.plan.dirs[index].actions;
-        actions.push(Action {
-            name: src.name.clone(),
-            src: src.clone(),
-            old: dst.cloned(),
-            op,
-            before,
-        });
+        actions.push(Action { src: src.clone(), old: dst.cloned(), op, before });
         actions.len() - 1
     }
 

@@ -68,9 +68,7 @@ pub enum Op {
 /// One change to one entry of a directory.
 #[derive(Debug, Clone)]
 pub struct Action {
-    /// The entry's name in its directory.
-    pub name: Vec<u8>,
-    /// The source entry, with the metadata to give the destination.
+    /// The source entry (its name is the action's name in the directory), with the metadata to give the destination.
     pub src: Entry,
     /// The destination entry as walked, when one stands at the name.
     pub old: Option<Entry>,
@@ -78,6 +76,13 @@ pub struct Action {
     pub op: Op,
     /// What stands at the name before.
     pub before: Before,
+}
+
+impl Action {
+    /// The entry's name in its directory.
+    pub fn name(&self) -> &[u8] {
+        &self.src.name
+    }
 }
 
 /// How a source directory's destination counterpart comes to be.
@@ -201,11 +206,14 @@ pub fn plan(cx: &Context<'_>, walked: &Walked) -> Plan {
     link_dest::settle(cx, &mut merged);
     let mut plan = merged.plan;
     found.finish(&mut plan);
-    for (i, a) in merged.drop {
-        plan.dirs[i].actions[a].name.clear();
-    }
-    for d in &mut plan.dirs {
-        d.actions.retain(|a| !a.name.is_empty());
+    let mut dropped = merged.drop;
+    dropped.sort_unstable();
+    for (i, d) in plan.dirs.iter_mut().enumerate() {
+        let mut a = 0;
+        d.actions.retain(|_| {
+            a += 1;
+            dropped.binary_search(&(i, a - 1)).is_err()
+        });
     }
     let mut strays: Vec<Vec<u8>> = walked
         .dst

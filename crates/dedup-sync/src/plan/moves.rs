@@ -37,7 +37,7 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
             continue;
         }
         let Some(list) = by_stamp.get(&(meta.size, meta.mtime_ns)) else { continue };
-        let src_path = under(cx.src_root, &join(&dir.rel, &action.name));
+        let src_path = under(cx.src_root, &join(&dir.rel, action.name()));
         let pick = list.iter().copied().find(|&i| {
             if cx.options.delete && used[i] {
                 return false;
@@ -64,7 +64,7 @@ fn settle_verified(cx: &Context<'_>, m: &mut Merged) {
         let (d, a, meta_differs) = (*d, *a, *meta_differs);
         let dir = &m.plan.dirs[d];
         let action = &dir.actions[a];
-        let rel = join(&dir.rel, &action.name);
+        let rel = join(&dir.rel, action.name());
         let Some(size) = action.src.meta.map(|m| m.size) else { continue };
         let src = under(cx.src_root, &rel);
         let dst = under(cx.dst_root, walked_at);
