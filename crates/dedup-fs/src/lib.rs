@@ -62,7 +62,6 @@ mod temp_file;
 mod test_fs;
 mod validate;
 mod xattr;
-mod xattr_at;
 
 pub use attrs::{set_mode, set_owner, set_times, Target};
 pub use beneath::{open_dir_beneath, remove_tree_at, rename_at};

@@ -18,7 +18,7 @@ use rustix::io::{Errno, Result as SysResult};
 use crate::attrs::{metadata_error, proc_path, Target};
 use crate::dirent::check_name;
 use crate::error::{FsError, MetaField};
-use crate::xattr_at;
+use dedup_scan::xattr_at;
 
 /// The names of `target`'s extended attributes, in the order the file system gives them.
 pub fn list_xattrs(target: Target<'_>) -> Result<Vec<OsString>, FsError> {

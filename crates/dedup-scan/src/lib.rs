@@ -8,6 +8,7 @@ mod open;
 mod paths;
 pub mod read;
 mod walk;
+pub mod xattr_at;
 
 pub use open::{
     meta_from_stat, meta_of, open_dir, open_for_read, open_recorded, OpenRecordedError,
@@ -15,6 +16,6 @@ pub use open::{
 pub use paths::{NodeId, PathArena, PathWriter};
 pub use read::ReadBuf;
 pub use walk::{
-    read_xattrs, walk, Detail, Entry, EntryKind, Listing, Metadata, RootVisit, Visitor,
-    WalkOptions, WalkOptionsError, Xattr,
+    read_xattrs, read_xattrs_at, walk, Detail, Entry, EntryKind, Listing, Metadata, RootVisit,
+    Visitor, WalkOptions, WalkOptionsError, Xattr,
 };

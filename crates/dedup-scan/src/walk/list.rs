@@ -4,7 +4,7 @@
 
 use std::ffi::{CStr, OsStr};
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -94,10 +94,12 @@ pub(super) fn list(
         match examine(fd, c_name, listed, options) {
             Ok(mut e) => {
                 if options.xattrs && options.detail == Detail::Everything {
-                    let full = path.join(OsStr::from_bytes(name));
-                    match xattr::of_path(&full, e.followed) {
+                    let full = || path.join(OsStr::from_bytes(name));
+                    match xattr::of_entry(fd.as_fd(), c_name, full, e.followed) {
                         Ok(x) => e.xattrs = x,
-                        Err(err) => observer.problem(Problem::warning(&full, ProblemKind::Io(err))),
+                        Err(err) => {
+                            observer.problem(Problem::warning(full(), ProblemKind::Io(err)))
+                        }
                     }
                 }
                 found.entries.push(e);

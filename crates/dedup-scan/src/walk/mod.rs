@@ -270,6 +270,17 @@ pub fn read_xattrs(path: &Path, follow: bool) -> std::io::Result<Vec<Xattr>> {
     xattr::of_path(path, follow)
 }
 
+/// [`read_xattrs`] of the entry `name` in the open directory `dir` (`path` is its full path):
+/// without a path lookup where the kernel has `listxattrat` and the entry has no attributes.
+pub fn read_xattrs_at(
+    dir: BorrowedFd<'_>,
+    name: &std::ffi::CStr,
+    path: impl FnOnce() -> PathBuf,
+    follow: bool,
+) -> std::io::Result<Vec<Xattr>> {
+    xattr::of_entry(dir, name, path, follow)
+}
+
 /// What listing and statting one entry is worth in the scheduler's throughput measure (an inode
 /// and its share of a directory block).
 const ENTRY_COST: u64 = 512;

@@ -1,12 +1,38 @@
 //! Reading an entry's extended attributes by path, without following a symlink unless asked.
-//! There is no `*at` form of the xattr calls, so the walk passes the entry's full path.
+//! Before Linux 6.13 there is no `*at` form of the xattr calls, so the walk passes the entry's
+//! full path; where `listxattrat` exists, an entry without attributes (the common case) is
+//! answered by its directory and name, without resolving its path.
 
+use std::ffi::CStr;
 use std::io;
-use std::path::Path;
+use std::os::fd::BorrowedFd;
+use std::path::{Path, PathBuf};
 
 use rustix::io::Errno;
 
 use super::entry::Xattr;
+
+/// The extended attributes of the entry `name` in the directory `dir`, whose full path `path`
+/// gives, as [`of_path`] reads them.
+pub(super) fn of_entry(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    path: impl FnOnce() -> PathBuf,
+    follow: bool,
+) -> io::Result<Vec<Xattr>> {
+    if !follow && crate::xattr_at::available() {
+        let mut names = [0u8; 256];
+        match crate::xattr_at::list(dir, name, Some(&mut names)) {
+            Ok(0) => return Ok(Vec::new()),
+            Err(Errno::NOTSUP) => return Ok(Vec::new()),
+            // Attributes to read (their values have no `*at` call here), a list longer than the
+            // buffer, or an old kernel: by path.
+            Ok(_) | Err(Errno::RANGE) | Err(Errno::NOSYS) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    of_path(&path(), follow)
+}
 
 /// The extended attributes of `path`, sorted by name; none where the file system keeps none.
 pub(super) fn of_path(path: &Path, follow: bool) -> io::Result<Vec<Xattr>> {
@@ -71,5 +97,31 @@ mod tests {
         let names: Vec<&[u8]> = got.iter().map(|x| x.name.as_slice()).collect();
         assert_eq!(names, [b"user.a".as_slice(), b"user.b"]);
         assert_eq!(got[0].value, [0, 1, 2]);
+    }
+
+    #[test]
+    fn by_directory_and_name_the_same_as_by_path() {
+        let d = tempfile::tempdir().unwrap();
+        let (bare, tagged) = (d.path().join("bare"), d.path().join("tagged"));
+        std::fs::write(&bare, b"x").unwrap();
+        std::fs::write(&tagged, b"y").unwrap();
+        std::os::unix::fs::symlink("tagged", d.path().join("link")).unwrap();
+        if rustix::fs::setxattr(&tagged, "user.k", b"v", rustix::fs::XattrFlags::empty()).is_err() {
+            eprintln!("skipped: no user xattrs on this file system");
+            return;
+        }
+        let dir = std::fs::File::open(d.path()).unwrap();
+        let at = |name: &str, follow: bool| {
+            let c_name = std::ffi::CString::new(name).unwrap();
+            let path = || d.path().join(name);
+            of_entry(std::os::fd::AsFd::as_fd(&dir), &c_name, path, follow).unwrap()
+        };
+        for (name, follow) in [("bare", false), ("tagged", false), ("link", false), ("link", true)]
+        {
+            assert_eq!(at(name, follow), of_path(&d.path().join(name), follow).unwrap(), "{name}");
+        }
+        assert_eq!(at("tagged", false)[0].value, b"v");
+        assert_eq!(at("link", true)[0].value, b"v", "followed to its target");
+        assert!(at("link", false).is_empty(), "the link itself has none");
     }
 }

@@ -248,8 +248,8 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         &self,
         node: &Node,
         before: Option<&Node>,
+        read: impl FnOnce() -> io::Result<Vec<dedup_scan::Xattr>>,
         path: impl FnOnce() -> PathBuf,
-        follow: bool,
     ) -> Vec<(Vec<u8>, Vec<u8>)> {
         if let (Some(before), Some(parent_time)) = (before, self.parent_time) {
             if before.kind == node.kind
@@ -260,11 +260,10 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
                 return before.xattrs.clone();
             }
         }
-        let path = path();
-        match dedup_scan::read_xattrs(&path, follow) {
+        match read() {
             Ok(found) => found.into_iter().map(|x| (x.name, x.value)).collect(),
             Err(err) => {
-                self.report(Problem::warning(&path, ProblemKind::Io(err)));
+                self.report(Problem::warning(path(), ProblemKind::Io(err)));
                 Vec::new()
             }
         }
@@ -450,7 +449,8 @@ impl Visitor for BackupVisitor<'_, '_> {
         let index = root.index as usize;
         let before = lock(&self.parent_roots).get(index).cloned().flatten();
         let mut node = node_of(&last_name(root.path), meta, Some(entry));
-        node.xattrs = self.xattrs(&node, before.as_ref(), || root.path.to_path_buf(), true);
+        let read = || dedup_scan::read_xattrs(root.path, true);
+        node.xattrs = self.xattrs(&node, before.as_ref(), read, || root.path.to_path_buf());
         match node.kind {
             NodeKind::Dir => {
                 bump(&self.dirs, 1);
@@ -492,7 +492,11 @@ impl Visitor for BackupVisitor<'_, '_> {
             let mut node = node_of(&entry.name, meta, Some(entry));
             let previous = before.find(&entry.name);
             let path = || listing.path.join(OsStr::from_bytes(&entry.name));
-            node.xattrs = self.xattrs(&node, previous, path, entry.followed);
+            let read = || match std::ffi::CString::new(entry.name.as_slice()) {
+                Ok(name) => dedup_scan::read_xattrs_at(listing.fd, &name, path, entry.followed),
+                Err(_) => dedup_scan::read_xattrs(&path(), entry.followed),
+            };
+            node.xattrs = self.xattrs(&node, previous, read, path);
             match node.kind {
                 NodeKind::Dir => {
                     bump(&self.dirs, 1);
