@@ -33,6 +33,17 @@ fn fuse_available(test: &str) -> bool {
         && require(helper, test, "fusermount3 is not installed (Debian: fuse3)")
 }
 
+/// A temporary directory holding a repository path, an empty source directory and an empty
+/// mount point (the directory goes when the first value is dropped).
+fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, src, point) =
+        (tmp.path().join("repo"), tmp.path().join("src"), tmp.path().join("mnt"));
+    fs::create_dir(&src).unwrap();
+    fs::create_dir(&point).unwrap();
+    (tmp, repo, src, point)
+}
+
 fn noise(len: usize, seed: u64) -> Vec<u8> {
     let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..len)
@@ -221,10 +232,7 @@ fn a_mounted_snapshot_reads_as_its_source() {
     if !fuse_available("a_mounted_snapshot_reads_as_its_source") {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, src, point) =
-        (tmp.path().join("repo"), tmp.path().join("src"), tmp.path().join("mnt"));
-    fs::create_dir(&point).unwrap();
+    let (_tmp, repo, src, point) = scratch();
     init_repo(&repo);
     let big = make_tree(&src);
     let before = look(&src);
@@ -356,11 +364,7 @@ fn sigterm_unmounts_and_exits_cleanly() {
     if !fuse_available("sigterm_unmounts_and_exits_cleanly") {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, src, point) =
-        (tmp.path().join("repo"), tmp.path().join("src"), tmp.path().join("mnt"));
-    fs::create_dir_all(&src).unwrap();
-    fs::create_dir(&point).unwrap();
+    let (_tmp, repo, src, point) = scratch();
     fs::write(src.join("file"), b"content").unwrap();
     init_repo(&repo);
     store_ok(&repo, &[OsStr::new("backup"), src.as_os_str()]);
@@ -430,11 +434,7 @@ fn damaged_data_reads_as_an_error_and_the_mount_goes_on() {
     if !fuse_available(test) {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, src, point) =
-        (tmp.path().join("repo"), tmp.path().join("src"), tmp.path().join("mnt"));
-    fs::create_dir_all(&src).unwrap();
-    fs::create_dir(&point).unwrap();
+    let (_tmp, repo, src, point) = scratch();
     fs::write(src.join("damaged.bin"), noise(600_000, 5)).unwrap();
     init_repo(&repo);
     store_ok(&repo, &[OsStr::new("backup"), src.as_os_str()]);
@@ -481,11 +481,7 @@ fn files_read_on_after_a_prune_moves_their_chunks() {
     if !fuse_available(test) {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, src, point) =
-        (tmp.path().join("repo"), tmp.path().join("src"), tmp.path().join("mnt"));
-    fs::create_dir_all(&src).unwrap();
-    fs::create_dir(&point).unwrap();
+    let (_tmp, repo, src, point) = scratch();
     // Files to keep and to drop side by side in name order, so that their chunks share packs
     // and the prune has to copy the kept ones into new packs.
     for n in 0..12u64 {

@@ -111,12 +111,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn streamed_chunks_equal_chunks_of_the_whole() {
-        let chunker =
-            Chunker::new(ChunkerParams::FastCdc { min: 256, avg: 1024, max: 4096 }, &[5; 32]);
-        let mut data = vec![0u8; 100_000];
-        blake3::Hasher::new().finalize_xof().fill(&mut data);
+    /// The chunks of `data` cut from the whole buffer at once.
+    fn cut_whole(chunker: &Chunker, data: &[u8]) -> Vec<Vec<u8>> {
         let mut whole = Vec::new();
         let mut pos = 0;
         while pos < data.len() {
@@ -124,6 +120,16 @@ mod tests {
             whole.push(data[pos..pos + cut].to_vec());
             pos += cut;
         }
+        whole
+    }
+
+    #[test]
+    fn streamed_chunks_equal_chunks_of_the_whole() {
+        let chunker =
+            Chunker::new(ChunkerParams::FastCdc { min: 256, avg: 1024, max: 4096 }, &[5; 32]);
+        let mut data = vec![0u8; 100_000];
+        blake3::Hasher::new().finalize_xof().fill(&mut data);
+        let whole = cut_whole(&chunker, &data);
         let mut stream = ChunkStream::new(&chunker, Trickle(&data));
         let mut streamed = Vec::new();
         while let Some(chunk) = stream.next_chunk().unwrap() {
@@ -145,13 +151,7 @@ mod tests {
         blake3::Hasher::new().update(b"z").finalize_xof().fill(&mut data);
         data[10_000..30_000].fill(flat);
         data[40_000..40_300].fill(flat);
-        let mut whole = Vec::new();
-        let mut pos = 0;
-        while pos < data.len() {
-            let cut = chunker.cut(&data[pos..]);
-            whole.push(data[pos..pos + cut].to_vec());
-            pos += cut;
-        }
+        let whole = cut_whole(&chunker, &data);
         let sizes: Vec<usize> = whole.iter().map(Vec::len).collect();
         assert!(sizes.contains(&4096), "the flat runs make largest chunks: {sizes:?}");
         for window in [300, 1000, 5000] {
