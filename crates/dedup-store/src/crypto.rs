@@ -1,8 +1,12 @@
 //! The sealed box of docs/store-format.md §2: XChaCha20-Poly1305 with a random 24-byte nonce in
 //! encrypted repositories, a keyed BLAKE3 checksum in unencrypted ones; 40 bytes of overhead.
 
+use chacha20::cipher::{KeyIvInit, StreamCipher};
+use chacha20::XChaCha20;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
+use poly1305::universal_hash::UniversalHash;
+use poly1305::Poly1305;
 
 /// Nonce length.
 pub const NONCE_LEN: usize = 24;
@@ -106,6 +110,33 @@ impl Sealer {
         Ok(plain)
     }
 
+    /// Whether `sealed` verifies under this key and `ad`, without decrypting it: the same tag
+    /// check as [`Sealer::open`] (RFC 8439 §2.8: Poly1305 keyed from the first block of the
+    /// XChaCha20 keystream, over the padded associated data, the padded ciphertext and both
+    /// lengths), with no keystream spent on the body and no copy of it.
+    pub fn verify(&self, ad: &[u8], sealed: &[u8]) -> Result<(), OpenError> {
+        if sealed.len() < SEAL_OVERHEAD {
+            return Err(OpenError);
+        }
+        let (nonce, rest) = sealed.split_at(NONCE_LEN);
+        let (body, tag) = rest.split_at(rest.len() - TAG_LEN);
+        if !self.encrypted {
+            let fits = nonce == [0u8; NONCE_LEN] && tag == self.checksum(ad, body);
+            return if fits { Ok(()) } else { Err(OpenError) };
+        }
+        let mut mac_key = [0u8; 32];
+        XChaCha20::new((&self.key).into(), XNonce::from_slice(nonce)).apply_keystream(&mut mac_key);
+        let mut mac = Poly1305::new((&mac_key).into());
+        mac.update_padded(ad);
+        mac.update_padded(body);
+        let mut lengths = poly1305::Block::default();
+        lengths[..8].copy_from_slice(&(ad.len() as u64).to_le_bytes());
+        lengths[8..].copy_from_slice(&(body.len() as u64).to_le_bytes());
+        mac.update(&[lengths]);
+        // Constant-time comparison, as in the AEAD's own open.
+        mac.verify(poly1305::Block::from_slice(tag)).map_err(|_| OpenError)
+    }
+
     fn checksum(&self, ad: &[u8], payload: &[u8]) -> [u8; TAG_LEN] {
         let mut hasher = blake3::Hasher::new_keyed(&self.key);
         hasher.update(&(ad.len() as u64).to_le_bytes());
@@ -136,6 +167,30 @@ mod tests {
                 assert_eq!(sealer.open(b"ad", &bad), Err(OpenError), "byte {at}");
             }
             assert_eq!(sealer.open(b"ad", &sealed[..10]), Err(OpenError));
+        }
+    }
+
+    #[test]
+    fn verifying_agrees_with_opening_on_every_damage() {
+        for encrypted in [true, false] {
+            let sealer = Sealer::new([7; 32], encrypted);
+            // Lengths around the 16-byte padding of associated data and body.
+            for len in [0, 1, 15, 16, 17, 64, 1000] {
+                let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let ad = &b"associated data!"[..len % 17];
+                let sealed = sealer.seal(ad, &payload);
+                assert_eq!(sealer.verify(ad, &sealed), Ok(()), "{len}");
+                assert_eq!(sealer.verify(b"x", &sealed), Err(OpenError));
+                assert_eq!(Sealer::new([8; 32], encrypted).verify(ad, &sealed), Err(OpenError));
+                for at in 0..sealed.len() {
+                    let mut bad = sealed.clone();
+                    bad[at] ^= 0x80;
+                    assert_eq!(sealer.verify(ad, &bad), Err(OpenError), "{len}, byte {at}");
+                    assert_eq!(sealer.open(ad, &bad), Err(OpenError));
+                }
+                assert_eq!(sealer.verify(ad, &sealed[..sealed.len() - 1]), Err(OpenError));
+            }
+            assert_eq!(sealer.verify(b"", &[0; SEAL_OVERHEAD - 1]), Err(OpenError));
         }
     }
 

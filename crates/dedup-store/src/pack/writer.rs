@@ -63,10 +63,23 @@ impl PackWriter {
     pub fn add(&mut self, blob: &SealedBlob) {
         debug_assert_eq!(blob.kind, self.kind);
         self.entries.push(entry_at(blob, self.buf.len()));
-        if self.buf.capacity() - self.buf.len() < blob.sealed.len() {
-            self.buf.reserve_exact(blob.sealed.len().max(GROW));
+        self.append(&blob.sealed);
+    }
+
+    /// Appends the sealed box of a blob of this pack's kind stored elsewhere as `entry` (prune
+    /// copies boxes as they are, from the bytes it read, without a copy of its own).
+    pub fn add_stored(&mut self, entry: &BlobEntry, sealed: &[u8]) {
+        debug_assert_eq!(entry.stored_len as usize, sealed.len());
+        let offset = u32::try_from(self.buf.len()).expect("packs are closed long before 4 GiB");
+        self.entries.push(BlobEntry { offset, ..*entry });
+        self.append(sealed);
+    }
+
+    fn append(&mut self, sealed: &[u8]) {
+        if self.buf.capacity() - self.buf.len() < sealed.len() {
+            self.buf.reserve_exact(sealed.len().max(GROW));
         }
-        self.buf.extend_from_slice(&blob.sealed);
+        self.buf.extend_from_slice(sealed);
     }
 
     /// Closes the pack: sealed trailer, its length, the tail magic.

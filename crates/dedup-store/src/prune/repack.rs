@@ -1,10 +1,12 @@
-//! Repacking: the reachable blobs of the packs to repack copied into new packs, each verified
-//! (opened and its id checked) on the way. Only the pack's trailer and the byte ranges of the
-//! blobs copied are read, not the whole pack: the blobs that stay are about half of a pack
-//! repacked, and each one's box proves its bytes, so hashing the whole pack against its name
-//! would prove nothing more about them. Packs are shared out among a few workers, each with packs
-//! of its own being filled, so that reading, verifying and writing overlap; a blob held by two
-//! packs to repack is copied once.
+//! Repacking: the reachable blobs of the packs to repack copied into new packs, each verified on
+//! the way — by its box's tag alone in an encrypted repository (`blob::verify_stored`: the tag
+//! binds id, kind, compression and length, and the box is copied unchanged), opened and its id
+//! checked in an unencrypted one — straight from the bytes read. Only the pack's trailer and the
+//! byte ranges of the blobs copied are read, not the whole pack: the blobs that stay are about
+//! half of a pack repacked, and each one's box proves its bytes, so hashing the whole pack
+//! against its name would prove nothing more about them. Packs are shared out among a few
+//! workers, each with packs of its own being filled, so that reading, verifying and writing
+//! overlap; a blob held by two packs to repack is copied once.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +14,7 @@ use std::sync::{Mutex, PoisonError};
 use std::thread;
 
 use super::plan::{Fate, Plan};
-use crate::blob::{self, BlobKind, SealedBlob};
+use crate::blob::{self, BlobKind};
 use crate::error::{Error, Result};
 use crate::format::{BlobEntry, IndexedPack};
 use crate::id::Id;
@@ -137,17 +139,11 @@ impl Shared<'_> {
                 .map_err(|e| range_error(&name, kind, &run[0].id, e))?;
             for entry in run {
                 let at = (u64::from(entry.offset) - start) as usize;
-                let sealed = bytes[at..at + entry.stored_len as usize].to_vec();
-                blob::open(repo.sealer(), &repo.keys().id, kind, entry, &sealed).map_err(|e| {
-                    Error::damaged(format!("{} blob {} in {name}", kind.name(), entry.id), e)
-                })?;
-                writers[slot].add(&SealedBlob {
-                    id: entry.id,
-                    kind,
-                    compression: entry.compression,
-                    raw_len: entry.raw_len,
-                    sealed,
-                });
+                let sealed = &bytes[at..at + entry.stored_len as usize];
+                blob::verify_stored(repo.sealer(), &repo.keys().id, kind, entry, sealed).map_err(
+                    |e| Error::damaged(format!("{} blob {} in {name}", kind.name(), entry.id), e),
+                )?;
+                writers[slot].add_stored(entry, sealed);
                 if writers[slot].len() >= pack_size {
                     let empty = PackWriter::new(kind, repo.encrypted());
                     let full = std::mem::replace(&mut writers[slot], empty);
