@@ -11,7 +11,8 @@ mod walk;
 pub mod xattr_at;
 
 pub use open::{
-    meta_from_stat, meta_of, open_dir, open_for_read, open_recorded, OpenRecordedError,
+    meta_from_stat, meta_of, open_content_at, open_dir, open_for_read, open_recorded,
+    OpenRecordedError,
 };
 pub use paths::{NodeId, PathArena, PathWriter};
 pub use read::ReadBuf;

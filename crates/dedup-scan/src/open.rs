@@ -1,25 +1,59 @@
 //! Opening paths the careful way. Reading never blocks on a FIFO that appeared where a regular
 //! file was (`O_NONBLOCK`), a symlink swapped in below the roots is not followed unless asked
-//! (`O_NOFOLLOW`), and paths longer than `PATH_MAX` (deep trees of long names) are opened one
-//! component at a time instead of failing.
+//! (`O_NOFOLLOW`), paths longer than `PATH_MAX` (deep trees of long names) are opened one
+//! component at a time instead of failing, and reading a file's content leaves its access time
+//! as it was (`O_NOATIME`, where the kernel allows it): a backup that changed the access times
+//! it records would find every file's metadata changed at its next run.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use dedup_core::{nanos, FileId, FileMeta};
 use rustix::fs::{openat, Mode, OFlags, Stat, CWD};
 use rustix::io::Errno;
 
+/// The flags of every open for reading content.
+const CONTENT: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK).union(OFlags::NOCTTY);
+
+/// The kernel refused `O_NOATIME` once (`EPERM`: only the file's owner, or a process with
+/// `CAP_FOWNER`, may ask for it). From then on this process opens without it, so that a tree of
+/// other users' files costs one refused open, not one per file.
+static NOATIME_REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// Runs `open` with `flags` plus `O_NOATIME` until the kernel first refuses it, then with
+/// `flags` alone.
+fn keeping_atime<T>(flags: OFlags, open: impl Fn(OFlags) -> io::Result<T>) -> io::Result<T> {
+    if !NOATIME_REFUSED.load(Ordering::Relaxed) {
+        match open(flags | OFlags::NOATIME) {
+            Err(e) if e.raw_os_error() == Some(Errno::PERM.raw_os_error()) => {
+                NOATIME_REFUSED.store(true, Ordering::Relaxed);
+            }
+            other => return other,
+        }
+    }
+    open(flags)
+}
+
 /// Open a file for reading its content. `follow` allows the last component to be a symlink.
 pub fn open_for_read(path: &Path, follow: bool) -> io::Result<File> {
-    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let mut flags = CONTENT | OFlags::CLOEXEC;
     if !follow {
         flags |= OFlags::NOFOLLOW;
     }
-    open_path(path, flags).map(File::from)
+    keeping_atime(flags, |flags| open_path(path, flags)).map(File::from)
+}
+
+/// Open the entry `name` of the directory `dir` for reading its content, without following a
+/// symlink at `name` (`ELOOP`) or blocking on a FIFO that took a file's place.
+pub fn open_content_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
+    let flags = CONTENT | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let open = |flags| openat(dir, name, flags, Mode::empty()).map_err(io::Error::from);
+    keeping_atime(flags, open).map(File::from)
 }
 
 /// Open a directory for listing. `follow` allows the last component to be a symlink.
@@ -97,6 +131,25 @@ mod tests {
         open_for_read(&path, false).unwrap().read_to_string(&mut content).unwrap();
         assert_eq!(content, "deep");
         assert!(open_dir(path.parent().unwrap(), false).is_ok());
+    }
+
+    #[test]
+    fn reading_leaves_the_access_time_as_it_was() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        std::fs::write(&path, b"content").unwrap();
+        // Older than the modification time: a `relatime` mount would update it on a read.
+        let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        let times = std::fs::FileTimes::new().set_accessed(old);
+        File::options().write(true).open(&path).unwrap().set_times(times).unwrap();
+        let dir = File::open(tmp.path()).unwrap();
+        let by_name = open_content_at(std::os::fd::AsFd::as_fd(&dir), OsStr::new("f")).unwrap();
+        for mut file in [open_for_read(&path, false).unwrap(), by_name] {
+            let mut content = String::new();
+            file.read_to_string(&mut content).unwrap();
+            assert_eq!(content, "content");
+        }
+        assert_eq!(std::fs::metadata(&path).unwrap().accessed().unwrap(), old);
     }
 
     #[test]
