@@ -40,9 +40,9 @@ const ACTIONS_PER_TASK: usize = 64;
 
 /// A plan of at most this much work (in actions, see [`BYTES_PER_ACTION`]) is carried out on
 /// the calling thread: starting and waking a crew costs more than it shares. A 100-file first
-/// copy (about 120) gained nothing from a second thread on a quiet machine (wall time no lower
-/// than the process's CPU time) and spent 0.25 ms more CPU on it (docs/BENCHMARKS.md, "Sync
-/// fixed costs (issue 27)"); a 1,000-file one gains from it.
+/// copy (about 120) spent 0.25 ms more CPU on a second thread, and its wall time in a quiet run
+/// was above its CPU time, so the thread bought no overlap (docs/BENCHMARKS.md, "Sync fixed
+/// costs (issue 27)"); a 1,000-file one gains from it.
 const WORK_FOR_ONE_THREAD: u64 = 128;
 
 /// Bytes of file content that weigh as much as one action: an action costs about ten system
