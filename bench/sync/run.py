@@ -6,7 +6,7 @@ synced by every tool into a destination of its own: a first copy into an empty d
 no-op run, and incremental rounds (5 % of the files appended to and 5 % new files before each
 round; every tool sees the same change). Tools run in turn within each round, so a slow minute
 of the shared machine lands on all of them. Prints medians in ms and dedup's ratio to each peer,
-and writes a JSON file of every timing.
+wall time and (`*_cpu`) the run's CPU time, and writes a JSON file of every timing.
 
   bench/sync/run.py --base /dev/shm/syncbench            # in RAM (tmpfs)
   bench/sync/run.py --base /work/syncbench --trees big    # on disk
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -167,10 +168,17 @@ def mutate(root, rng, round_no):
         write_random(os.path.join(rng.choice(dirs), f"new{round_no}_{i}.bin"), rng.randint(1, 10_000), rng)
 
 
-def timed(argv):
+def timed(argv, cpu=None):
+    """Wall time of one run in ms; with `cpu`, the run's CPU time (user + system, ms) is appended
+    to it: on a shared machine the CPU time holds where the wall time swings with the load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:
+        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        cpu.append(used * 1000)
     if r.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.decode(errors='replace')}")
     return elapsed
@@ -191,7 +199,8 @@ def bench_tree(name, base, names, dedup, rounds, incr_rounds, seed):
     generate(src, files, largest, depth, rng)
     settle()
     table = tools(dedup)
-    times = {t: {"first": [], "noop": [], "incremental": []} for t in names}
+    steps = ("first", "noop", "incremental")
+    times = {t: {k: [] for k in steps + tuple(s + "_cpu" for s in steps)} for t in names}
     dst = lambda t: os.path.join(base, name, "dst-" + t)
     for r in range(rounds):
         order = names[r % len(names):] + names[: r % len(names)]
@@ -199,16 +208,18 @@ def bench_tree(name, base, names, dedup, rounds, incr_rounds, seed):
             shutil.rmtree(dst(t), ignore_errors=True)
             os.makedirs(dst(t))
             subprocess.run(["sync"])
-            times[t]["first"].append(timed(table[t][0](src, dst(t))))
+            times[t]["first"].append(timed(table[t][0](src, dst(t)), times[t]["first_cpu"]))
         for t in order:
-            times[t]["noop"].append(timed(table[t][1](src, dst(t))))
+            times[t]["noop"].append(timed(table[t][1](src, dst(t)), times[t]["noop_cpu"]))
     for t in names:
         check_same(src, dst(t))
     for r in range(incr_rounds):
         mutate(src, rng, r)
         order = names[r % len(names):] + names[: r % len(names)]
         for t in order:
-            times[t]["incremental"].append(timed(table[t][1](src, dst(t))))
+            times[t]["incremental"].append(
+                timed(table[t][1](src, dst(t)), times[t]["incremental_cpu"])
+            )
     for t in names:
         check_same(src, dst(t))
     shutil.rmtree(os.path.join(base, name), ignore_errors=True)

@@ -88,7 +88,9 @@ pub fn regular(st: &Stat) -> Result<FileMeta, FsError> {
 /// directory.
 pub(crate) fn check_name(name: &OsStr) -> Result<(), FsError> {
     let b = name.as_bytes();
-    if b.is_empty() || b == b"." || b == b".." || b.contains(&b'/') || b.contains(&0) {
+    // One pass over the bytes: two `contains` calls each ran a general `memchr`, whose set-up
+    // outweighs a name of a dozen bytes (this runs three times per file a sync copies).
+    if b.is_empty() || b == b"." || b == b".." || b.iter().any(|&c| c == b'/' || c == 0) {
         return Err(FsError::Io(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("{name:?} is not a single name in a directory"),
@@ -130,7 +132,7 @@ mod tests {
         std::fs::create_dir(tmp.path().join("sub")).unwrap();
         std::fs::write(tmp.path().join("sub/f"), b"x").unwrap();
         let dir = open_dir(tmp.path(), true).unwrap();
-        for name in ["sub/f", "", ".", ".."] {
+        for name in ["sub/f", "", ".", "..", "/f", "sub/", "a\0b", "\0"] {
             assert!(open_file_at(&dir, OsStr::new(name)).is_err(), "{name:?}");
         }
     }

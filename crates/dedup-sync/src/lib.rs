@@ -161,44 +161,51 @@ pub fn sync(
         events.change(&change);
     }
     let deletions_allowed = options.delete && !walked.src_failed;
-    if !options.dry_run {
-        if !plan.is_empty() {
-            let exec = execute::Exec {
-                src,
-                dst,
-                src_fd: open_dir(src, true).map_err(|e| SyncError::Io(src.to_path_buf(), e))?,
-                dst_fd: open_dir(dst, true).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?,
-                link_dest_fd: options.link_dest.as_deref().and_then(|p| open_dir(p, true).ok()),
-                rules: &rules,
-                reflink: options.reflink,
-                events,
-                tally: &tally,
-                progress,
-                io: IoScheduler::following(&io, options.io),
-                src_failed: AtomicBool::new(false),
-                touched: Mutex::default(),
-                refused: execute::Refused::default(),
-                ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
+    let summary = if options.dry_run {
+        for change in dry_run::changes(&plan) {
+            let entries = match change.kind {
+                ChangeKind::Delete => plan
+                    .deletions
+                    .iter()
+                    .find(|d| dry_run::path(&d.rel) == change.path)
+                    .map_or(1, |d| d.entries),
+                _ => 1,
             };
-            execute::run(&exec, &plan, &walked, options.dedup, deletions_allowed);
-            let src_failed = walked.src_failed || exec.src_failed.load(Ordering::Relaxed);
-            return Ok(finish(&plan, &tally, started, src_failed, events));
+            tally.count(&change, entries);
+            events.change(&change);
         }
-        return Ok(finish(&plan, &tally, started, walked.src_failed, events));
-    }
-    for change in dry_run::changes(&plan) {
-        let entries = match change.kind {
-            ChangeKind::Delete => plan
-                .deletions
-                .iter()
-                .find(|d| dry_run::path(&d.rel) == change.path)
-                .map_or(1, |d| d.entries),
-            _ => 1,
+        finish(&plan, &tally, started, walked.src_failed, events)
+    } else if plan.is_empty() {
+        finish(&plan, &tally, started, walked.src_failed, events)
+    } else {
+        let exec = execute::Exec {
+            src,
+            dst,
+            src_fd: open_dir(src, true).map_err(|e| SyncError::Io(src.to_path_buf(), e))?,
+            dst_fd: open_dir(dst, true).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?,
+            link_dest_fd: options.link_dest.as_deref().and_then(|p| open_dir(p, true).ok()),
+            rules: &rules,
+            reflink: options.reflink,
+            events,
+            tally: &tally,
+            progress,
+            io: IoScheduler::following(&io, options.io),
+            src_failed: AtomicBool::new(false),
+            touched: Mutex::default(),
+            refused: execute::Refused::default(),
+            ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
         };
-        tally.count(&change, entries);
-        events.change(&change);
+        execute::run(&exec, &plan, &walked, options.dedup, deletions_allowed);
+        let src_failed = walked.src_failed || exec.src_failed.load(Ordering::Relaxed);
+        finish(&plan, &tally, started, src_failed, events)
+    };
+    if options.exit_after {
+        // Freeing every entry, name and action one by one is work the process's exit does at
+        // once (docs/BENCHMARKS.md, "Sync fixed costs (issue 27)").
+        std::mem::forget(plan);
+        std::mem::forget(walked);
     }
-    Ok(finish(&plan, &tally, started, walked.src_failed, events))
+    Ok(summary)
 }
 
 /// The summary, and a warning when deletions were skipped for a source read failure.

@@ -40,4 +40,8 @@ pub struct SyncOptions {
     pub dedup: Option<DedupMode>,
     /// Concurrency per device (measured unless fixed).
     pub io: Concurrency,
+    /// The caller's process ends right after the sync: the walked trees and the plan are not
+    /// freed one entry at a time (the process's exit returns their memory at once). Never set
+    /// it in a process that goes on: the memory stays taken.
+    pub exit_after: bool,
 }

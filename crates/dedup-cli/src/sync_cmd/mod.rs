@@ -45,6 +45,8 @@ pub fn run(args: SyncArgs) -> Result<bool> {
             Some(n) => Concurrency::Fixed(usize::from(n)),
             None => Concurrency::default(),
         },
+        // The process ends once the summary is printed.
+        exit_after: true,
     };
     let log = match &args.log {
         Some(path) => {

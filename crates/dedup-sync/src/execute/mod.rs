@@ -24,11 +24,12 @@ use dedup_core::{Problem, ProblemKind, Progress};
 use dedup_fs::{open_dir_beneath, FsError, Reflink};
 use dedup_scan::crew::{map_each, Staffing};
 use dedup_scan::io::IoScheduler;
+use dedup_scan::EntryKind;
 
 use crate::change::{Change, Events};
 use crate::compare::Rules;
 use crate::options::DedupMode;
-use crate::plan::{Before, Plan};
+use crate::plan::{Before, DirPlan, Op, Plan};
 use crate::summary::Tally;
 use crate::tree::{split, under, Walked};
 
@@ -37,9 +38,28 @@ pub use clones::Refused;
 /// Actions handed to one worker at a time: a large directory is shared among threads.
 const ACTIONS_PER_TASK: usize = 64;
 
-/// A plan of at most this many actions is carried out on the calling thread: starting and
-/// waking a crew costs more than it shares (an incremental run of a few changed files).
-const ACTIONS_FOR_ONE_THREAD: usize = 32;
+/// A plan of at most this much work (in actions, see [`BYTES_PER_ACTION`]) is carried out on
+/// the calling thread: starting and waking a crew costs more than it shares. A 100-file first
+/// copy (about 120) spent 0.25 ms more CPU on a second thread, and its wall time in a quiet run
+/// was above its CPU time, so the thread bought no overlap (docs/BENCHMARKS.md, "Sync fixed
+/// costs (issue 27)"); a 1,000-file one gains from it.
+const WORK_FOR_ONE_THREAD: u64 = 128;
+
+/// Bytes of file content that weigh as much as one action: an action costs about ten system
+/// calls, which take as long as copying 64 KiB in memory; a few large files are shared out.
+const BYTES_PER_ACTION: u64 = 64 * 1024;
+
+/// The work in actions `list` of `d`: one per action, and more for the bytes a copy writes.
+fn work(d: &DirPlan, list: &[usize]) -> u64 {
+    list.iter()
+        .map(|&a| {
+            let action = &d.actions[a];
+            let copies = matches!(action.op, Op::Create | Op::CloneFrom { .. })
+                && action.src.kind == EntryKind::File;
+            1 + if copies { action.src.meta.map_or(0, |m| m.size) / BYTES_PER_ACTION } else { 0 }
+        })
+        .sum()
+}
 
 /// Everything the phases share.
 pub struct Exec<'a> {
@@ -155,7 +175,8 @@ pub fn run(
     }
     let actions: usize = tasks.iter().map(|t| t.1.len()).sum();
     x.progress.start_phase(crate::COPY, actions as u64);
-    if actions <= ACTIONS_FOR_ONE_THREAD {
+    let work: u64 = tasks.iter().map(|(i, list)| work(&plan.dirs[*i], list)).sum();
+    if work <= WORK_FOR_ONE_THREAD {
         for (i, list) in tasks {
             entries::run_dir(x, &plan.dirs[i], &list);
         }
@@ -187,4 +208,62 @@ pub fn run(
         crate::share::run(x, plan, walked, mode);
     }
     dirs::finish(x, plan);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Action, DirState};
+    use dedup_scan::{Entry, Metadata};
+
+    fn entry(name: &str, kind: EntryKind, size: u64) -> Entry {
+        let st = rustix::fs::stat(".").unwrap();
+        let mut meta = Metadata::from_stat(&st).unwrap();
+        (meta.kind, meta.size) = (kind, size);
+        Entry {
+            name: name.as_bytes().to_vec(),
+            kind,
+            followed: false,
+            meta: Some(meta),
+            target: None,
+            xattrs: Vec::new(),
+        }
+    }
+
+    fn dir_of(actions: Vec<(EntryKind, u64, Op)>) -> DirPlan {
+        DirPlan {
+            rel: Vec::new(),
+            src: entry("d", EntryKind::Dir, 0),
+            old: None,
+            state: DirState::Exists,
+            before: Before::Nothing,
+            set_meta: false,
+            listed: true,
+            actions: actions
+                .into_iter()
+                .enumerate()
+                .map(|(i, (kind, size, op))| Action {
+                    src: entry(&format!("f{i}"), kind, size),
+                    old: None,
+                    op,
+                    before: Before::Nothing,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_small_tree_is_copied_on_one_thread_and_large_content_is_shared_out() {
+        // The seed's small tree: 100 new files of up to 10 KB.
+        let small = dir_of((0..100).map(|_| (EntryKind::File, 10_000, Op::Create)).collect());
+        let all: Vec<usize> = (0..100).collect();
+        assert_eq!(work(&small, &all), 100);
+        assert!(work(&small, &all) <= WORK_FOR_ONE_THREAD);
+        // Ten files of 8 MiB: few actions, much content.
+        let big = dir_of((0..10).map(|_| (EntryKind::File, 8 << 20, Op::Create)).collect());
+        assert_eq!(work(&big, &(0..10).collect::<Vec<_>>()), 10 * (1 + 128));
+        // Metadata-only updates weigh one each, whatever the file's size.
+        let meta = dir_of((0..10).map(|_| (EntryKind::File, 8 << 20, Op::Meta)).collect());
+        assert_eq!(work(&meta, &(0..10).collect::<Vec<_>>()), 10);
+    }
 }
