@@ -58,11 +58,12 @@ impl Entry {
 }
 
 /// Open `name` in `dir` for reading, without following a symlink at `name` (`ELOOP`) or
-/// blocking on a FIFO.
+/// blocking on a FIFO, and leaving its access time as it was where the kernel allows
+/// ([`dedup_scan::open_content_at`]).
 pub fn open_file_at(dir: impl AsFd, name: &OsStr) -> Result<File, FsError> {
     check_name(name)?;
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
-    Ok(File::from(openat(dir, name, flags | OFlags::CLOEXEC, Mode::empty())?))
+    dedup_scan::open_content_at(dir.as_fd(), name)
+        .map_err(|e| rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::IO).into())
 }
 
 /// Open the directory `name` in `dir`, without following a symlink at `name`: the way to
