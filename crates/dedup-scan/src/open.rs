@@ -1,9 +1,10 @@
 //! Opening paths the careful way. Reading never blocks on a FIFO that appeared where a regular
 //! file was (`O_NONBLOCK`), a symlink swapped in below the roots is not followed unless asked
 //! (`O_NOFOLLOW`), paths longer than `PATH_MAX` (deep trees of long names) are opened one
-//! component at a time instead of failing, and reading a file's content leaves its access time
-//! as it was (`O_NOATIME`, where the kernel allows it): a backup that changed the access times
-//! it records would find every file's metadata changed at its next run.
+//! component at a time instead of failing, and reading a file's content or listing a directory
+//! leaves its access time as it was (`O_NOATIME`, where the kernel allows it): a backup that
+//! changed the access times it records would find every entry's metadata changed at its next
+//! run, and rewrite the tree of every directory.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -56,13 +57,14 @@ pub fn open_content_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     keeping_atime(flags, open).map(File::from)
 }
 
-/// Open a directory for listing. `follow` allows the last component to be a symlink.
+/// Open a directory for listing (leaving its access time as it was, as [`open_for_read`]).
+/// `follow` allows the last component to be a symlink.
 pub fn open_dir(path: &Path, follow: bool) -> io::Result<OwnedFd> {
     let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
     if !follow {
         flags |= OFlags::NOFOLLOW;
     }
-    open_path(path, flags)
+    keeping_atime(flags, |flags| open_path(path, flags))
 }
 
 /// The metadata dedup keeps from a `stat` result.
@@ -134,7 +136,7 @@ mod tests {
     }
 
     #[test]
-    fn reading_leaves_the_access_time_as_it_was() {
+    fn reading_and_listing_leave_access_times_as_they_were() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("f");
         std::fs::write(&path, b"content").unwrap();
@@ -150,6 +152,15 @@ mod tests {
             assert_eq!(content, "content");
         }
         assert_eq!(std::fs::metadata(&path).unwrap().accessed().unwrap(), old);
+
+        let sub = tmp.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("entry"), b"").unwrap();
+        File::open(&sub).unwrap().set_times(times).unwrap();
+        let listed = open_dir(&sub, false).unwrap();
+        let names = rustix::fs::Dir::read_from(&listed).unwrap().count();
+        assert_eq!(names, 3, "., .. and entry");
+        assert_eq!(std::fs::metadata(&sub).unwrap().accessed().unwrap(), old);
     }
 
     #[test]
