@@ -264,15 +264,28 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         read: impl FnOnce() -> io::Result<Vec<dedup_scan::Xattr>>,
         path: impl FnOnce() -> PathBuf,
     ) -> Vec<(Vec<u8>, Vec<u8>)> {
-        if let (Some(before), Some(parent_time)) = (before, self.parent_time) {
-            if before.kind == node.kind
-                && before.ctime == node.ctime
-                && before.ino == node.ino
-                && node.ctime + RACY_NS <= parent_time
-            {
-                return before.xattrs.clone();
-            }
+        match self.kept_xattrs(node, before) {
+            Some(kept) => kept,
+            None => self.read_xattrs(read, path),
         }
+    }
+
+    /// The parent snapshot's attributes of `node`, when its status proves them unchanged.
+    fn kept_xattrs(&self, node: &Node, before: Option<&Node>) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+        let (before, parent_time) = (before?, self.parent_time?);
+        let same = before.kind == node.kind
+            && before.ctime == node.ctime
+            && before.ino == node.ino
+            && node.ctime + RACY_NS <= parent_time;
+        same.then(|| before.xattrs.clone())
+    }
+
+    /// The attributes `read` finds; none, with a warning naming `path`, if it fails.
+    fn read_xattrs(
+        &self,
+        read: impl FnOnce() -> io::Result<Vec<dedup_scan::Xattr>>,
+        path: impl FnOnce() -> PathBuf,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
         match read() {
             Ok(found) => found.into_iter().map(|x| (x.name, x.value)).collect(),
             Err(err) => {
@@ -284,13 +297,16 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
 
     /// Takes a regular file's chunks from the parent when unchanged, else reads a small one here
     /// and queues a larger one for the file stage (its directory's tree then waits for it).
+    /// With `xattrs_by_fd`, the node's attributes are still to be read: through the descriptor
+    /// once the file is open (no second name lookup), else with that function.
     fn file(
         &self,
         mut node: Node,
         before: Option<&Node>,
         open: impl FnOnce() -> io::Result<File>,
-        shown: impl FnOnce() -> PathBuf,
+        shown: impl Fn() -> PathBuf,
         home: Home,
+        xattrs_by_fd: Option<&dyn Fn() -> io::Result<Vec<dedup_scan::Xattr>>>,
     ) {
         // The repository refused a write: no snapshot will be written, so reading on is waste.
         if self.failed() {
@@ -300,12 +316,24 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         bump(&self.progress.files, 1);
         bump(&self.progress.bytes_done, node.size);
         if let Some(chunks) = self.unchanged(&node, before) {
+            // (Attributes not proven unchanged mean contents not proven unchanged either.)
+            if let Some(read) = xattrs_by_fd {
+                node.xattrs = self.read_xattrs(read, &shown);
+            }
             bump(&self.files_unchanged, 1);
             node.content = Content::Chunks(chunks);
             return self.deliver(home, node);
         }
         bump(if before.is_some() { &self.files_changed } else { &self.files_new }, 1);
-        let file = match open() {
+        let opened = open();
+        if let Some(fallback) = xattrs_by_fd {
+            let read = || match &opened {
+                Ok(file) => dedup_scan::read_xattrs_fd(std::os::fd::AsFd::as_fd(file)),
+                Err(_) => fallback(),
+            };
+            node.xattrs = self.read_xattrs(read, &shown);
+        }
+        let file = match opened {
             Ok(file) => file,
             Err(err) => {
                 node.incomplete = true;
@@ -479,7 +507,7 @@ impl Visitor for BackupVisitor<'_, '_> {
             NodeKind::File => {
                 let open = || File::open(root.path);
                 let shown = || root.path.to_path_buf();
-                self.file(node, before.as_ref(), open, shown, Home::Root(index));
+                self.file(node, before.as_ref(), open, shown, Home::Root(index), None);
                 return None;
             }
             _ => bump(&self.others, 1),
@@ -512,7 +540,14 @@ impl Visitor for BackupVisitor<'_, '_> {
                 Ok(name) => dedup_scan::read_xattrs_at(listing.fd, &name, path, entry.followed),
                 Err(_) => dedup_scan::read_xattrs(&path(), entry.followed),
             };
-            node.xattrs = self.xattrs(&node, previous, read, path);
+            let kept = self.kept_xattrs(&node, previous);
+            // A regular file to be read: its attributes are read through its descriptor.
+            let by_fd = kept.is_none() && node.kind == NodeKind::File && !entry.followed;
+            node.xattrs = match kept {
+                Some(kept) => kept,
+                None if by_fd => Vec::new(),
+                None => self.read_xattrs(read, path),
+            };
             match node.kind {
                 NodeKind::Dir => {
                     bump(&self.dirs, 1);
@@ -535,7 +570,9 @@ impl Visitor for BackupVisitor<'_, '_> {
                         )?;
                         Ok(File::from(fd))
                     };
-                    self.file(node, previous, open, shown, Home::Dir(Arc::clone(dir)));
+                    let home = Home::Dir(Arc::clone(dir));
+                    let fallback: &dyn Fn() -> io::Result<Vec<dedup_scan::Xattr>> = &read;
+                    self.file(node, previous, open, shown, home, by_fd.then_some(fallback));
                     continue;
                 }
                 _ => bump(&self.others, 1),
