@@ -281,6 +281,11 @@ pub fn read_xattrs_at(
     xattr::of_entry(dir, name, path, follow)
 }
 
+/// [`read_xattrs`] of an open file: no path lookup at all.
+pub fn read_xattrs_fd(fd: BorrowedFd<'_>) -> std::io::Result<Vec<Xattr>> {
+    xattr::of_fd(fd)
+}
+
 /// What listing and statting one entry is worth in the scheduler's throughput measure (an inode
 /// and its share of a directory block).
 const ENTRY_COST: u64 = 512;

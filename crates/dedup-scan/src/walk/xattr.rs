@@ -1,7 +1,8 @@
 //! Reading an entry's extended attributes by path, without following a symlink unless asked.
 //! Before Linux 6.13 there is no `*at` form of the xattr calls, so the walk passes the entry's
 //! full path; where `listxattrat` exists, an entry without attributes (the common case) is
-//! answered by its directory and name, without resolving its path.
+//! answered by its directory and name, without resolving its path; a file being read anyway is
+//! asked through its open descriptor.
 
 use std::ffi::CStr;
 use std::io;
@@ -36,14 +37,40 @@ pub(super) fn of_entry(
 
 /// The extended attributes of `path`, sorted by name; none where the file system keeps none.
 pub(super) fn of_path(path: &Path, follow: bool) -> io::Result<Vec<Xattr>> {
+    read_all(
+        |names| {
+            if follow {
+                rustix::fs::listxattr(path, names)
+            } else {
+                rustix::fs::llistxattr(path, names)
+            }
+        },
+        |name, value| {
+            if follow {
+                rustix::fs::getxattr(path, name, value)
+            } else {
+                rustix::fs::lgetxattr(path, name, value)
+            }
+        },
+    )
+}
+
+/// The extended attributes of the open file `fd`, as [`of_path`] reads them: no path lookup.
+pub(super) fn of_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<Xattr>> {
+    read_all(
+        |names| rustix::fs::flistxattr(fd, names),
+        |name, value| rustix::fs::fgetxattr(fd, name, value),
+    )
+}
+
+/// Every attribute `list` names, with the value `get` reads, sorted by name.
+fn read_all(
+    list: impl Fn(&mut [u8]) -> Result<usize, Errno>,
+    get: impl Fn(&CStr, &mut [u8]) -> Result<usize, Errno>,
+) -> io::Result<Vec<Xattr>> {
     let mut names = vec![0u8; 1024];
     let len = loop {
-        let listed = if follow {
-            rustix::fs::listxattr(path, &mut names)
-        } else {
-            rustix::fs::llistxattr(path, &mut names)
-        };
-        match listed {
+        match list(&mut names) {
             Ok(len) => break len,
             Err(Errno::RANGE) => names.resize(names.len() * 4, 0),
             Err(Errno::NOTSUP) => return Ok(Vec::new()),
@@ -55,12 +82,7 @@ pub(super) fn of_path(path: &Path, follow: bool) -> io::Result<Vec<Xattr>> {
         let c_name = std::ffi::CString::new(name).map_err(|_| Errno::INVAL)?;
         let mut value = vec![0u8; 256];
         let got = loop {
-            let read = if follow {
-                rustix::fs::getxattr(path, &c_name, &mut value)
-            } else {
-                rustix::fs::lgetxattr(path, &c_name, &mut value)
-            };
-            match read {
+            match get(&c_name, &mut value) {
                 Ok(got) => break Some(got),
                 Err(Errno::RANGE) => value.resize(value.len() * 8, 0),
                 // Removed between the listing and the read.
@@ -116,6 +138,11 @@ mod tests {
             let path = || d.path().join(name);
             of_entry(std::os::fd::AsFd::as_fd(&dir), &c_name, path, follow).unwrap()
         };
+        for name in ["bare", "tagged"] {
+            let file = std::fs::File::open(d.path().join(name)).unwrap();
+            let by_fd = of_fd(std::os::fd::AsFd::as_fd(&file)).unwrap();
+            assert_eq!(by_fd, of_path(&d.path().join(name), false).unwrap(), "{name}");
+        }
         for (name, follow) in [("bare", false), ("tagged", false), ("link", false), ("link", true)]
         {
             assert_eq!(at(name, follow), of_path(&d.path().join(name), follow).unwrap(), "{name}");

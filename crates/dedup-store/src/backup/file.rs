@@ -51,16 +51,18 @@ impl Read for Scheduled<'_> {
     }
 }
 
-/// Chunks `reader` in `buf` (handed back for the next file); each chunk the repository lacks
-/// goes to `seal`. Returns the chunk ids and the length read.
+/// Chunks `reader` in `buf` (handed back for the next file), a window of `window` bytes; each
+/// chunk the repository lacks goes to `seal`. Returns the chunk ids and the length read.
 pub fn chunk_file(
     sink: &BlobSink<'_>,
     reader: &mut dyn Read,
     buf: &mut Vec<u8>,
+    window: usize,
     seal: &Queue<NewChunk>,
     progress: &BackupProgress,
 ) -> Result<(Vec<Id>, u64), StreamError> {
-    let mut stream = ChunkStream::with_buffer(sink.repo().chunker(), reader, std::mem::take(buf));
+    let chunker = sink.repo().chunker();
+    let mut stream = ChunkStream::with_window(chunker, reader, std::mem::take(buf), window);
     let key = &sink.repo().keys().id;
     let mut ids = Vec::new();
     let mut size = 0u64;

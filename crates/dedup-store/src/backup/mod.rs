@@ -96,15 +96,15 @@ pub fn backup(
     walk_options.xattrs = false;
     walk_options.one_file_system = options.one_file_system;
     let parent_time = options.parent.as_ref().map(|(_, s)| s.time);
-    let jobs = queue::Queue::new(pipeline::FILE_QUEUE);
+    let stages = pipeline::Stages::new();
     let visitor =
-        visitor::BackupVisitor::new(&session.sink, &jobs, observer, progress, parent_time);
+        visitor::BackupVisitor::new(&session.sink, &stages, observer, progress, parent_time);
     let parent_root = options.parent.as_ref().map(|(_, s)| s.tree);
     let roots = visitor.parent_roots(parent_root, &paths);
     visitor.set_parent_roots(roots);
     // Listing is metadata work: a few directories at once; reading has its own scheduler.
     let io = IoScheduler::new(Concurrency::Fixed(4));
-    pipeline::run(&session.sink, &visitor, &jobs, || {
+    pipeline::run(&session.sink, &visitor, &stages, || {
         walk(&paths, &walk_options, &io, &visitor, &visitor);
     });
     let (found, counts) = visitor.finish()?;

@@ -1,9 +1,10 @@
 //! The backup's stages on threads of their own, joined by bounded queues: the walk (the
-//! engine's walker, which also settles unchanged files with a `stat`) queues files; file workers
-//! read them under the per-device I/O scheduler, chunk, hash and look up, and queue only new
-//! chunks; seal workers compress, encrypt and add them to the open pack, storing each pack as
-//! it fills. A full queue stalls the stage before it, so memory stays bounded: at most
-//! [`FILE_QUEUE`] open files, [`SEAL_QUEUE`] chunks waiting and one chunk buffer per file worker.
+//! engine's walker, which also settles unchanged files with a `stat`) reads small files itself
+//! and queues the others; file workers read those under the per-device I/O scheduler, chunk,
+//! hash and look up, and queue only new chunks; seal workers compress, encrypt and add them to
+//! the open pack, storing each pack as it fills. A full queue stalls the stage before it, so
+//! memory stays bounded: at most [`FILE_QUEUE`] open files, [`SEAL_QUEUE`] chunks waiting, one
+//! chunk buffer per file worker and one small-file buffer per walk thread.
 
 use std::thread;
 
@@ -25,23 +26,45 @@ fn workers() -> usize {
     thread::available_parallelism().map_or(2, usize::from).clamp(1, 16)
 }
 
-/// Runs `walk` (which queues files into `jobs` through `visitor`) with the file and seal stages
+/// The queues between the stages and the scheduler of the source's reads, shared by the walk
+/// (which reads small files itself) and the file stage.
+pub struct Stages {
+    /// Files for the file stage.
+    pub jobs: Queue<FileJob>,
+    /// New chunks for the seal stage.
+    pub seal: Queue<NewChunk>,
+    /// Reads of the source, per device.
+    pub reads: IoScheduler,
+}
+
+impl Stages {
+    /// Queues sized for this machine's cores.
+    pub fn new() -> Self {
+        let n = workers();
+        Stages {
+            jobs: Queue::new(FILE_QUEUE),
+            seal: Queue::new(SEAL_QUEUE * n),
+            reads: IoScheduler::new(Concurrency::Adaptive { start: n.max(2), max: 2 * n.max(2) }),
+        }
+    }
+}
+
+/// Runs `walk` (which reads or queues files through `visitor`) with the file and seal stages
 /// beside it, until every queued file is chunked and every new chunk is in a pack.
 pub fn run(
     sink: &BlobSink<'_>,
     visitor: &BackupVisitor<'_, '_>,
-    jobs: &Queue<FileJob>,
+    stages: &Stages,
     walk: impl FnOnce(),
 ) {
     let n = workers();
-    let seal: Queue<NewChunk> = Queue::new(SEAL_QUEUE * n);
-    let reads = IoScheduler::new(Concurrency::Adaptive { start: n.max(2), max: 2 * n.max(2) });
+    let Stages { jobs, seal, .. } = stages;
     thread::scope(|scope| {
         let sealers: Vec<_> = (0..n)
             .map(|_| {
                 thread::Builder::new()
                     .name("dedup-seal".into())
-                    .spawn_scoped(scope, || seal_worker(sink, visitor, &seal))
+                    .spawn_scoped(scope, || seal_worker(sink, visitor, seal))
                     .expect("a thread can be started")
             })
             .collect();
@@ -52,7 +75,7 @@ pub fn run(
                     .spawn_scoped(scope, || {
                         let mut buf = Vec::new();
                         while let Some(job) = jobs.pop() {
-                            visitor.run_file(job, &mut buf, &seal, &reads);
+                            visitor.run_file(job, &mut buf);
                         }
                     })
                     .expect("a thread can be started")

@@ -34,11 +34,18 @@ impl<'c, R: Read> ChunkStream<'c, R> {
 
     /// Chunks `reader` with `chunker` in `buf`, sized to the usual window.
     pub fn with_buffer(chunker: &'c Chunker, reader: R, buf: Vec<u8>) -> Self {
-        let window = WINDOW.min(chunker.max_size().saturating_mul(2)).max(1 << 16);
-        Self::with_window(chunker, reader, buf, window)
+        Self::with_window(chunker, reader, buf, Self::usual_window(chunker))
     }
 
-    fn with_window(chunker: &'c Chunker, reader: R, mut buf: Vec<u8>, window: usize) -> Self {
+    /// The window of [`ChunkStream::with_buffer`] for `chunker`.
+    pub fn usual_window(chunker: &Chunker) -> usize {
+        WINDOW.min(chunker.max_size().saturating_mul(2)).max(1 << 16)
+    }
+
+    /// Chunks `reader` with `chunker` in `buf`, sized to `window` bytes: a window larger than
+    /// the stream reads it in one request and one more that finds its end (a smaller one works
+    /// too, refilled and grown as needed).
+    pub fn with_window(chunker: &'c Chunker, reader: R, mut buf: Vec<u8>, window: usize) -> Self {
         if buf.len() != window {
             buf.resize(window, 0);
             buf.shrink_to(window);
