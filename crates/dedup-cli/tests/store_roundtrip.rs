@@ -226,6 +226,36 @@ fn attributes_survive_unchanged_backups_and_changes_alone_are_seen() {
 }
 
 #[test]
+fn a_backup_leaves_access_times_alone_and_an_unchanged_one_adds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    fs::create_dir_all(src.join("sub")).unwrap();
+    fs::write(src.join("a"), noise(10_000, 1)).unwrap();
+    fs::write(src.join("sub/b"), noise(50_000, 2)).unwrap();
+    // Older than the modification times: a `relatime` mount updates an access time like this
+    // on the next read or listing, and the backup records access times.
+    let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    let entries = [src.join("a"), src.join("sub/b"), src.join("sub"), src.clone()];
+    for path in &entries {
+        let times = fs::FileTimes::new().set_accessed(old);
+        fs::File::open(path).unwrap().set_times(times).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    init(&repo, &[]);
+    let backup = || -> serde_json::Value {
+        let out = ok(store(&repo, &["backup", "--json", src.to_str().unwrap()]));
+        serde_json::from_str(&out).unwrap()
+    };
+    assert_eq!(backup()["files_new"], 2);
+    for path in &entries {
+        assert_eq!(fs::metadata(path).unwrap().accessed().unwrap(), old, "{path:?}");
+    }
+    let again = backup();
+    assert_eq!(again["files_unchanged"], 2, "{again}");
+    assert_eq!((&again["blobs_added"], &again["bytes_added"]), (&0.into(), &0.into()), "{again}");
+}
+
+#[test]
 fn many_copies_are_stored_once_and_an_insertion_restores_little() {
     on_each_backend("copies stored once", copies_stored_once);
 }

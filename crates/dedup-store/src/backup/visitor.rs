@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_core::{Observer, Problem, ProblemKind};
 use dedup_scan::{Entry, EntryKind, Listing, Metadata, RootVisit, Visitor};
-use rustix::fs::{Mode, OFlags};
 
 use super::file::{chunk_file, Scheduled, StreamError};
 use super::pipeline::Stages;
@@ -561,15 +560,8 @@ impl Visitor for BackupVisitor<'_, '_> {
                 }
                 NodeKind::File => {
                     let shown = path;
-                    let open = || {
-                        let fd = rustix::fs::openat(
-                            listing.fd,
-                            entry.name.as_slice(),
-                            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                            Mode::empty(),
-                        )?;
-                        Ok(File::from(fd))
-                    };
+                    let open =
+                        || dedup_scan::open_content_at(listing.fd, OsStr::from_bytes(&entry.name));
                     let home = Home::Dir(Arc::clone(dir));
                     let fallback: &dyn Fn() -> io::Result<Vec<dedup_scan::Xattr>> = &read;
                     self.file(node, previous, open, shown, home, by_fd.then_some(fallback));
