@@ -120,7 +120,8 @@ fn kind_of(kind: EntryKind) -> NodeKind {
     }
 }
 
-/// The node of an entry, without content.
+/// The node of an entry, without content or extended attributes: the backup walks without
+/// reading attributes, and the visitor fills them in, from the parent snapshot or read.
 pub fn node_of(name: &[u8], meta: &Metadata, entry: Option<&Entry>) -> Node {
     Node {
         name: name.to_vec(),
@@ -138,9 +139,7 @@ pub fn node_of(name: &[u8], meta: &Metadata, entry: Option<&Entry>) -> Node {
         nlink: meta.nlink,
         rdev: meta.rdev,
         target: entry.and_then(|e| e.target.clone()).unwrap_or_default(),
-        xattrs: entry
-            .map(|e| e.xattrs.iter().map(|x| (x.name.clone(), x.value.clone())).collect())
-            .unwrap_or_default(),
+        xattrs: Vec::new(),
         content: Content::None,
     }
 }
