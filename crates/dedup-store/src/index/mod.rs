@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use hashbrown::HashTable;
+
 use crate::blob::BlobKind;
 use crate::format::{BlobEntry, Compression};
 use crate::id::Id;
@@ -39,7 +41,9 @@ pub struct Location {
 #[derive(Default)]
 pub struct Index {
     packs: Vec<(Id, BlobKind)>,
-    pack_numbers: HashMap<Id, u32>,
+    /// The number of each pack in `packs`, found by the pack's id: four bytes a pack, where a
+    /// map from id to number would hold the 32-byte id a second time.
+    pack_numbers: HashTable<u32>,
     sorted: Vec<Entry>,
     pending: HashMap<([u8; PREFIX], BlobKind), Entry>,
     /// Where each range of prefixes starts in `sorted`: entry `b` is the first position whose
@@ -51,6 +55,11 @@ pub struct Index {
     /// Entries left out because the blob was indexed already (a copy in another pack, or one
     /// listed twice): while none were, each pack's blobs are exactly its entries in the table.
     copies_dropped: u64,
+}
+
+/// Pack ids are content hashes, spread evenly: their first eight bytes hash them well.
+fn pack_hash(id: &Id) -> u64 {
+    u64::from_le_bytes(id.0[..8].try_into().expect("8 bytes"))
 }
 
 fn prefix(id: &Id) -> [u8; PREFIX] {
@@ -67,13 +76,10 @@ impl Index {
 
     /// Records the blobs of pack `id`. A pack added twice is recorded once.
     pub fn add_pack(&mut self, id: Id, kind: BlobKind, blobs: &[BlobEntry]) {
-        if self.pack_numbers.contains_key(&id) {
+        if self.pack_number(&id).is_some() {
             return;
         }
-        let number = u32::try_from(self.packs.len()).expect("fewer than 2^31 packs");
-        assert!(number < COMPRESSED, "fewer than 2^31 packs");
-        self.packs.push((id, kind));
-        self.pack_numbers.insert(id, number);
+        let number = self.push_pack(id, kind);
         for blob in blobs {
             let entry = Entry {
                 prefix: prefix(&blob.id),
@@ -100,13 +106,10 @@ impl Index {
     /// table dozens of times). Lookups wait for `finish_loading`.
     /// Returns the pack's number.
     pub fn load_pack(&mut self, id: Id, kind: BlobKind, blobs: &[BlobEntry]) -> u32 {
-        if let Some(&number) = self.pack_numbers.get(&id) {
+        if let Some(number) = self.pack_number(&id) {
             return number;
         }
-        let number = u32::try_from(self.packs.len()).expect("fewer than 2^31 packs");
-        assert!(number < COMPRESSED, "fewer than 2^31 packs");
-        self.packs.push((id, kind));
-        self.pack_numbers.insert(id, number);
+        let number = self.push_pack(id, kind);
         // Grown by an eighth at a time, not doubled, to stay near 36 bytes per blob.
         let room = self.sorted.capacity() - self.sorted.len();
         if room < blobs.len() {
@@ -129,7 +132,7 @@ impl Index {
             return;
         }
         self.sorted.retain(|e| live.contains(&(e.pack & !COMPRESSED)));
-        self.pack_numbers.retain(|_, number| live.contains(number));
+        self.pack_numbers.retain(|number| live.contains(number));
     }
 
     /// Makes room for `blobs` more before loading, so that the table is allocated once: grown
@@ -160,6 +163,10 @@ impl Index {
             kept += 1;
         }
         self.sorted.truncate(kept);
+        // The table grew by an eighth at a time and lost the copies: give back what it will
+        // not use (for a large table the allocator returns the tail's pages without copying).
+        self.sorted.shrink_to_fit();
+        self.packs.shrink_to_fit();
         self.build_directory();
     }
 
@@ -247,7 +254,7 @@ impl Index {
     pub fn position_in_pack(&self, id: &Id, kind: BlobKind, pack: &Id) -> Option<(usize, bool)> {
         let at = self.position(id, kind)?;
         let number = self.sorted[at].pack & !COMPRESSED;
-        Some((at, self.pack_numbers.get(pack) == Some(&number)))
+        Some((at, self.pack_number(pack) == Some(number)))
     }
 
     /// Where blob `id` of `kind` is stored.
@@ -279,13 +286,13 @@ impl Index {
 
     /// Whether pack `id` is indexed.
     pub fn has_pack(&self, id: &Id) -> bool {
-        self.pack_numbers.contains_key(id)
+        self.pack_number(id).is_some()
     }
 
     /// The indexed packs.
     pub fn packs(&self) -> impl Iterator<Item = &(Id, BlobKind)> {
         // Packs forgotten by `keep_only_packs` keep their numbers, not their place here.
-        self.packs.iter().filter(|(id, _)| self.pack_numbers.contains_key(id))
+        self.packs.iter().filter(|(id, _)| self.has_pack(id))
     }
 
     /// Number of distinct blobs.
@@ -324,7 +331,21 @@ impl Index {
 
     /// The number [`Index::table`] gives pack `id`, if it is indexed.
     pub fn pack_number(&self, id: &Id) -> Option<u32> {
-        self.pack_numbers.get(id).copied()
+        self.pack_numbers.find(pack_hash(id), |&n| self.packs[n as usize].0 == *id).copied()
+    }
+
+    /// Numbers pack `id`, not indexed yet. `packs` grows by an eighth at a time, as the table.
+    fn push_pack(&mut self, id: Id, kind: BlobKind) -> u32 {
+        let number = u32::try_from(self.packs.len()).expect("fewer than 2^31 packs");
+        assert!(number < COMPRESSED, "fewer than 2^31 packs");
+        if self.packs.len() == self.packs.capacity() {
+            self.packs.reserve_exact(self.packs.len() / 8 + 64);
+        }
+        self.packs.push((id, kind));
+        let packs = &self.packs;
+        let rehash = |&n: &u32| pack_hash(&packs[n as usize].0);
+        self.pack_numbers.insert_unique(pack_hash(&id), number, rehash);
+        number
     }
 
     /// Entries left out as copies of a blob indexed already (in another pack, or twice in one).
@@ -343,7 +364,9 @@ impl Index {
             let slot = &mut ends[(entry.pack & !COMPRESSED) as usize];
             *slot = (*slot).max(end);
         }
-        self.packs().map(|(id, _)| (*id, ends[self.pack_numbers[id] as usize])).collect()
+        self.packs()
+            .map(|(id, _)| (*id, ends[self.pack_number(id).expect("indexed") as usize]))
+            .collect()
     }
 
     /// Bytes of memory the blob table holds (capacity, not length), for reports.
@@ -353,6 +376,7 @@ impl Index {
                 * (std::mem::size_of::<(([u8; PREFIX], BlobKind), Entry)>() + 1)
             + self.packs.capacity() * std::mem::size_of::<(Id, BlobKind)>()
             + self.directory.capacity() * std::mem::size_of::<u32>()
+            + self.pack_numbers.capacity() * (std::mem::size_of::<u32>() + 1)
     }
 }
 
