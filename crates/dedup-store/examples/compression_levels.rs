@@ -17,6 +17,9 @@ use dedup_store::chunker::{ChunkStream, Chunker};
 use dedup_store::compress;
 use dedup_store::format::{ChunkerParams, CompressionMode};
 
+mod common;
+use common::visit;
+
 /// Bytes a sealed box adds to its payload (nonce and tag).
 const SEAL_OVERHEAD: u64 = 40;
 
@@ -31,20 +34,6 @@ struct Level {
     cpu_ns: u64,
     stored: u64,
     compressed_blobs: u64,
-}
-
-fn visit(path: &Path, files: &mut Vec<std::path::PathBuf>) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
-    if meta.is_dir() {
-        let Ok(entries) = std::fs::read_dir(path) else { return };
-        let mut children: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        children.sort();
-        for child in children {
-            visit(&child, files);
-        }
-    } else if meta.is_file() {
-        files.push(path.to_path_buf());
-    }
 }
 
 fn main() {

@@ -16,6 +16,9 @@ use dedup_store::chunker::{ChunkStream, Chunker};
 use dedup_store::compress;
 use dedup_store::format::{ChunkerParams, CompressionMode};
 
+mod common;
+use common::visit;
+
 /// Bytes a sealed box adds to its payload (nonce and tag).
 const SEAL_OVERHEAD: u64 = 40;
 const MIB: f64 = (1 << 20) as f64;
@@ -24,20 +27,6 @@ const MIB: f64 = (1 << 20) as f64;
 fn thread_cpu_ns() -> u64 {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
     text.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0)
-}
-
-fn visit(path: &Path, files: &mut Vec<std::path::PathBuf>) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
-    if meta.is_dir() {
-        let Ok(entries) = std::fs::read_dir(path) else { return };
-        let mut children: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        children.sort();
-        for child in children {
-            visit(&child, files);
-        }
-    } else if meta.is_file() {
-        files.push(path.to_path_buf());
-    }
 }
 
 /// The distinct chunks of the files under `dir`, cut by the default chunker.

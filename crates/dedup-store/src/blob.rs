@@ -127,14 +127,11 @@ pub fn verify_stored(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_sealed_blob_opens_to_its_plaintext_and_detects_swaps() {
-        let sealer = Sealer::new([3; 32], true);
-        let key = [4; 32];
+    /// Text that compresses, sealed as a data blob with `key` as its id key, and its entry.
+    fn sealed_text(sealer: &Sealer, key: &[u8; 32]) -> (Vec<u8>, SealedBlob, BlobEntry) {
         let text = b"some text some text some text some text some text".repeat(20);
-        let id = blob_id(&key, &text);
-        let blob = seal(&sealer, id, BlobKind::Data, &text, CompressionMode::Auto);
-        assert_eq!(blob.compression, Compression::Zstd);
+        let id = blob_id(key, &text);
+        let blob = seal(sealer, id, BlobKind::Data, &text, CompressionMode::Auto);
         let entry = BlobEntry {
             id,
             compression: blob.compression,
@@ -142,6 +139,15 @@ mod tests {
             stored_len: blob.sealed.len() as u32,
             raw_len: blob.raw_len,
         };
+        (text, blob, entry)
+    }
+
+    #[test]
+    fn a_sealed_blob_opens_to_its_plaintext_and_detects_swaps() {
+        let sealer = Sealer::new([3; 32], true);
+        let key = [4; 32];
+        let (text, blob, entry) = sealed_text(&sealer, &key);
+        assert_eq!(blob.compression, Compression::Zstd);
         assert_eq!(open(&sealer, &key, BlobKind::Data, &entry, &blob.sealed).unwrap(), text);
         assert!(open(&sealer, &key, BlobKind::Tree, &entry, &blob.sealed).is_err());
         let other = BlobEntry { id: blob_id(&key, b"x"), ..entry };
@@ -151,18 +157,9 @@ mod tests {
     #[test]
     fn a_stored_blob_verifies_only_as_the_entry_it_was_sealed_for() {
         let key = [4; 32];
-        let text = b"some text some text some text some text some text".repeat(20);
-        let id = blob_id(&key, &text);
         for encrypted in [true, false] {
             let sealer = Sealer::new([3; 32], encrypted);
-            let blob = seal(&sealer, id, BlobKind::Data, &text, CompressionMode::Auto);
-            let entry = BlobEntry {
-                id,
-                compression: blob.compression,
-                offset: 8,
-                stored_len: blob.sealed.len() as u32,
-                raw_len: blob.raw_len,
-            };
+            let (_, blob, entry) = sealed_text(&sealer, &key);
             let verify = |kind, entry: &BlobEntry, sealed: &[u8]| {
                 verify_stored(&sealer, &key, kind, entry, sealed).is_ok()
             };

@@ -6,32 +6,14 @@ use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use dedup_store::backend::LocalBackend;
 use dedup_store::backup::{backup, BackupOptions, BackupProgress};
 use dedup_store::blob::blob_id;
-use dedup_store::format::{ChunkerParams, KdfParams};
 use dedup_store::pack::read_trailer;
 use dedup_store::prune::{self, PruneOptions};
-use dedup_store::repo::{InitOptions, Repository};
 
-fn small_repo(dir: &Path, encrypted: bool) -> Repository {
-    let options = InitOptions {
-        password: encrypted.then(|| b"pw".to_vec()),
-        chunker: ChunkerParams::FastCdc { min: 1024, avg: 4096, max: 16384 },
-        pack_size: 1 << 20,
-        kdf: KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
-        ..InitOptions::default()
-    };
-    Repository::init(Arc::new(LocalBackend::new(dir)), options).unwrap()
-}
-
-fn noise(len: usize, seed: u8) -> Vec<u8> {
-    let mut out = vec![0u8; len];
-    blake3::Hasher::new_keyed(&[seed; 32]).finalize_xof().fill(&mut out);
-    out
-}
+mod common;
+use common::{noise, small_repo};
 
 /// Every file under `root`.
 fn files(root: &Path) -> BTreeSet<PathBuf> {

@@ -8,26 +8,11 @@ use std::sync::Arc;
 
 use dedup_store::backend::LocalBackend;
 use dedup_store::backup::{backup, BackupOptions, BackupProgress};
-use dedup_store::format::{ChunkerParams, KdfParams};
-use dedup_store::repo::{InitOptions, Repository};
+use dedup_store::repo::Repository;
 use dedup_store::restore::restore;
 
-fn small_repo(dir: &Path) -> Repository {
-    let options = InitOptions {
-        password: Some(b"pw".to_vec()),
-        chunker: ChunkerParams::FastCdc { min: 1024, avg: 4096, max: 16384 },
-        pack_size: 1 << 20,
-        kdf: KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
-        ..InitOptions::default()
-    };
-    Repository::init(Arc::new(LocalBackend::new(dir)), options).unwrap()
-}
-
-fn noise(len: usize, seed: u8) -> Vec<u8> {
-    let mut out = vec![0u8; len];
-    blake3::Hasher::new_keyed(&[seed; 32]).finalize_xof().fill(&mut out);
-    out
-}
+mod common;
+use common::{noise, small_repo};
 
 fn make_tree(root: &Path) {
     fs::create_dir_all(root.join("a/b/c")).unwrap();
@@ -98,7 +83,7 @@ fn a_tree_of_every_kind_restores_exactly_and_unchanged_files_are_not_read() {
     make_tree(&src);
     // Timestamps within a second of the parent's start are not trusted by the unchanged pass.
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    let repo = small_repo(&dir.path().join("repo"));
+    let repo = small_repo(&dir.path().join("repo"), true);
     let options = BackupOptions {
         paths: vec![src.clone()],
         host: "h".into(),
@@ -152,7 +137,7 @@ fn check_names_a_damaged_pack_and_a_wrong_password_is_refused() {
     fs::create_dir(&src).unwrap();
     fs::write(src.join("f"), noise(50_000, 2)).unwrap();
     let repo_dir = dir.path().join("repo");
-    let repo = small_repo(&repo_dir);
+    let repo = small_repo(&repo_dir, true);
     let options = BackupOptions { paths: vec![src], ..BackupOptions::default() };
     backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
     let backend = LocalBackend::new(&repo_dir);
