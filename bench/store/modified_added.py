@@ -33,7 +33,7 @@ def size(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
-def one(tool, dedup, base, scale, seed):
+def one(tool, dedup, base, scale, seed, init_args=()):
     src, repo = os.path.join(base, "src"), os.path.join(base, "repo")
     shutil.rmtree(base, ignore_errors=True)
     scenario.generate(src, scale, seed)
@@ -44,7 +44,7 @@ def one(tool, dedup, base, scale, seed):
         return out.stdout
 
     store = (lambda *a: run(dedup, "store", *a, "-r", repo)) if tool == "dedup" else (lambda *a: run("restic", *a))
-    store("init")
+    store("init", *(init_args if tool == "dedup" else ()))
     store("backup", src)
     store("backup", src)
     before = size(repo)
@@ -67,12 +67,13 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tools", default="dedup,restic")
     ap.add_argument("--base", default="/dev/shm/modified-added")
+    ap.add_argument("--init", default="", help="more arguments for `dedup store init`, e.g. \"--chunker fastcdc:256K/1M/8M\"")
     ap.add_argument("--dedup", default=os.environ.get("DEDUP", "target/x86_64-unknown-linux-gnu/release/dedup"))
     args = ap.parse_args()
     for tool in args.tools.split(","):
         ratios = []
         for i in range(args.runs):
-            grew, detail = one(tool, os.path.abspath(args.dedup), args.base, args.scale, 1)
+            grew, detail = one(tool, os.path.abspath(args.dedup), args.base, args.scale, 1, args.init.split())
             ratios.append(grew / TRULY_NEW)
             print(f"{tool} run {i + 1}: repository grew {grew} B{detail}: {grew / TRULY_NEW:.2f}x the truly new {TRULY_NEW} B", flush=True)
         print(f"{tool}: median {statistics.median(ratios):.2f}x (min {min(ratios):.2f}, max {max(ratios):.2f})", flush=True)
