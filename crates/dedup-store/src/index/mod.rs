@@ -110,11 +110,7 @@ impl Index {
             return number;
         }
         let number = self.push_pack(id, kind);
-        // Grown by an eighth at a time, not doubled, to stay near 36 bytes per blob.
-        let room = self.sorted.capacity() - self.sorted.len();
-        if room < blobs.len() {
-            self.sorted.reserve_exact(blobs.len().max(self.sorted.len() / 8));
-        }
+        grow_by_an_eighth(&mut self.sorted, blobs.len());
         self.sorted.extend(blobs.iter().map(|blob| Entry {
             prefix: prefix(&blob.id),
             pack: number | if blob.compression == Compression::Zstd { COMPRESSED } else { 0 },
@@ -334,13 +330,11 @@ impl Index {
         self.pack_numbers.find(pack_hash(id), |&n| self.packs[n as usize].0 == *id).copied()
     }
 
-    /// Numbers pack `id`, not indexed yet. `packs` grows by an eighth at a time, as the table.
+    /// Numbers pack `id`, not indexed yet.
     fn push_pack(&mut self, id: Id, kind: BlobKind) -> u32 {
         let number = u32::try_from(self.packs.len()).expect("fewer than 2^31 packs");
         assert!(number < COMPRESSED, "fewer than 2^31 packs");
-        if self.packs.len() == self.packs.capacity() {
-            self.packs.reserve_exact(self.packs.len() / 8 + 64);
-        }
+        grow_by_an_eighth(&mut self.packs, 64);
         self.packs.push((id, kind));
         let packs = &self.packs;
         let rehash = |&n: &u32| pack_hash(&packs[n as usize].0);
@@ -377,6 +371,15 @@ impl Index {
             + self.packs.capacity() * std::mem::size_of::<(Id, BlobKind)>()
             + self.directory.capacity() * std::mem::size_of::<u32>()
             + self.pack_numbers.capacity() * (std::mem::size_of::<u32>() + 1)
+    }
+}
+
+/// Makes room for `more` elements, growing `vec` by at least an eighth of its length instead of
+/// doubling it: the table and the pack list hold millions of entries, and a doubled capacity
+/// would leave up to half of them unused (the index stays near 36 bytes per blob this way).
+fn grow_by_an_eighth<T>(vec: &mut Vec<T>, more: usize) {
+    if vec.capacity() - vec.len() < more {
+        vec.reserve_exact(more.max(vec.len() / 8));
     }
 }
 
