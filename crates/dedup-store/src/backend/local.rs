@@ -11,7 +11,7 @@ use rustix::fs::{renameat_with, RenameFlags, CWD};
 
 use super::local_object::LocalObject;
 use super::temporary::{temporary_is_stale, temporary_name, TEMP_PREFIX};
-use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome};
+use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome, RangeReader};
 
 /// Objects stored as files under a root directory.
 pub struct LocalBackend {
@@ -49,6 +49,27 @@ impl LocalBackend {
         for dir in dirs {
             sync_dir(&dir)
                 .map_err(|cause| DeleteFailure { name: dir.display().to_string(), cause })?;
+        }
+        Ok(())
+    }
+}
+
+/// A local object kept open for range reads.
+struct OpenFile(File);
+
+impl RangeReader for OpenFile {
+    fn read_range_into(&mut self, offset: u64, len: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+        let want = usize::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "range too large"))?;
+        buf.try_reserve(want).map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?;
+        let start = buf.len();
+        self.0.seek(SeekFrom::Start(offset))?;
+        // Read into the spare capacity, which is not zeroed first (unlike get_range's buffer).
+        let read = (&mut self.0).take(len).read_to_end(buf);
+        if !matches!(read, Ok(n) if n == want) {
+            buf.truncate(start);
+            read?;
+            return Err(io::ErrorKind::UnexpectedEof.into());
         }
         Ok(())
     }
@@ -162,6 +183,10 @@ impl Backend for LocalBackend {
         let mut buf = vec![0u8; len];
         file.read_exact(&mut buf)?;
         Ok(buf)
+    }
+
+    fn open_ranges(&self, name: &str) -> io::Result<Option<Box<dyn RangeReader>>> {
+        Ok(Some(Box::new(OpenFile(File::open(self.path(name)?)?))))
     }
 
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
@@ -318,6 +343,13 @@ mod tests {
         backend.get_into("data/ab/abc", &mut buf).unwrap();
         assert_eq!(buf, b"one");
         assert_eq!(backend.get_range("data/ab/abc", 1, 2).unwrap(), b"ne");
+        let mut ranges = backend.open_ranges("data/ab/abc").unwrap().unwrap();
+        let mut buf = b"x".to_vec();
+        ranges.read_range_into(1, 2, &mut buf).unwrap();
+        ranges.read_range_into(0, 1, &mut buf).unwrap();
+        assert_eq!(buf, b"xneo");
+        let eof = ranges.read_range_into(2, 5, &mut buf).unwrap_err();
+        assert_eq!((eof.kind(), buf.as_slice()), (io::ErrorKind::UnexpectedEof, &b"xneo"[..]));
         assert!(backend.get_range("data/ab/abc", 2, 5).is_err());
         backend.put("data/cd/cde", b"x").unwrap();
         fs::write(dir.path().join("repo/data/ab/.tmp-leftover"), b"junk").unwrap();
