@@ -5,6 +5,7 @@ use argon2::{Algorithm, Argon2, Params, Version};
 
 use crate::crypto::{fill_random, Sealer};
 use crate::format::{Kdf, KdfParams, KeyFile};
+use crate::kdf_memory::KdfMemory;
 
 /// The working keys of an open repository.
 #[derive(Clone)]
@@ -60,11 +61,29 @@ fn wrapping_key(
     if kdf == Kdf::Argon2id {
         let params = Params::new(params.memory_kib, params.iterations, params.lanes, Some(32))
             .map_err(|e| UnwrapError::Kdf(e.to_string()))?;
-        Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
-            .hash_password_into(password, salt, &mut out)
-            .map_err(|e| UnwrapError::Kdf(e.to_string()))?;
+        argon2id_into(
+            &Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
+            password,
+            salt,
+            &mut out,
+        )?;
     }
     Ok(out)
+}
+
+/// `argon2`'s hash of `password` and `salt` into `out`, in memory of [`KdfMemory`] (its lanes
+/// fault the pages in, in parallel, instead of one thread zeroing them first).
+fn argon2id_into(
+    argon2: &Argon2<'_>,
+    password: &[u8],
+    salt: &[u8],
+    out: &mut [u8],
+) -> Result<(), UnwrapError> {
+    let mut memory = KdfMemory::new(argon2.params().block_count())
+        .map_err(|e| UnwrapError::Kdf(format!("cannot map its memory: {e}")))?;
+    let hashed = argon2.hash_password_into_with_memory(password, salt, out, memory.blocks());
+    memory.release_in_background();
+    hashed.map_err(|e| UnwrapError::Kdf(e.to_string()))
 }
 
 /// A key slot holding `master`, opened by `password` (ignored for [`Kdf::None`]).
@@ -129,6 +148,27 @@ mod tests {
             let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
             assert_eq!(hex, expected, "{lanes} lanes");
         }
+    }
+
+    /// RFC 9106's Argon2id test vector (§5.3: 32 KiB, t = 3, p = 4, with a secret and associated
+    /// data) through the memory and lane scheduling used for every key slot: four lanes on
+    /// rayon's threads in a fresh mapping must give the reference tag.
+    #[test]
+    fn rfc9106_argon2id_vector_in_kdf_memory() {
+        let params = argon2::ParamsBuilder::new()
+            .m_cost(32)
+            .t_cost(3)
+            .p_cost(4)
+            .data(argon2::AssociatedData::new(&[4; 12]).unwrap())
+            .output_len(32)
+            .build()
+            .unwrap();
+        let argon2 =
+            Argon2::new_with_secret(&[3; 8], Algorithm::Argon2id, Version::V0x13, params).unwrap();
+        let mut out = [0u8; 32];
+        argon2id_into(&argon2, &[1; 32], &[2; 16], &mut out).unwrap();
+        let hex: String = out.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659");
     }
 
     #[test]

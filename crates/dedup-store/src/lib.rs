@@ -16,6 +16,7 @@ pub mod format;
 pub mod host;
 pub mod id;
 pub mod index;
+mod kdf_memory;
 pub mod keys;
 pub mod pack;
 pub mod prune;

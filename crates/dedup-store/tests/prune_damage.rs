@@ -1,16 +1,22 @@
 //! A prune refuses to repack a pack whose reachable blob is damaged: it fails naming the pack and
 //! the blob, and deletes nothing — whether the blob is proven by its box's tag alone (encrypted
-//! repositories) or opened and its id checked (unencrypted ones).
+//! repositories) or opened and its id checked (unencrypted ones), and whether the boxes are read
+//! straight into the new pack (a local directory) or in joined range requests (object storage,
+//! here a local directory that offers only requests).
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs;
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use dedup_store::backend::{Backend, LocalBackend, ObjectInfo, PutOutcome};
 use dedup_store::backup::{backup, BackupOptions, BackupProgress};
 use dedup_store::blob::blob_id;
 use dedup_store::pack::read_trailer;
 use dedup_store::prune::{self, PruneOptions};
+use dedup_store::repo::Repository;
 
 mod common;
 use common::{noise, small_repo};
@@ -32,23 +38,117 @@ fn files(root: &Path) -> BTreeSet<PathBuf> {
     out
 }
 
+/// A local directory read as object storage is: every range a request of its own.
+struct RequestsOnly(LocalBackend);
+
+impl Backend for RequestsOnly {
+    fn location(&self) -> String {
+        self.0.location()
+    }
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
+        self.0.put(name, bytes)
+    }
+    fn get(&self, name: &str) -> io::Result<Vec<u8>> {
+        self.0.get(name)
+    }
+    fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        self.0.get_range(name, offset, len)
+    }
+    fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
+        self.0.list(prefix)
+    }
+    fn delete(&self, name: &str) -> io::Result<()> {
+        self.0.delete(name)
+    }
+    fn exists(&self, name: &str) -> io::Result<bool> {
+        self.0.exists(name)
+    }
+}
+
+/// The repository at `root` opened again, through [`RequestsOnly`] unless `ranged`.
+fn reopen(root: &Path, ranged: bool) -> Repository {
+    let backend: Arc<dyn Backend> = if ranged {
+        Arc::new(LocalBackend::new(root))
+    } else {
+        Arc::new(RequestsOnly(LocalBackend::new(root)))
+    };
+    Repository::open(backend, b"pw").unwrap()
+}
+
+/// A repository at `root` whose second snapshot keeps half of the first backup's data pack (the
+/// file `kept`, below the chunker's minimum and so one blob), the first snapshot forgotten: a
+/// pack to repack. Returns the kept file's bytes.
+fn one_pack_to_repack(root: &Path, src: &Path, encrypted: bool) -> Vec<u8> {
+    let repo = small_repo(root, encrypted);
+    let kept = noise(1000, 1);
+    fs::create_dir_all(src).unwrap();
+    fs::write(src.join("kept"), &kept).unwrap();
+    fs::write(src.join("gone"), noise(1000, 2)).unwrap();
+    let options = BackupOptions { paths: vec![src.to_path_buf()], ..BackupOptions::default() };
+    let first = backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
+    fs::remove_file(src.join("gone")).unwrap();
+    backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
+    repo.backend().delete(&format!("snapshots/{}", first.id.unwrap())).unwrap();
+    kept
+}
+
+/// Both ways of reading the boxes copy the same bytes: the new pack holds the same boxes (its
+/// trailer, sealed with a fresh nonce, differs).
 #[test]
-fn a_damaged_blob_in_a_pack_to_repack_stops_the_prune_before_any_deletion() {
+fn a_repack_copies_the_same_boxes_whether_read_alone_or_in_requests() {
     for encrypted in [true, false] {
         let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        let mut copied = Vec::new();
+        for ranged in [true, false] {
+            let root = dir.path().join(format!("repo-{ranged}"));
+            if ranged {
+                one_pack_to_repack(&root, &src, encrypted);
+                copy_tree(&root, &dir.path().join("repo-false"));
+            }
+            let repo = reopen(&root, ranged);
+            let before = files(&root);
+            let plan = prune::plan(&repo, &PruneOptions::default(), &HashSet::new()).unwrap();
+            assert_eq!(plan.stats.packs_repack, 1, "encrypted {encrypted}: {:?}", plan.stats);
+            prune::run(&repo, &plan, "here").unwrap();
+            let mut boxes = Vec::new();
+            for path in files(&root.join("data")).difference(&before) {
+                let name = path.strip_prefix(&root).unwrap().to_str().unwrap();
+                let size = fs::metadata(path).unwrap().len();
+                for entry in
+                    read_trailer(repo.backend(), repo.sealer(), name, size).unwrap().entries
+                {
+                    let at = u64::from(entry.offset);
+                    let bytes = repo.backend().get_range(name, at, entry.stored_len.into());
+                    boxes.push((entry.id, bytes.unwrap()));
+                }
+            }
+            assert!(!boxes.is_empty(), "encrypted {encrypted}, ranged {ranged}: nothing copied");
+            copied.push(boxes);
+        }
+        assert!(
+            copied[0] == copied[1],
+            "encrypted {encrypted}: the two ways copied different boxes"
+        );
+    }
+}
+
+/// Copies the tree `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for file in files(from) {
+        let target = to.join(file.strip_prefix(from).unwrap());
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::copy(&file, &target).unwrap();
+    }
+}
+
+#[test]
+fn a_damaged_blob_in_a_pack_to_repack_stops_the_prune_before_any_deletion() {
+    for (encrypted, ranged) in [(true, true), (false, true), (true, false), (false, false)] {
+        let dir = tempfile::tempdir().unwrap();
         let (root, src) = (dir.path().join("repo"), dir.path().join("src"));
-        let repo = small_repo(&root, encrypted);
-        // Below the chunker's minimum, each file is one blob; both land in the first backup's
-        // data pack, of which the second snapshot keeps half: a pack to repack.
-        let kept = noise(1000, 1);
-        fs::create_dir_all(&src).unwrap();
-        fs::write(src.join("kept"), &kept).unwrap();
-        fs::write(src.join("gone"), noise(1000, 2)).unwrap();
-        let options = BackupOptions { paths: vec![src.clone()], ..BackupOptions::default() };
-        let first = backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
-        fs::remove_file(src.join("gone")).unwrap();
-        backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
-        repo.backend().delete(&format!("snapshots/{}", first.id.unwrap())).unwrap();
+        let kept = one_pack_to_repack(&root, &src, encrypted);
+        let repo = reopen(&root, ranged);
 
         // One byte of the kept blob flipped where it is stored.
         let id = blob_id(&repo.keys().id, &kept);
@@ -75,9 +175,12 @@ fn a_damaged_blob_in_a_pack_to_repack_stops_the_prune_before_any_deletion() {
         let plan = prune::plan(&repo, &PruneOptions::default(), &HashSet::new()).unwrap();
         assert_eq!(plan.stats.packs_repack, 1, "encrypted {encrypted}: {:?}", plan.stats);
         let err = prune::run(&repo, &plan, "here").unwrap_err().to_string();
-        assert!(err.contains(&pack) && err.contains(&id.to_string()), "{encrypted}: {err}");
+        assert!(
+            err.contains(&pack) && err.contains(&id.to_string()),
+            "{encrypted} {ranged}: {err}"
+        );
         let after = files(&root);
         let lost: Vec<_> = before.difference(&after).collect();
-        assert!(lost.is_empty(), "encrypted {encrypted}: the failed prune deleted {lost:?}");
+        assert!(lost.is_empty(), "{encrypted} {ranged}: the failed prune deleted {lost:?}");
     }
 }

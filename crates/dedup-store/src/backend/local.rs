@@ -11,7 +11,7 @@ use rustix::fs::{renameat_with, RenameFlags, CWD};
 
 use super::local_object::LocalObject;
 use super::temporary::{temporary_is_stale, temporary_name, TEMP_PREFIX};
-use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome};
+use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome, RangeReader};
 
 /// Objects stored as files under a root directory.
 pub struct LocalBackend {
@@ -28,7 +28,58 @@ impl LocalBackend {
     fn path(&self, name: &str) -> io::Result<PathBuf> {
         object_path(&self.root, name)
     }
+
+    /// Removes every file of `names`, then fsyncs each directory that lost one, once.
+    fn delete_part(&self, names: &[String]) -> Result<(), DeleteFailure> {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for name in names {
+            let failed = |cause| DeleteFailure { name: name.clone(), cause };
+            let path = self.path(name).map_err(failed)?;
+            match fs::remove_file(&path) {
+                Ok(()) => {
+                    let dir = path.parent().expect("object paths have a parent").to_path_buf();
+                    if !dirs.contains(&dir) {
+                        dirs.push(dir);
+                    }
+                }
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                Err(err) => return Err(failed(err)),
+            }
+        }
+        for dir in dirs {
+            sync_dir(&dir)
+                .map_err(|cause| DeleteFailure { name: dir.display().to_string(), cause })?;
+        }
+        Ok(())
+    }
 }
+
+/// A local object kept open for range reads.
+struct OpenFile(File);
+
+impl RangeReader for OpenFile {
+    fn read_range_into(&mut self, offset: u64, len: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+        let want = usize::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "range too large"))?;
+        buf.try_reserve(want).map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?;
+        let start = buf.len();
+        self.0.seek(SeekFrom::Start(offset))?;
+        // Read into the spare capacity, which is not zeroed first (unlike get_range's buffer).
+        let read = (&mut self.0).take(len).read_to_end(buf);
+        if !matches!(read, Ok(n) if n == want) {
+            buf.truncate(start);
+            read?;
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
+    }
+}
+
+/// Batches of deletions from this many names up are shared among threads (fewer are not worth
+/// starting one).
+const SHARED_FROM: usize = 16;
+/// Threads sharing a batch of deletions at most.
+const MOST_DELETERS: usize = 4;
 
 /// Where object `name` lives under `root`; names with an empty, `.`-led or `..` part are refused.
 pub(super) fn object_path(root: &Path, name: &str) -> io::Result<PathBuf> {
@@ -134,6 +185,10 @@ impl Backend for LocalBackend {
         Ok(buf)
     }
 
+    fn open_ranges(&self, name: &str) -> io::Result<Option<Box<dyn RangeReader>>> {
+        Ok(Some(Box::new(OpenFile(File::open(self.path(name)?)?))))
+    }
+
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
         let mut out = Vec::new();
         let mut pending = vec![(self.path(prefix)?, prefix.to_string())];
@@ -183,28 +238,34 @@ impl Backend for LocalBackend {
     /// hundred index files in `index/` waits for one directory flush, not a hundred. A power cut
     /// before the flushes may bring some of the files back, which the caller's next run deletes
     /// again (deletions are idempotent, §12); the flushes end before this returns, so a later
-    /// batch (the plan after its packs) is never durable before this one.
+    /// batch (the plan after its packs) is never durable before this one. A long batch is shared
+    /// among a few threads, each removing its part and then flushing the directories it touched:
+    /// removing a pack is the kernel freeing its pages, one core's work per file, and a prune
+    /// waits for nothing else while it deletes.
     fn delete_many(&self, names: &[String]) -> Result<(), DeleteFailure> {
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        for name in names {
-            let failed = |cause| DeleteFailure { name: name.clone(), cause };
-            let path = self.path(name).map_err(failed)?;
-            match fs::remove_file(&path) {
-                Ok(()) => {
-                    let dir = path.parent().expect("object paths have a parent").to_path_buf();
-                    if !dirs.contains(&dir) {
-                        dirs.push(dir);
-                    }
-                }
-                Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-                Err(err) => return Err(failed(err)),
-            }
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let threads = if names.len() >= SHARED_FROM { cores.clamp(1, MOST_DELETERS) } else { 1 };
+        if threads <= 1 {
+            return self.delete_part(names);
         }
-        for dir in dirs {
-            sync_dir(&dir)
-                .map_err(|cause| DeleteFailure { name: dir.display().to_string(), cause })?;
-        }
-        Ok(())
+        let per_thread = names.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = names
+                .chunks(per_thread)
+                .map(|part| {
+                    std::thread::Builder::new()
+                        .name("dedup-delete".into())
+                        .spawn_scoped(scope, move || self.delete_part(part))
+                        .expect("a thread can be started")
+                })
+                .collect();
+            // Every part is waited for; the first failure in the order of `names` is reported.
+            let results: Vec<_> = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect();
+            results.into_iter().collect()
+        })
     }
 
     fn remove_stale_temporaries(&self, stale_after: Duration) -> io::Result<u64> {
@@ -282,6 +343,13 @@ mod tests {
         backend.get_into("data/ab/abc", &mut buf).unwrap();
         assert_eq!(buf, b"one");
         assert_eq!(backend.get_range("data/ab/abc", 1, 2).unwrap(), b"ne");
+        let mut ranges = backend.open_ranges("data/ab/abc").unwrap().unwrap();
+        let mut buf = b"x".to_vec();
+        ranges.read_range_into(1, 2, &mut buf).unwrap();
+        ranges.read_range_into(0, 1, &mut buf).unwrap();
+        assert_eq!(buf, b"xneo");
+        let eof = ranges.read_range_into(2, 5, &mut buf).unwrap_err();
+        assert_eq!((eof.kind(), buf.as_slice()), (io::ErrorKind::UnexpectedEof, &b"xneo"[..]));
         assert!(backend.get_range("data/ab/abc", 2, 5).is_err());
         backend.put("data/cd/cde", b"x").unwrap();
         fs::write(dir.path().join("repo/data/ab/.tmp-leftover"), b"junk").unwrap();
@@ -310,5 +378,24 @@ mod tests {
         let bad = ["index/keep".to_string(), "../escape".to_string()];
         assert_eq!(backend.delete_many(&bad).unwrap_err().name, "../escape");
         assert!(!backend.exists("index/keep").unwrap());
+    }
+
+    /// A batch long enough to be shared among threads: every file goes, and of two bad names
+    /// the first one in the batch is reported, however the parts were scheduled.
+    #[test]
+    fn a_long_batch_is_deleted_in_parts_and_its_first_bad_name_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        let names: Vec<String> =
+            (0..3 * SHARED_FROM).map(|i| format!("data/{:02x}/{i:03}", i % 7)).collect();
+        for name in &names {
+            backend.put(name, b"x").unwrap();
+        }
+        let mut with_bad = names.clone();
+        with_bad.insert(names.len() - 2, "../late".into());
+        with_bad.insert(3, "../early".into());
+        assert_eq!(backend.delete_many(&with_bad).unwrap_err().name, "../early");
+        backend.delete_many(&names).unwrap();
+        assert!(backend.list("data").unwrap().is_empty());
     }
 }

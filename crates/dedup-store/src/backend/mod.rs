@@ -86,6 +86,13 @@ pub trait ObjectWriter: Send {
     }
 }
 
+/// An object opened for reads of byte ranges ([`Backend::open_ranges`]).
+pub trait RangeReader: Send {
+    /// Appends exactly `len` bytes of the object from `offset` to `buf`, or nothing and an error
+    /// (`UnexpectedEof` if the object is shorter).
+    fn read_range_into(&mut self, offset: u64, len: u64, buf: &mut Vec<u8>) -> io::Result<()>;
+}
+
 /// A store of write-once objects.
 pub trait Backend: Send + Sync {
     /// A human-readable location, for messages.
@@ -110,6 +117,13 @@ pub trait Backend: Send + Sync {
     }
     /// Reads `len` bytes of `name` from `offset` (`UnexpectedEof` if the object is shorter).
     fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>>;
+    /// Opens `name` for reads of many ranges that cost little each (a local file, kept open):
+    /// a caller then reads each blob's own bytes rather than joining neighbours and their gaps
+    /// into one request. `None` where every range is a request of its own (object storage,
+    /// SFTP), which callers join.
+    fn open_ranges(&self, _name: &str) -> io::Result<Option<Box<dyn RangeReader>>> {
+        Ok(None)
+    }
     /// Like `get_range`, for a range holding metadata (a tree blob) that a caching backend may
     /// keep a copy of.
     fn get_metadata_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {

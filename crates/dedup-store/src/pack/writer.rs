@@ -75,6 +75,30 @@ impl PackWriter {
         self.append(sealed);
     }
 
+    /// Appends the sealed box of a blob stored elsewhere as `entry`, its bytes put at the end of
+    /// the pack by `read` (from storage straight into the pack); returns them, to be checked. A
+    /// caller whose check fails drops the pack. `read` must append exactly `entry.stored_len`
+    /// bytes or nothing and an error.
+    pub fn add_stored_read<E>(
+        &mut self,
+        entry: &BlobEntry,
+        read: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<&[u8], E> {
+        let start = self.buf.len();
+        let offset = u32::try_from(start).expect("packs are closed long before 4 GiB");
+        let len = entry.stored_len as usize;
+        if self.buf.capacity() - start < len {
+            self.buf.reserve_exact(len.max(GROW));
+        }
+        if let Err(err) = read(&mut self.buf) {
+            self.buf.truncate(start);
+            return Err(err);
+        }
+        assert_eq!(self.buf.len() - start, len, "a stored box is read whole");
+        self.entries.push(BlobEntry { offset, ..*entry });
+        Ok(&self.buf[start..])
+    }
+
     fn append(&mut self, sealed: &[u8]) {
         if self.buf.capacity() - self.buf.len() < sealed.len() {
             self.buf.reserve_exact(sealed.len().max(GROW));

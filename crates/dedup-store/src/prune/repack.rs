@@ -4,9 +4,12 @@
 //! checked in an unencrypted one — straight from the bytes read. Only the pack's trailer and the
 //! byte ranges of the blobs copied are read, not the whole pack: the blobs that stay are about
 //! half of a pack repacked, and each one's box proves its bytes, so hashing the whole pack
-//! against its name would prove nothing more about them. Packs are shared out among a few
-//! workers, each with packs of its own being filled, so that reading, verifying and writing
-//! overlap; a blob held by two packs to repack is copied once.
+//! against its name would prove nothing more about them. Where a range costs a request
+//! (object storage), neighbouring blobs share one, gaps included; where it costs next to nothing
+//! (a local file, `Backend::open_ranges`), each box is read alone, straight onto the end of its
+//! new pack, and checked there: no gap bytes, no buffer to zero or copy out of. Packs are
+//! shared out among a few workers, each with packs of its own being filled, so that reading,
+//! verifying and writing overlap; a blob held by two packs to repack is copied once.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -123,12 +126,25 @@ impl Shared<'_> {
         let parsed = read_trailer(repo.backend(), repo.sealer(), &name, size)?;
         let kind = parsed.kind;
         let slot = usize::from(kind == BlobKind::Tree);
-        let pack_size = repo.config().pack_size as usize;
         let wanted: Vec<BlobEntry> = parsed
             .entries
             .into_iter()
             .filter(|entry| self.plan.used_here(&entry.id, kind, &id) && self.claim(entry.id, kind))
             .collect();
+        if let Some(mut file) =
+            repo.backend().open_ranges(&name).map_err(|e| Error::io(&name, e))?
+        {
+            // Storage without a cost per request: each box read straight into its new pack.
+            for entry in &wanted {
+                let (offset, len) = (u64::from(entry.offset), u64::from(entry.stored_len));
+                let sealed = writers[slot]
+                    .add_stored_read(entry, |buf| file.read_range_into(offset, len, buf))
+                    .map_err(|e| range_error(&name, kind, &entry.id, e))?;
+                verify(repo, kind, entry, sealed, &name)?;
+                self.store_if_full(&mut writers[slot], written)?;
+            }
+            return Ok(());
+        }
         for run in requests(&wanted) {
             let start = u64::from(run[0].offset);
             let last = run[run.len() - 1];
@@ -140,20 +156,26 @@ impl Shared<'_> {
             for entry in run {
                 let at = (u64::from(entry.offset) - start) as usize;
                 let sealed = &bytes[at..at + entry.stored_len as usize];
-                blob::verify_stored(repo.sealer(), &repo.keys().id, kind, entry, sealed).map_err(
-                    |e| Error::damaged(format!("{} blob {} in {name}", kind.name(), entry.id), e),
-                )?;
+                verify(repo, kind, entry, sealed, &name)?;
                 writers[slot].add_stored(entry, sealed);
-                if writers[slot].len() >= pack_size {
-                    let empty = PackWriter::new(kind, repo.encrypted());
-                    let full = std::mem::replace(&mut writers[slot], empty);
-                    let (indexed, buffer) = store_pack(repo, full)?;
-                    written.push(indexed);
-                    // The stored pack's buffer, already faulted in, takes the next pack.
-                    writers[slot] = PackWriter::with_buffer(kind, repo.encrypted(), buffer);
-                }
+                self.store_if_full(&mut writers[slot], written)?;
             }
         }
+        Ok(())
+    }
+
+    /// Stores `writer`'s pack once it is full, and starts the next in its buffer.
+    fn store_if_full(&self, writer: &mut PackWriter, written: &mut Vec<IndexedPack>) -> Result<()> {
+        let repo = self.repo;
+        if writer.len() < repo.config().pack_size as usize {
+            return Ok(());
+        }
+        let kind = writer.kind();
+        let full = std::mem::replace(writer, PackWriter::new(kind, repo.encrypted()));
+        let (indexed, buffer) = store_pack(repo, full)?;
+        written.push(indexed);
+        // The stored pack's buffer, already faulted in, takes the next pack.
+        *writer = PackWriter::with_buffer(kind, repo.encrypted(), buffer);
         Ok(())
     }
 
@@ -161,6 +183,18 @@ impl Shared<'_> {
     fn claim(&self, id: Id, kind: BlobKind) -> bool {
         self.copied.lock().unwrap_or_else(PoisonError::into_inner).insert((id, kind))
     }
+}
+
+/// Checks the box of the blob `entry` of pack `name` before it is copied.
+fn verify(
+    repo: &Repository,
+    kind: BlobKind,
+    entry: &BlobEntry,
+    sealed: &[u8],
+    name: &str,
+) -> Result<()> {
+    blob::verify_stored(repo.sealer(), &repo.keys().id, kind, entry, sealed)
+        .map_err(|e| Error::damaged(format!("{} blob {} in {name}", kind.name(), entry.id), e))
 }
 
 /// The blobs `wanted` (in pack order) grouped into range requests: neighbours at most JOIN_GAP
