@@ -260,21 +260,33 @@ fn many_copies_are_stored_once_and_an_insertion_restores_little() {
     on_each_backend("copies stored once", copies_stored_once);
 }
 
+/// The same with the chunker of format-version-1 repositories (normalised FastCDC), which
+/// `init --chunker fastcdc-normalised` still creates.
+#[test]
+fn a_normalised_chunker_repository_stores_copies_once_too() {
+    let dir = tempfile::tempdir().unwrap();
+    copies_stored_once_with(dir.path(), &dir.path().join("repo"), "fastcdc-normalised:1K/4K/16K");
+}
+
 fn copies_stored_once(dir: &Path, repo: &Path) {
+    copies_stored_once_with(dir, repo, "fastcdc:1K/4K/16K");
+}
+
+fn copies_stored_once_with(dir: &Path, repo: &Path, chunker: &str) {
     let src = dir.join("src");
     fs::create_dir(&src).unwrap();
     let data = noise(300_000, 9);
     for i in 0..10 {
         fs::write(src.join(format!("copy-{i}")), &data).unwrap();
     }
-    init(repo, &["--compression", "off"]);
+    init(repo, &["--compression", "off", "--chunker", chunker]);
     let first: serde_json::Value =
         serde_json::from_str(ok(store(repo, &["backup", "--json", src.to_str().unwrap()])).trim())
             .unwrap();
     let added = first["bytes_added"].as_u64().unwrap();
     // Chunk boundaries depend on the repository's keyed gear table, so the count of chunks (and
     // of their per-blob overhead) varies from one repository to the next: 326-331 kB over 160
-    // runs. Two copies would be 600 kB.
+    // runs of the normalised chunker. Two copies would be 600 kB.
     assert!(added < 400_000, "ten copies of 300 kB stored once: {added}");
     let mut edited = b"a hundred bytes inserted at the start of one copy.............................................".to_vec();
     edited.extend_from_slice(&data);
@@ -284,8 +296,8 @@ fn copies_stored_once(dir: &Path, repo: &Path) {
             .unwrap();
     let added = second["bytes_added"].as_u64().unwrap();
     // The chunks up to where the chunker falls back into step with the old cuts are stored
-    // again: a few of at most 16 KiB, wherever the keyed cuts fall (23-51 kB over 100 runs,
-    // median 28 kB); the file is 300 kB.
+    // again: a few of at most 16 KiB, wherever the keyed cuts fall (23-51 kB over 100 runs of
+    // the normalised chunker, median 28 kB); the file is 300 kB.
     assert!(added < 100_000, "an insertion re-stores a few chunks, not the file: {added}");
     let changed = String::from_utf8(
         store(repo, &["diff", &first["snapshot"].as_str().unwrap()[..8], "latest"]).stdout,

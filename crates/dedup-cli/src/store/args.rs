@@ -101,8 +101,10 @@ pub enum StoreCommand {
 /// `store init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// The chunker: `fastcdc` (default, 512 KiB / 1 MiB / 8 MiB), `fastcdc:MIN/AVG/MAX`, or
-    /// `fixed:SIZE` (disk images).
+    /// The chunker: `fastcdc` (default: flat FastCDC, 512 KiB / 1 MiB / 8 MiB, AVG the mean
+    /// chunk; format version 2), `fastcdc:MIN/AVG/MAX`, `fastcdc-normalised[:MIN/AVG/MAX]`
+    /// (normalised level 2, AVG a power of two: what format version 1 cuts, readable by older
+    /// dedup), or `fixed:SIZE` (disk images).
     #[arg(long, value_name = "CHUNKER", default_value = "fastcdc")]
     pub chunker: String,
     /// Compression of blobs: auto (zstd 3 where it shrinks), off, or a zstd level 1-22.

@@ -13,19 +13,33 @@ fn size32(text: &str) -> Result<u32> {
     u32::try_from(size).with_context(|| format!("{text}: too large"))
 }
 
-/// Parses `fastcdc`, `fastcdc:MIN/AVG/MAX` or `fixed:SIZE`.
+/// Parses `fastcdc[:MIN/AVG/MAX]`, `fastcdc-normalised[:MIN/AVG/MAX]` or `fixed:SIZE`.
 pub fn parse_chunker(text: &str) -> Result<ChunkerParams> {
-    let params = match text.split_once(':') {
-        None if text == "fastcdc" => ChunkerParams::default(),
-        Some(("fixed", size)) => ChunkerParams::Fixed { size: size32(size)? },
-        Some(("fastcdc", sizes)) => {
-            let parts: Vec<&str> = sizes.split('/').collect();
-            let [min, avg, max] = parts.as_slice() else {
-                bail!("--chunker fastcdc:MIN/AVG/MAX, e.g. fastcdc:512K/1M/8M")
-            };
-            ChunkerParams::FastCdc { min: size32(min)?, avg: size32(avg)?, max: size32(max)? }
+    let (kind, sizes) = match text.split_once(':') {
+        Some((kind, sizes)) => (kind, Some(sizes)),
+        None => (text, None),
+    };
+    let triple = |name: &str| -> Result<Option<(u32, u32, u32)>> {
+        let Some(sizes) = sizes else { return Ok(None) };
+        let parts: Vec<&str> = sizes.split('/').collect();
+        let [min, avg, max] = parts.as_slice() else {
+            bail!("--chunker {name}:MIN/AVG/MAX, e.g. {name}:512K/1M/8M")
+        };
+        Ok(Some((size32(min)?, size32(avg)?, size32(max)?)))
+    };
+    let params = match (kind, sizes) {
+        ("fixed", Some(size)) => ChunkerParams::Fixed { size: size32(size)? },
+        ("fastcdc", _) => match triple("fastcdc")? {
+            Some((min, avg, max)) => ChunkerParams::FastCdc { min, avg, max },
+            None => ChunkerParams::default(),
+        },
+        ("fastcdc-normalised", _) => {
+            let (min, avg, max) = triple("fastcdc-normalised")?.unwrap_or((512 << 10, 1 << 20, 8 << 20));
+            ChunkerParams::FastCdcNormalised { min, avg, max }
         }
-        _ => bail!("--chunker {text}: expected fastcdc, fastcdc:MIN/AVG/MAX or fixed:SIZE"),
+        _ => bail!(
+            "--chunker {text}: expected fastcdc[:MIN/AVG/MAX], fastcdc-normalised[:MIN/AVG/MAX] or fixed:SIZE"
+        ),
     };
     params.validate().map_err(anyhow::Error::msg)?;
     Ok(params)
@@ -86,6 +100,16 @@ mod tests {
             ChunkerParams::FastCdc { min: 64 << 10, avg: 256 << 10, max: 1 << 20 }
         );
         assert!(parse_chunker("fastcdc:1M/1M/1M").is_err());
+        assert_eq!(
+            parse_chunker("fastcdc-normalised").unwrap(),
+            ChunkerParams::FastCdcNormalised { min: 512 << 10, avg: 1 << 20, max: 8 << 20 }
+        );
+        assert_eq!(
+            parse_chunker("fastcdc-normalised:64K/256K/1M").unwrap(),
+            ChunkerParams::FastCdcNormalised { min: 64 << 10, avg: 256 << 10, max: 1 << 20 }
+        );
+        assert!(parse_chunker("fastcdc-normalised:64K/300K/1M").is_err());
+        assert!(parse_chunker("fixed").is_err());
         assert!(parse_chunker("rabin").is_err());
         assert_eq!(parse_compression("7").unwrap(), CompressionMode::Level(7));
         assert!(parse_compression("99").is_err());

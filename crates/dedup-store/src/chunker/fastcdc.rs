@@ -1,44 +1,76 @@
-//! FastCDC (2020: normalised chunking, cut-point skipping) with a gear table drawn entirely from
-//! the repository's gear key. The `fastcdc` crate keys its public table only by XOR-ing one
-//! 64-bit seed into every entry (docs/store-format.md §5 says why that is not enough).
+//! FastCDC (2020: gear hash, cut-point skipping, optionally normalised chunking) with a gear
+//! table drawn entirely from the repository's gear key. The `fastcdc` crate keys its public table
+//! only by XOR-ing one 64-bit seed into every entry (docs/store-format.md §5 says why that is not
+//! enough).
+//!
+//! Two rules decide where a chunk ends (docs/store-format.md §5): the **flat** one (chunker kind
+//! 3, the default since format version 2) cuts at the first position past `min` whose hash is
+//! below one threshold, so the cut points are the same whatever byte a chunk started at, save for
+//! the `min` skipped; the **normalised** one (kind 1, level 2) asks for a rarer hash before `avg`
+//! and a commoner one after, which evens chunk sizes but makes a chunk that starts at a new place
+//! (after an edit) often miss the old cut points for several chunks (docs/BENCHMARKS.md, "Chunker
+//! resynchronisation").
 
 /// A keyed FastCDC chunker.
 #[derive(Clone)]
 pub struct FastCdc {
     gear: [u64; 256],
     min: usize,
-    avg: usize,
+    /// Where the small-chunk limit gives way to the large-chunk one.
+    normal: usize,
     max: usize,
-    mask_small: u64,
-    mask_large: u64,
+    /// A boundary before `normal` is a hash at most this.
+    limit_small: u64,
+    /// A boundary from `normal` on is a hash at most this.
+    limit_large: u64,
 }
 
-/// `bits` most significant bits set: a gear hash's high bits depend on its last 64 bytes.
-fn top_bits(bits: u32) -> u64 {
-    if bits == 0 {
-        0
-    } else {
-        u64::MAX << (64 - bits.min(64))
+/// The largest hash with its `bits` most significant bits clear: a gear hash's high bits depend
+/// on its last 64 bytes, its low bits only on the last few.
+fn clear_top_bits(bits: u32) -> u64 {
+    u64::MAX.checked_shr(bits.min(64)).unwrap_or(0)
+}
+
+fn gear_table(gear_key: &[u8; 32]) -> [u64; 256] {
+    let mut table = [0u8; 2048];
+    blake3::Hasher::new_keyed(gear_key).finalize_xof().fill(&mut table);
+    let mut gear = [0u64; 256];
+    for (entry, bytes) in gear.iter_mut().zip(table.chunks_exact(8)) {
+        *entry = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
     }
+    gear
 }
 
 impl FastCdc {
-    /// A chunker with sizes `min < avg < max` (avg a power of two; the config checks).
-    pub fn new(gear_key: &[u8; 32], min: u32, avg: u32, max: u32) -> Self {
-        let mut table = [0u8; 2048];
-        blake3::Hasher::new_keyed(gear_key).finalize_xof().fill(&mut table);
-        let mut gear = [0u64; 256];
-        for (entry, bytes) in gear.iter_mut().zip(table.chunks_exact(8)) {
-            *entry = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+    /// The flat rule (chunker kind 3) with sizes `min < avg < max`: a boundary is a hash below
+    /// `2^64 / (avg - min)`, so a chunk is `min` plus a geometric run averaging `avg - min`
+    /// (less the few cut at `max`).
+    pub fn flat(gear_key: &[u8; 32], min: u32, avg: u32, max: u32) -> Self {
+        let spread = u128::from(avg.saturating_sub(min).max(1));
+        let limit = u64::try_from(((1u128 << 64) / spread) - 1).unwrap_or(u64::MAX);
+        FastCdc {
+            gear: gear_table(gear_key),
+            min: min as usize,
+            normal: min as usize,
+            max: max as usize,
+            limit_small: limit,
+            limit_large: limit,
         }
+    }
+
+    /// The normalised rule with sizes `min < avg < max` (avg a power of two; the config checks)
+    /// and normalisation `level`: before `avg` a boundary needs `log2(avg) + level` zero high
+    /// bits, from `avg` on `log2(avg) - level`. Chunker kind 1 is level 2; the other levels are
+    /// for measuring (examples/chunker_resync.rs).
+    pub fn normalised(gear_key: &[u8; 32], min: u32, avg: u32, max: u32, level: u32) -> Self {
         let bits = avg.max(1).ilog2();
         FastCdc {
-            gear,
+            gear: gear_table(gear_key),
             min: min as usize,
-            avg: avg as usize,
+            normal: avg as usize,
             max: max as usize,
-            mask_small: top_bits(bits + 2),
-            mask_large: top_bits(bits.saturating_sub(2)),
+            limit_small: clear_top_bits(bits + level),
+            limit_large: clear_top_bits(bits.saturating_sub(level)),
         }
     }
 
@@ -72,21 +104,21 @@ impl FastCdc {
     /// The first boundary in `data` (below `max`), if any.
     fn find(&self, data: &[u8]) -> Option<usize> {
         let n = data.len();
-        let normal = self.avg.min(n);
+        let normal = self.normal.min(n);
         let end = self.max.min(n);
         let mut hash = 0u64;
         let small_from = self.min.min(normal);
-        if let Some(at) = scan(&self.gear, &data[small_from..normal], &mut hash, self.mask_small) {
+        if let Some(at) = scan(&self.gear, &data[small_from..normal], &mut hash, self.limit_small) {
             return Some(small_from + at + 1);
         }
         let large_from = normal.max(self.min).min(end);
-        scan(&self.gear, &data[large_from..end], &mut hash, self.mask_large)
+        scan(&self.gear, &data[large_from..end], &mut hash, self.limit_large)
             .map(|at| large_from + at + 1)
     }
 }
 
-/// The first position in `bytes` where the gear hash, rolled on from `*hash`, has none of
-/// `mask`'s bits set; with none, `*hash` is left at the hash after the last byte.
+/// The first position in `bytes` where the gear hash, rolled on from `*hash`, is at most
+/// `limit`; with none, `*hash` is left at the hash after the last byte.
 ///
 /// Each step's hash is the previous one shifted by one plus a table entry, a chain of dependent
 /// operations that one byte at a time bounds the loop at their latency. Four steps at once give
@@ -95,7 +127,7 @@ impl FastCdc {
 /// is one shift and one add and the rest runs in parallel (3x the throughput of the byte loop
 /// on this machine's AMD EPYC; docs/BENCHMARKS.md, "Second write (issue 24)").
 #[inline(always)]
-fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, mask: u64) -> Option<usize> {
+fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, limit: u64) -> Option<usize> {
     let entry = |byte: u8| gear[usize::from(byte)];
     let mut h = *hash;
     let mut quads = bytes.chunks_exact(4);
@@ -110,8 +142,8 @@ fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, mask: u64) -> Option<us
         let h2 = (h << 3).wrapping_add(s2);
         let h3 = (h << 4).wrapping_add(s3);
         // One branch per group in the common case: none of the four is a boundary.
-        if (h0 & mask == 0) | (h1 & mask == 0) | (h2 & mask == 0) | (h3 & mask == 0) {
-            let first = [h0, h1, h2, h3].iter().position(|h| h & mask == 0);
+        if (h0 <= limit) | (h1 <= limit) | (h2 <= limit) | (h3 <= limit) {
+            let first = [h0, h1, h2, h3].iter().position(|&h| h <= limit);
             return first.map(|k| at + k);
         }
         h = h3;
@@ -119,7 +151,7 @@ fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, mask: u64) -> Option<us
     }
     for &byte in quads.remainder() {
         h = (h << 1).wrapping_add(entry(byte));
-        if h & mask == 0 {
+        if h <= limit {
             return Some(at);
         }
         at += 1;
@@ -149,39 +181,60 @@ mod tests {
         out
     }
 
+    fn both(key: u8, min: u32, avg: u32, max: u32) -> [FastCdc; 2] {
+        [
+            FastCdc::flat(&[key; 32], min, avg, max),
+            FastCdc::normalised(&[key; 32], min, avg, max, 2),
+        ]
+    }
+
     #[test]
     fn chunks_respect_the_bounds_and_average_near_avg() {
-        let cdc = FastCdc::new(&[1; 32], 1024, 4096, 16384);
-        let data = noise(4 << 20, 1);
-        let sizes = chunks(&cdc, &data);
-        assert_eq!(sizes.iter().sum::<usize>(), data.len());
-        assert!(sizes[..sizes.len() - 1].iter().all(|&s| (1024..=16384).contains(&s)));
-        let mean = data.len() / sizes.len();
-        assert!((3000..7000).contains(&mean), "mean chunk {mean}");
+        for cdc in both(1, 1024, 4096, 16384) {
+            let data = noise(4 << 20, 1);
+            let sizes = chunks(&cdc, &data);
+            assert_eq!(sizes.iter().sum::<usize>(), data.len());
+            assert!(sizes[..sizes.len() - 1].iter().all(|&s| (1024..=16384).contains(&s)));
+            let mean = data.len() / sizes.len();
+            assert!((3000..7000).contains(&mean), "mean chunk {mean}");
+        }
+        // The flat rule's avg is the mean whatever min is, not only a power of two.
+        let cdc = FastCdc::flat(&[1; 32], 1000, 3000, 30000);
+        let sizes = chunks(&cdc, &noise(4 << 20, 5));
+        let mean = (4 << 20) / sizes.len();
+        assert!((2800..3200).contains(&mean), "mean chunk {mean}");
     }
 
     #[test]
     fn an_insertion_changes_only_the_chunks_around_it() {
-        let cdc = FastCdc::new(&[2; 32], 1024, 4096, 16384);
-        let data = noise(1 << 20, 2);
-        let mut edited = b"a hundred bytes or so inserted at the very start ".repeat(2);
-        edited.extend_from_slice(&data);
-        let ids = |d: &[u8]| {
-            let mut pos = 0;
-            chunks(&cdc, d)
-                .into_iter()
-                .map(|len| {
-                    pos += len;
-                    blake3::hash(&d[pos - len..pos])
-                })
-                .collect::<std::collections::HashSet<_>>()
-        };
-        let (before, after) = (ids(&data), ids(&edited));
-        assert!(after.difference(&before).count() <= 2, "resynchronises within two chunks");
+        for cdc in both(2, 1024, 4096, 16384) {
+            let data = noise(1 << 20, 2);
+            let mut edited = b"a hundred bytes or so inserted at the very start ".repeat(2);
+            edited.extend_from_slice(&data);
+            let ids = |d: &[u8]| {
+                let mut pos = 0;
+                chunks(&cdc, d)
+                    .into_iter()
+                    .map(|len| {
+                        pos += len;
+                        blake3::hash(&d[pos - len..pos])
+                    })
+                    .collect::<std::collections::HashSet<_>>()
+            };
+            let (before, after) = (ids(&data), ids(&edited));
+            assert!(after.difference(&before).count() <= 2, "resynchronises within two chunks");
+        }
     }
 
-    /// FastCDC's definition, one byte at a time.
-    fn reference_cut(cdc: &FastCdc, data: &[u8]) -> usize {
+    /// The spec's rule (docs/store-format.md §5), one byte at a time: a boundary past `min` is
+    /// a hash at most `small` before `normal`, at most `large` from there.
+    fn reference_cut(
+        cdc: &FastCdc,
+        data: &[u8],
+        normal: usize,
+        small: impl Fn(u64) -> bool,
+        large: impl Fn(u64) -> bool,
+    ) -> usize {
         let n = data.len();
         if n <= cdc.min {
             return n;
@@ -189,40 +242,101 @@ mod tests {
         let mut hash = 0u64;
         for (i, &byte) in data.iter().enumerate().take(cdc.max).skip(cdc.min) {
             hash = (hash << 1).wrapping_add(cdc.gear[usize::from(byte)]);
-            let mask = if i < cdc.avg { cdc.mask_small } else { cdc.mask_large };
-            if hash & mask == 0 {
+            if if i < normal { small(hash) } else { large(hash) } {
                 return i + 1;
             }
         }
         cdc.max.min(n)
     }
 
+    /// `bits` most significant bits set.
+    fn top_bits(bits: u32) -> u64 {
+        if bits == 0 {
+            0
+        } else {
+            u64::MAX << (64 - bits.min(64))
+        }
+    }
+
     #[test]
-    fn cuts_equal_the_byte_at_a_time_definition() {
+    fn cuts_equal_the_byte_at_a_time_definitions() {
         let data = noise(1 << 16, 4);
         // Sizes that are not multiples of four, and a min above avg's normal region.
-        for (min, avg, max) in
-            [(64u32, 256u32, 1024u32), (61, 128, 1031), (255, 256, 4099), (0, 1, 16)]
-        {
-            let cdc = FastCdc::new(&[min as u8; 32], min, avg, max);
+        for (min, avg, max) in [
+            (64u32, 256u32, 1024u32),
+            (61, 128, 1031),
+            (255, 256, 4099),
+            (0, 1, 16),
+            (100, 700, 3000),
+        ] {
+            let key = [min as u8; 32];
+            let bits = avg.max(1).ilog2();
+            let (small, large) = (top_bits(bits + 2), top_bits(bits.saturating_sub(2)));
+            let normalised = FastCdc::normalised(&key, min, avg, max, 2);
+            let flat = FastCdc::flat(&key, min, avg, max);
+            let threshold = (1u128 << 64) / u128::from(avg.saturating_sub(min).max(1));
+            let below = |h: u64| u128::from(h) < threshold;
             for start in (0..6000).step_by(7) {
                 for len in [0, 1, 3, 60, 61, 64, 65, 127, 256, 257, 700, 1024, 1025, 1031, 5000] {
                     let slice = &data[start..start + len];
+                    let want = reference_cut(
+                        &normalised,
+                        slice,
+                        avg as usize,
+                        |h| h & small == 0,
+                        |h| h & large == 0,
+                    );
                     assert_eq!(
-                        cdc.cut(slice),
-                        reference_cut(&cdc, slice),
-                        "{min}/{avg}/{max}: {len} bytes from {start}"
+                        normalised.cut(slice),
+                        want,
+                        "normalised {min}/{avg}/{max}: {len} bytes from {start}"
+                    );
+                    let want = reference_cut(&flat, slice, 0, below, below);
+                    assert_eq!(
+                        flat.cut(slice),
+                        want,
+                        "flat {min}/{avg}/{max}: {len} bytes from {start}"
                     );
                 }
             }
         }
     }
 
+    /// Repositories created with a kind must cut exactly where they always did, or every
+    /// backup into them re-stores what they hold: these are the cut points of fixed data under
+    /// a fixed key, recorded when each kind was introduced.
+    #[test]
+    fn cut_points_are_pinned_per_kind() {
+        let data = noise(1 << 18, 11);
+        let normalised = FastCdc::normalised(&[3; 32], 4096, 16384, 65536, 2);
+        assert_eq!(chunks(&normalised, &data), PINNED_NORMALISED);
+        let flat = FastCdc::flat(&[3; 32], 4096, 16384, 65536);
+        assert_eq!(chunks(&flat, &data), PINNED_FLAT);
+    }
+
+    /// Measured with the code before the flat kind existed (commit afe9754).
+    const PINNED_NORMALISED: [usize; 13] =
+        [22177, 18592, 27140, 16502, 23252, 20393, 17306, 16934, 29834, 26685, 18066, 18098, 7165];
+    /// Measured when the flat kind was introduced.
+    const PINNED_FLAT: [usize; 19] = [
+        8165, 14012, 22971, 29951, 36860, 4820, 19836, 10979, 14702, 4521, 9814, 15499, 4135,
+        24743, 4607, 4305, 8167, 16892, 7165,
+    ];
+
     #[test]
     fn the_key_changes_the_boundaries() {
         let data = noise(1 << 20, 3);
-        let a = chunks(&FastCdc::new(&[1; 32], 1024, 4096, 16384), &data);
-        let b = chunks(&FastCdc::new(&[9; 32], 1024, 4096, 16384), &data);
-        assert_ne!(a, b);
+        for [a, b] in [
+            [
+                FastCdc::flat(&[1; 32], 1024, 4096, 16384),
+                FastCdc::flat(&[9; 32], 1024, 4096, 16384),
+            ],
+            [
+                FastCdc::normalised(&[1; 32], 1024, 4096, 16384, 2),
+                FastCdc::normalised(&[9; 32], 1024, 4096, 16384, 2),
+            ],
+        ] {
+            assert_ne!(chunks(&a, &data), chunks(&b, &data));
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! Splitting a stream into chunks (docs/store-format.md §5): keyed FastCDC, or fixed-size blocks
-//! for disk images, and a reader that feeds either from any `Read` through one reused buffer.
+//! Splitting a stream into chunks (docs/store-format.md §5): keyed FastCDC (flat, the default, or
+//! normalised as repositories of format version 1 cut), or fixed-size blocks for disk images,
+//! and a reader that feeds either from any `Read` through one reused buffer.
 
 mod fastcdc;
 mod stream;
@@ -23,7 +24,10 @@ impl Chunker {
     pub fn new(params: ChunkerParams, gear_key: &[u8; 32]) -> Self {
         match params {
             ChunkerParams::FastCdc { min, avg, max } => {
-                Chunker::FastCdc(Box::new(FastCdc::new(gear_key, min, avg, max)))
+                Chunker::FastCdc(Box::new(FastCdc::flat(gear_key, min, avg, max)))
+            }
+            ChunkerParams::FastCdcNormalised { min, avg, max } => {
+                Chunker::FastCdc(Box::new(FastCdc::normalised(gear_key, min, avg, max, 2)))
             }
             ChunkerParams::Fixed { size } => Chunker::Fixed(size),
         }

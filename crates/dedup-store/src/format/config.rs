@@ -1,8 +1,12 @@
 //! The repository config's plaintext: format version, repository id, chunker, pack size and
-//! compression, fixed at init.
+//! compression, fixed at init. The format version written follows from what the repository
+//! needs: 2 with the flat FastCDC chunker (kind 3, which a version-1 reader would not know).
 
 use super::wire::{Reader, Writer};
 use super::{DecodeError, FORMAT_VERSION};
+
+/// The format version of repositories whose config needs nothing newer.
+const FIRST_VERSION: u8 = 1;
 use crate::id::Id;
 
 /// Smallest and largest pack size accepted at init.
@@ -13,11 +17,21 @@ pub const MAX_CHUNK: u32 = 64 << 20;
 /// The chunker and its sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkerParams {
-    /// Keyed FastCDC with min < avg < max, avg a power of two.
+    /// Keyed FastCDC, flat (one threshold past min; kind 3, format version 2), min < avg < max.
     FastCdc {
         /// Smallest chunk (except a stream's last).
         min: u32,
-        /// Average, a power of two.
+        /// Mean chunk (before the few cut at max).
+        avg: u32,
+        /// Largest.
+        max: u32,
+    },
+    /// Keyed FastCDC normalised at level 2 (kind 1, format version 1), min < avg < max, avg a
+    /// power of two: repositories created before the flat kind.
+    FastCdcNormalised {
+        /// Smallest chunk (except a stream's last).
+        min: u32,
+        /// Sets the masks, a power of two (the mean chunk is about 1.2 avg at min = avg / 2).
         avg: u32,
         /// Largest.
         max: u32,
@@ -30,6 +44,7 @@ pub enum ChunkerParams {
 }
 
 impl Default for ChunkerParams {
+    /// Flat FastCDC, 512 KiB / 1 MiB / 8 MiB (docs/BENCHMARKS.md, "Chunker resynchronisation").
     fn default() -> Self {
         ChunkerParams::FastCdc { min: 512 << 10, avg: 1 << 20, max: 8 << 20 }
     }
@@ -40,6 +55,13 @@ impl ChunkerParams {
     pub fn validate(&self) -> Result<(), String> {
         match *self {
             ChunkerParams::FastCdc { min, avg, max } => {
+                if !(64 <= min && min < avg && avg < max && max <= MAX_CHUNK) {
+                    return Err(format!(
+                        "chunk sizes {min}/{avg}/{max}: need 64 <= min < avg < max <= {MAX_CHUNK}"
+                    ));
+                }
+            }
+            ChunkerParams::FastCdcNormalised { min, avg, max } => {
                 if !(64 <= min
                     && min < avg
                     && avg < max
@@ -60,10 +82,20 @@ impl ChunkerParams {
         Ok(())
     }
 
+    /// The repository format version that can record this chunker.
+    pub fn format_version(&self) -> u8 {
+        match self {
+            ChunkerParams::FastCdc { .. } => 2,
+            ChunkerParams::FastCdcNormalised { .. } | ChunkerParams::Fixed { .. } => FIRST_VERSION,
+        }
+    }
+
     /// The largest chunk the chunker produces.
     pub fn max_chunk(&self) -> u32 {
         match *self {
-            ChunkerParams::FastCdc { max, .. } => max,
+            ChunkerParams::FastCdc { max, .. } | ChunkerParams::FastCdcNormalised { max, .. } => {
+                max
+            }
             ChunkerParams::Fixed { size } => size,
         }
     }
@@ -96,14 +128,25 @@ pub struct Config {
 }
 
 impl Config {
+    /// The repository's format version (docs/store-format.md §13).
+    pub fn format_version(&self) -> u8 {
+        self.chunker.format_version()
+    }
+
     /// The plaintext.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Writer::default();
-        out.u8(FORMAT_VERSION);
+        out.u8(self.format_version());
         out.id(&self.id);
         out.i64(self.created);
         match self.chunker {
             ChunkerParams::FastCdc { min, avg, max } => {
+                out.u8(3);
+                out.u32(min);
+                out.u32(avg);
+                out.u32(max);
+            }
+            ChunkerParams::FastCdcNormalised { min, avg, max } => {
                 out.u8(1);
                 out.u32(min);
                 out.u32(avg);
@@ -130,16 +173,23 @@ impl Config {
     /// Decodes and validates the plaintext.
     pub fn decode(bytes: &[u8]) -> Result<Config, DecodeError> {
         let mut input = Reader::new(bytes);
-        input.version(FORMAT_VERSION)?;
+        let version = input.version_in(FIRST_VERSION..=FORMAT_VERSION)?;
         let id = input.id()?;
         let created = input.i64()?;
         let kind = input.u8()?;
         let (a, b, c) = (input.u32()?, input.u32()?, input.u32()?);
         let chunker = match kind {
-            1 => ChunkerParams::FastCdc { min: a, avg: b, max: c },
+            1 => ChunkerParams::FastCdcNormalised { min: a, avg: b, max: c },
             2 if a == b && b == c => ChunkerParams::Fixed { size: a },
+            3 => ChunkerParams::FastCdc { min: a, avg: b, max: c },
             _ => return Err(DecodeError::invalid(format!("unknown chunker {kind}"))),
         };
+        // Kind 3 only in version 2: a version-1 repository cuts with kind 1 or 2 for ever.
+        if chunker.format_version() > version {
+            return Err(DecodeError::invalid(format!(
+                "chunker kind {kind} in a format version {version} config"
+            )));
+        }
         chunker.validate().map_err(DecodeError::Invalid)?;
         let pack_size = input.u32()?;
         if !(PACK_SIZE_RANGE.0..=PACK_SIZE_RANGE.1).contains(&pack_size) {
@@ -168,23 +218,27 @@ mod tests {
         (
             any::<[u8; 32]>(),
             any::<i64>(),
-            any::<bool>(),
+            0u8..3,
             7u32..20,
             1u32..1 << 20,
             PACK_SIZE_RANGE.0..PACK_SIZE_RANGE.1,
             0i32..23,
         )
-            .prop_map(|(id, created, cdc, bits, size, pack_size, level)| Config {
+            .prop_map(|(id, created, kind, bits, size, pack_size, level)| Config {
                 id: Id(id),
                 created,
-                chunker: if cdc {
-                    ChunkerParams::FastCdc {
+                chunker: match kind {
+                    0 => ChunkerParams::FastCdc {
+                        min: 1 << (bits - 1),
+                        avg: (1 << bits) + size % (1 << bits),
+                        max: 1 << (bits + 2),
+                    },
+                    1 => ChunkerParams::FastCdcNormalised {
                         min: 1 << (bits - 1),
                         avg: 1 << bits,
                         max: 1 << (bits + 2),
-                    }
-                } else {
-                    ChunkerParams::Fixed { size }
+                    },
+                    _ => ChunkerParams::Fixed { size },
                 },
                 pack_size,
                 compression: match level {
@@ -210,7 +264,43 @@ mod tests {
     #[test]
     fn chunk_sizes_out_of_order_are_refused() {
         assert!(ChunkerParams::FastCdc { min: 4096, avg: 2048, max: 8192 }.validate().is_err());
-        assert!(ChunkerParams::FastCdc { min: 1024, avg: 3000, max: 8192 }.validate().is_err());
+        assert!(ChunkerParams::FastCdc { min: 1024, avg: 3000, max: 8192 }.validate().is_ok());
+        let normalised = |min, avg, max| ChunkerParams::FastCdcNormalised { min, avg, max };
+        assert!(normalised(4096, 2048, 8192).validate().is_err());
+        assert!(normalised(1024, 3000, 8192).validate().is_err());
         assert!(ChunkerParams::default().validate().is_ok());
+    }
+
+    fn config(chunker: ChunkerParams) -> Config {
+        Config {
+            id: Id([7; 32]),
+            created: 1,
+            chunker,
+            pack_size: 16 << 20,
+            compression: CompressionMode::Auto,
+        }
+    }
+
+    #[test]
+    fn the_flat_chunker_is_the_default_and_makes_a_version_2_repository() {
+        assert!(matches!(ChunkerParams::default(), ChunkerParams::FastCdc { .. }));
+        let bytes = config(ChunkerParams::default()).encode();
+        assert_eq!((bytes[0], bytes[41]), (2, 3), "version 2, chunker kind 3");
+        let bytes = config(ChunkerParams::FastCdcNormalised { min: 1, avg: 2, max: 4 }).encode();
+        assert_eq!((bytes[0], bytes[41]), (1, 1), "a version-1 config stays version 1");
+        assert_eq!(config(ChunkerParams::Fixed { size: 9 }).encode()[0], 1);
+    }
+
+    #[test]
+    fn a_kind_in_the_wrong_version_is_refused() {
+        let mut bytes = config(ChunkerParams::default()).encode();
+        bytes[0] = 1;
+        assert!(Config::decode(&bytes).is_err(), "kind 3 needs version 2");
+        let mut bytes = config(ChunkerParams::Fixed { size: 9 }).encode();
+        bytes[0] = 2;
+        assert!(Config::decode(&bytes).is_ok(), "version 2 may hold any kind");
+        let mut bytes = config(ChunkerParams::default()).encode();
+        bytes[0] = 3;
+        assert!(matches!(Config::decode(&bytes), Err(DecodeError::Version { found: 3, .. })));
     }
 }

@@ -24,8 +24,9 @@ pub use snapshot::{Snapshot, Summary};
 pub use tree::{valid_name, Content, Node, NodeKind, Tree};
 pub use writer_marker::WriterInfo;
 
-/// The repository format version this program reads and writes.
-pub const FORMAT_VERSION: u8 = 1;
+/// The newest repository format version this program reads and writes (it reads and writes
+/// every older one too: docs/store-format.md §13).
+pub const FORMAT_VERSION: u8 = 2;
 
 /// Why bytes do not decode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

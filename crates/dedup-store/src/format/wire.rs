@@ -124,6 +124,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reads a version byte and checks it is one of those this program knows.
+    pub fn version_in(&mut self, known: std::ops::RangeInclusive<u8>) -> Result<u8, DecodeError> {
+        match self.u8()? {
+            v if known.contains(&v) => Ok(v),
+            found => Err(DecodeError::Version { found, known: *known.end() }),
+        }
+    }
+
     /// Reads the version byte and checks it against the one this program knows.
     pub fn version(&mut self, known: u8) -> Result<(), DecodeError> {
         match self.u8()? {
