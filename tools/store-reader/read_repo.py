@@ -9,6 +9,7 @@ repository. Section numbers (§n) refer to docs/store-format.md.
 Usage:
   read_repo.py REPO list                     (password from DEDUP_PASSWORD)
   read_repo.py REPO extract SNAPSHOT TARGET  (SNAPSHOT: an id prefix or `latest`)
+  read_repo.py REPO check-packs              (every pack: name, trailer, and each indexed blob)
 
 Needs the PyPI modules blake3, pynacl, argon2-cffi and zstandard.
 """
@@ -63,11 +64,20 @@ class Reader:
     def i64(self):
         return struct.unpack("<q", self.take(8))[0]
 
-    def bytes_(self):
-        return self.take(self.u32())
+    def bytes_(self, limit):
+        n = self.u32()
+        if n > limit:
+            raise FormatError(f"{self.what}: {n} bytes where at most {limit} are allowed")
+        return self.take(n)
 
-    def str_(self):
-        return self.bytes_().decode("utf-8")
+    def str_(self, limit):
+        return self.bytes_(limit).decode("utf-8")
+
+    def flag(self, what):
+        value = self.u8()
+        if value > 1:
+            raise FormatError(f"{self.what}: {what} is {value}, not 0 or 1")
+        return value
 
     def end(self):
         if self.pos != len(self.data):
@@ -165,9 +175,7 @@ def open_key_slot(path, password):
     m, t, p = r.u32(), r.u32(), r.u32()
     salt = r.take(32)
     r.i64()  # creation time
-    label = r.bytes_()
-    if len(label) > 1024:
-        raise FormatError(f"{path}: label longer than 1024 bytes")
+    r.str_(1024)  # label
     ad = data[: r.pos]
     box = data[r.pos :]
     if len(box) != 72:
@@ -294,6 +302,12 @@ class Repository:
             expected_offset += stored_len
         if expected_offset != start:
             raise FormatError(f"{path}: blob boxes end at {expected_offset}, trailer at {start}")
+        for blob_id, compression, offset, stored_len, raw_len in entries:
+            found = self.index.get(blob_id)
+            if found and found[0] == pack_id:
+                if found[1:] != (sub_kind, compression, offset, stored_len, raw_len):
+                    raise FormatError(f"{path}: trailer and index differ on {blob_id.hex()}")
+                self.blob(blob_id, sub_kind)
         return sub_kind, entries
 
     def blob(self, blob_id, kind):
@@ -334,13 +348,13 @@ class Repository:
             if r.u8() != 1:
                 raise FormatError(f"{path}: snapshot version unknown")
             s = {"id": name, "time": r.i64(), "tree": r.take(32)}
-            s["parent"] = r.take(32).hex() if r.u8() == 1 else None
-            s["host"], s["user"] = r.str_(), r.str_()
-            s["paths"] = [r.bytes_() for _ in range(r.u32())]
-            s["tags"] = [r.str_() for _ in range(r.u32())]
-            s["flags"] = r.u8()
+            s["parent"] = r.take(32).hex() if r.flag("has_parent") else None
+            s["host"], s["user"] = r.str_(4096), r.str_(4096)
+            s["paths"] = [r.bytes_(65536) for _ in range(r.u32())]
+            s["tags"] = [r.str_(4096) for _ in range(r.u32())]
+            s["flags"] = r.flag("flags")
             s["summary"] = [r.u64() for _ in range(10)]
-            s["program"] = r.str_()
+            s["program"] = r.str_(4096)
             r.end()
             out.append(s)
         out.sort(key=lambda s: (s["time"], s["id"]))
@@ -367,24 +381,27 @@ class Repository:
         entries = []
         previous = None
         for _ in range(r.u32()):
-            e = {"name": r.bytes_()}
+            e = {"name": r.bytes_(255)}
             name = e["name"]
             if not 1 <= len(name) <= 255 or b"/" in name or b"\0" in name or name in (b".", b".."):
                 raise FormatError(f"tree {tree_id.hex()}: unsafe name {name!r}")
             if previous is not None and name <= previous:
                 raise FormatError(f"tree {tree_id.hex()}: names out of order")
             previous = name
-            e["kind"], e["flags"] = r.u8(), r.u8()
+            e["kind"], e["flags"] = r.u8(), r.flag("flags")
             e["mode"], e["uid"], e["gid"] = r.u32(), r.u32(), r.u32()
+            if e["mode"] > 0o7777:
+                raise FormatError(f"tree {tree_id.hex()}: mode {e['mode']:o}")
             e["size"] = r.u64()
             e["atime"], e["mtime"], e["ctime"] = r.i64(), r.i64(), r.i64()
             e["dev"], e["ino"], e["nlink"], e["rdev"] = r.u64(), r.u64(), r.u64(), r.u64()
-            e["target"] = r.bytes_()
+            e["target"] = r.bytes_(65536)
             xattrs = []
             for _ in range(r.u32()):
-                xattrs.append((r.bytes_(), r.bytes_()))
-            if [n for n, _ in xattrs] != sorted({n for n, _ in xattrs}):
-                raise FormatError(f"tree {tree_id.hex()}: xattrs out of order")
+                xattrs.append((r.bytes_(255), r.bytes_(65536)))
+            names = [n for n, _ in xattrs]
+            if names != sorted(set(names)) or b"" in names:
+                raise FormatError(f"tree {tree_id.hex()}: xattrs out of order, repeated or unnamed")
             e["xattrs"] = xattrs
             if e["kind"] == 1:
                 e["chunks"] = [r.take(32) for _ in range(r.u32())]
