@@ -465,7 +465,7 @@ class Extractor:
                     f.write(chunk)
                 size += len(chunk)
             f.truncate(size)
-        if size != e["size"] and not e["flags"] & 1:
+        if size != e["size"] and not e["flags"]:
             raise FormatError(f"{path}: chunks hold {size} bytes, the entry says {e['size']}")
 
     def set_metadata(self, path, e):
