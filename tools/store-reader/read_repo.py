@@ -181,7 +181,8 @@ def open_key_slot(path, password):
     if len(box) != 72:
         raise FormatError(f"{path}: master key box is {len(box)} bytes, not 72")
     if kdf == 1:
-        if m > MAX_ARGON2_MEMORY_KIB or t > MAX_ARGON2_ITERATIONS or p > MAX_ARGON2_LANES:
+        if not (1 <= t <= MAX_ARGON2_ITERATIONS and 1 <= p <= MAX_ARGON2_LANES
+                and 8 * p <= m <= MAX_ARGON2_MEMORY_KIB):
             raise FormatError(f"{path}: argon2 parameters out of range")
         wrapping = argon2.low_level.hash_secret_raw(
             password, salt, time_cost=t, memory_cost=m, parallelism=p, hash_len=32,
