@@ -214,11 +214,13 @@ def open_repository(repo, password):
     plain = open_box(config_bytes[8:], keys["data"], config_bytes[:8], encrypted, config_path)
     r = Reader(plain, config_path)
     config = {"version": r.u8()}
-    if config["version"] != 1:
+    if config["version"] not in (1, 2):
         raise FormatError(f"{config_path}: repository format version {config['version']} unknown")
     config["id"] = r.take(32).hex()
     config["created"] = r.i64()
     config["chunker"] = (r.u8(), r.u32(), r.u32(), r.u32())
+    if config["chunker"][0] not in ((1, 2) if config["version"] == 1 else (1, 2, 3)):
+        raise FormatError(f"{config_path}: chunker kind {config['chunker'][0]} unknown in version {config['version']}")
     config["pack_size"] = r.u32()
     config["compression"] = (r.u8(), r.i32())
     r.end()
