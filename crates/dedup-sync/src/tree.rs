@@ -222,7 +222,8 @@ impl Visitor for Collector<'_> {
         let side = listing.root as usize;
         let before = self.listed.fetch_add(entries.len(), Ordering::Relaxed);
         if before < HURRY_AFTER && before + entries.len() >= HURRY_AFTER {
-            self.io.hurry(2);
+            let cores = std::thread::available_parallelism().map_or(2, usize::from);
+            self.io.hurry(2, cores);
         }
         let boundary = if side == 0 && self.one_file_system {
             *self.src_dev.lock().unwrap_or_else(|e| e.into_inner())

@@ -183,8 +183,10 @@ impl IoScheduler {
     /// enough for `level` workers (a warm walk of tens of thousands of entries, which one worker
     /// spends the first window's 10 ms on: a third of a big tree's sync no-op). A device that
     /// has measured a window already, or is at `level` or above, and a fixed policy, are left as
-    /// they are; the climb goes on from `level`.
-    pub fn hurry(&self, level: usize) {
+    /// they are; the climb goes on from `level`, up to `most` (and the policy's maximum): work
+    /// found that fast is served from memory, where more workers than processors only add
+    /// threads.
+    pub fn hurry(&self, level: usize, most: usize) {
         let Concurrency::Adaptive { max, .. } = self.policy else { return };
         let devices = self.devices.lock().unwrap();
         for device in devices.values() {
@@ -194,7 +196,7 @@ impl IoScheduler {
             if !tuner.history().is_empty() || tuner.level() >= level {
                 continue;
             }
-            *tuner = Tuner::new(level, max);
+            *tuner = Tuner::new(level, max.min(most.max(level)));
             // The window so far ran below the new level: the next one starts now.
             *started = Instant::now();
             device.ops.store(0, Relaxed);
@@ -346,11 +348,11 @@ mod tests {
         s.acquire(1).done(1);
         s.acquire(2).done(1);
         assert_eq!(s.workers_wanted(), 2, "two devices at level 1");
-        s.hurry(2);
+        s.hurry(2, 2);
         let levels: Vec<usize> = s.choices().iter().map(|c| c.level).collect();
         assert_eq!(levels, [2, 2]);
         assert_eq!(s.workers_wanted(), 4);
-        s.hurry(1);
+        s.hurry(1, 1);
         assert_eq!(s.workers_wanted(), 4, "never lowered");
         // A device that has measured a window keeps what it measured.
         let measured = IoScheduler::new(Concurrency::Adaptive { start: 1, max: 64 });
@@ -360,12 +362,12 @@ mod tests {
             measured.acquire(1).done(1);
         }
         let before = measured.choices()[0].level;
-        measured.hurry(before + 1);
+        measured.hurry(before + 1, 64);
         assert_eq!(measured.choices()[0].level, before);
         // A fixed policy is left as asked.
         let fixed = IoScheduler::new(Concurrency::Fixed(1));
         fixed.acquire(1).done(1);
-        fixed.hurry(2);
+        fixed.hurry(2, 2);
         assert_eq!(fixed.choices()[0].level, 1);
     }
 
