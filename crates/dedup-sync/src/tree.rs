@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use dedup_core::{Observer, Problem, Progress, Severity};
@@ -113,6 +113,8 @@ pub fn walk_both(
     let mut roots = vec![src.to_path_buf()];
     roots.extend(dst.map(Path::to_path_buf));
     let collector = Collector {
+        io,
+        listed: AtomicUsize::new(0),
         trees: [Mutex::default(), Mutex::default()],
         src_dev: Mutex::new(None),
         root_xattrs: [Mutex::default(), Mutex::default()],
@@ -170,7 +172,17 @@ impl Observer for Watch<'_> {
     }
 }
 
+/// Entries listed (both trees) after which the walk is given a second worker at once, instead of
+/// after the I/O scheduler's first window (10 ms at one worker): the walk of the medium seed tree
+/// (2,000 entries) is done by one worker sooner than a second starts, the big one's (20,000)
+/// took 27 ms with one worker until the window closed and 18 ms with two from the start
+/// (docs/BENCHMARKS.md, "Sync per-entry costs (issue 27)").
+const HURRY_AFTER: usize = 4096;
+
 struct Collector<'a> {
+    io: &'a IoScheduler,
+    /// Entries listed so far, both trees.
+    listed: AtomicUsize,
     trees: [Mutex<HashMap<Vec<u8>, Dir>>; 2],
     src_dev: Mutex<Option<u64>>,
     root_xattrs: [Mutex<Vec<dedup_scan::Xattr>>; 2],
@@ -208,6 +220,11 @@ impl Visitor for Collector<'_> {
         mut entries: Vec<Entry>,
     ) -> Vec<(usize, ())> {
         let side = listing.root as usize;
+        let before = self.listed.fetch_add(entries.len(), Ordering::Relaxed);
+        if before < HURRY_AFTER && before + entries.len() >= HURRY_AFTER {
+            let cores = std::thread::available_parallelism().map_or(2, usize::from);
+            self.io.hurry(2, cores);
+        }
         let boundary = if side == 0 && self.one_file_system {
             *self.src_dev.lock().unwrap_or_else(|e| e.into_inner())
         } else {

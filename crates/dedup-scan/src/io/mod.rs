@@ -178,6 +178,37 @@ impl IoScheduler {
         }
     }
 
+    /// Move every device still in its first measuring window up to `level`, as if it had
+    /// started there: for a caller that learns, before that window closes, that there is work
+    /// enough for `level` workers (a warm walk of tens of thousands of entries, which one worker
+    /// spends the first window's 10 ms on: a third of a big tree's sync no-op). A device that
+    /// has measured a window already, or is at `level` or above, and a fixed policy, are left as
+    /// they are; the climb goes on from `level`, up to `most` (and the policy's maximum): work
+    /// found that fast is served from memory, where more workers than processors only add
+    /// threads.
+    pub fn hurry(&self, level: usize, most: usize) {
+        let Concurrency::Adaptive { max, .. } = self.policy else { return };
+        let devices = self.devices.lock().unwrap();
+        for device in devices.values() {
+            let Ok(mut window) = device.window.lock() else { continue };
+            let Window { tuner, started } = &mut *window;
+            let Some(tuner) = tuner.as_mut() else { continue };
+            if !tuner.history().is_empty() || tuner.level() >= level {
+                continue;
+            }
+            *tuner = Tuner::new(level, max.min(most.max(level)));
+            // The window so far ran below the new level: the next one starts now.
+            *started = Instant::now();
+            device.ops.store(0, Relaxed);
+            device.units.store(0, Relaxed);
+            device.peak_in_flight.store(device.in_flight.load(Relaxed), Relaxed);
+            let old = device.gate.limit();
+            device.gate.set_limit(tuner.level());
+            device.total_level.fetch_add(tuner.level(), Relaxed);
+            device.total_level.fetch_sub(old, Relaxed);
+        }
+    }
+
     /// Wait until an operation on `dev` may start.
     pub fn acquire(&self, dev: u64) -> Permit {
         let device = self.device(dev);
@@ -309,6 +340,35 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].dev, c[0].level, c[0].measured), (7, 3, false));
         assert!(c[0].history.is_empty());
+    }
+
+    #[test]
+    fn hurrying_raises_only_devices_still_in_their_first_window() {
+        let s = IoScheduler::new(Concurrency::Adaptive { start: 1, max: 64 });
+        s.acquire(1).done(1);
+        s.acquire(2).done(1);
+        assert_eq!(s.workers_wanted(), 2, "two devices at level 1");
+        s.hurry(2, 2);
+        let levels: Vec<usize> = s.choices().iter().map(|c| c.level).collect();
+        assert_eq!(levels, [2, 2]);
+        assert_eq!(s.workers_wanted(), 4);
+        s.hurry(1, 1);
+        assert_eq!(s.workers_wanted(), 4, "never lowered");
+        // A device that has measured a window keeps what it measured.
+        let measured = IoScheduler::new(Concurrency::Adaptive { start: 1, max: 64 });
+        let until = Instant::now() + CLIMB_WINDOW + Duration::from_millis(5);
+        while measured.choices().first().is_none_or(|c| c.history.is_empty()) {
+            assert!(Instant::now() < until + Duration::from_secs(5), "no window closed");
+            measured.acquire(1).done(1);
+        }
+        let before = measured.choices()[0].level;
+        measured.hurry(before + 1, 64);
+        assert_eq!(measured.choices()[0].level, before);
+        // A fixed policy is left as asked.
+        let fixed = IoScheduler::new(Concurrency::Fixed(1));
+        fixed.acquire(1).done(1);
+        fixed.hurry(2, 2);
+        assert_eq!(fixed.choices()[0].level, 1);
     }
 
     #[test]

@@ -91,8 +91,19 @@ pub(super) fn list(
                 continue;
             }
         }
-        match examine(fd, c_name, listed, options) {
-            Ok(mut e) => {
+        // The entry is built where it stays, in the listing's vector: built apart and moved in,
+        // it was copied twice per entry (the `Stat` and the `Entry`, a few hundred bytes each).
+        found.entries.push(Entry {
+            name: name.to_vec(),
+            kind: EntryKind::File,
+            followed: false,
+            meta: None,
+            target: None,
+            xattrs: Vec::new(),
+        });
+        let e = found.entries.last_mut().expect("an entry was just pushed");
+        match examine(fd, c_name, listed, options, e) {
+            Ok(()) => {
                 if options.xattrs && options.detail == Detail::Everything {
                     let full = || path.join(OsStr::from_bytes(name));
                     match xattr::of_entry(fd.as_fd(), c_name, full, e.followed) {
@@ -102,33 +113,30 @@ pub(super) fn list(
                         }
                     }
                 }
-                found.entries.push(e);
             }
             Err(Errno::NOENT) if listed != FileType::Symlink => {
                 // Gone between the listing and the stat: it is simply not there any more.
+                found.entries.pop();
             }
-            Err(e) => failed(&path.join(OsStr::from_bytes(name)), e.into()),
+            Err(e) => {
+                found.entries.pop();
+                failed(&path.join(OsStr::from_bytes(name)), e.into());
+            }
         }
     }
     found
 }
 
-/// Find out what the walk was asked to about one listed entry.
+/// Find out what the walk was asked to about one listed entry, into `entry` (named, a file
+/// with nothing known yet).
 fn examine(
     dir: &OwnedFd,
     name: &CStr,
     listed: FileType,
     options: &WalkOptions,
-) -> Result<Entry, Errno> {
+    entry: &mut Entry,
+) -> Result<(), Errno> {
     let everything = options.detail == Detail::Everything;
-    let mut entry = Entry {
-        name: name.to_bytes().to_vec(),
-        kind: EntryKind::File,
-        followed: false,
-        meta: None,
-        target: None,
-        xattrs: Vec::new(),
-    };
     if listed == FileType::Symlink && options.follow_links {
         match statat(dir, name, AtFlags::empty()) {
             Ok(st) => {
@@ -138,7 +146,7 @@ fn examine(
                 if everything || meta.kind == EntryKind::File {
                     entry.meta = Some(meta);
                 }
-                return Ok(entry);
+                return Ok(());
             }
             // A dangling or self-referring link: nothing to walk behind it, but it is an entry.
             Err(Errno::NOENT | Errno::LOOP) => {}
@@ -160,5 +168,5 @@ fn examine(
     if everything && entry.kind == EntryKind::Symlink {
         entry.target = Some(readlinkat(dir, name, Vec::new())?.into_bytes());
     }
-    Ok(entry)
+    Ok(())
 }

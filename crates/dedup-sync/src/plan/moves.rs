@@ -13,12 +13,13 @@ use super::deletions::Found;
 use super::merge::Merged;
 use super::{Before, Context, Op};
 use crate::tree::{join, under};
-use crate::verify::{same_bytes, Depth};
+use crate::verify::{Comparer, Depth};
 
 /// Match new files with their old copies, and settle the files to verify.
 pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
     let depth = if cx.options.checksum { Depth::Whole } else { Depth::Sampled };
-    settle_verified(cx, m);
+    let mut comparer = Comparer::default();
+    settle_verified(cx, m, &mut comparer);
     if found.sources.is_empty() || m.new_files.is_empty() {
         return;
     }
@@ -43,7 +44,7 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
                 return false;
             }
             let dst_path = under(cx.dst_root, &found.sources[i].orig);
-            same_bytes(&src_path, &dst_path, meta.size, depth).unwrap_or(false)
+            comparer.same_bytes(&src_path, &dst_path, meta.size, depth).unwrap_or(false)
         });
         let Some(i) = pick else { continue };
         let from = found.sources[i].at.clone();
@@ -59,7 +60,7 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
 }
 
 /// Files whose size and time match but cannot settle it: compare every byte.
-fn settle_verified(cx: &Context<'_>, m: &mut Merged) {
+fn settle_verified(cx: &Context<'_>, m: &mut Merged, comparer: &mut Comparer) {
     for (d, a, meta_differs, walked_at) in &m.verify {
         let (d, a, meta_differs) = (*d, *a, *meta_differs);
         let dir = &m.plan.dirs[d];
@@ -68,7 +69,7 @@ fn settle_verified(cx: &Context<'_>, m: &mut Merged) {
         let Some(size) = action.src.meta.map(|m| m.size) else { continue };
         let src = under(cx.src_root, &rel);
         let dst = under(cx.dst_root, walked_at);
-        let same = match same_bytes(&src, &dst, size, Depth::Whole) {
+        let same = match comparer.same_bytes(&src, &dst, size, Depth::Whole) {
             Ok(same) => same,
             Err(e) => {
                 cx.observer.problem(Problem::warning(&src, ProblemKind::Io(e)));
