@@ -50,6 +50,14 @@ const RACY_NS: i64 = 50_000_000;
 /// second (FAT: two seconds) leaves the stamp alike.
 const RACY_COARSE_NS: i64 = 2_000_000_000;
 
+/// Until when a file last modified at `mtime_ns` may be edited again without its stamp
+/// changing (with the margins above): a copy made, or read, before then cannot be trusted on its
+/// stamp alone.
+pub(crate) fn racy_until(mtime_ns: i64) -> i64 {
+    let margin = if mtime_ns.rem_euclid(1_000_000_000) == 0 { RACY_COARSE_NS } else { RACY_NS };
+    mtime_ns.saturating_add(margin)
+}
+
 impl Rules<'_> {
     /// Compare source entry `src` with destination entry `dst` of the same name.
     pub fn compare(&self, src: &Entry, dst: &Entry) -> Verdict {
@@ -79,9 +87,7 @@ impl Rules<'_> {
         if !self.same_time(s.mtime_ns, d.mtime_ns) {
             return Verdict::Content;
         }
-        let margin =
-            if s.mtime_ns.rem_euclid(1_000_000_000) == 0 { RACY_COARSE_NS } else { RACY_NS };
-        if s.size > 0 && s.mtime_ns.saturating_add(margin) > d.ctime_ns {
+        if s.size > 0 && racy_until(s.mtime_ns) > d.ctime_ns {
             return Verdict::Verify {
                 meta: self.meta_verdict(src, s, dst, d, false) == Verdict::Meta,
             };

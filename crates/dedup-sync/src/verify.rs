@@ -41,7 +41,19 @@ impl Comparer {
     /// agree at the given depth.
     pub fn same_bytes(&mut self, a: &Path, b: &Path, size: u64, depth: Depth) -> io::Result<bool> {
         let (fa, fb) = (open_for_read(a, false)?, open_for_read(b, false)?);
-        let files = (&fa, &fb);
+        self.same_files(&fa, &fb, size, depth)
+    }
+
+    /// True when the open files `fa` and `fb` both hold exactly `size` bytes and agree at the
+    /// given depth (read from their start, whatever their offsets).
+    pub fn same_files(
+        &mut self,
+        fa: &File,
+        fb: &File,
+        size: u64,
+        depth: Depth,
+    ) -> io::Result<bool> {
+        let files = (fa, fb);
         if depth == Depth::Sampled && size > 3 * SAMPLE {
             // The tail first: it reads past the end, so a file of another length stops there.
             let points = [size - SAMPLE, 0, (size / 2) & !(SAMPLE - 1)];

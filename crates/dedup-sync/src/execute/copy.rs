@@ -3,21 +3,31 @@
 //! sparse-aware otherwise), given its metadata, and renamed over the name. The source is
 //! checked again after the copy: one that changed meanwhile is copied again, and reported if it
 //! changes again, so a half-old copy is never recorded as up to date.
+//!
+//! A source read within one clock tick of its last change may be edited again in that tick
+//! without its stamp changing. The next run compares such a copy by content when the copy's
+//! change time falls within the racy window of the source's stamp ([`racy_until`]); a copy that
+//! started inside the window but was finished after it (a long copy) is compared here instead,
+//! once the window has passed, so that no copy of a racily read source is ever trusted on its
+//! stamp alone.
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_fs::{
-    copy_contents, copy_data, open_file_at, regular, Copied, FsError, Reflink, Target, TempFile,
+    copy_contents, copy_data, open_file_at, regular, set_times, Copied, FsError, Reflink, Target,
+    TempFile,
 };
 use dedup_scan::{Entry, Metadata};
 use rustix::fs::{fstat, Stat};
 
 use super::clones::Refused;
 use super::meta;
-use crate::compare::Rules;
+use crate::compare::{racy_until, Rules};
+use crate::verify::{Comparer, Depth};
 
 /// Copies tried before a file that keeps changing is given up.
 const ATTEMPTS: usize = 2;
@@ -72,6 +82,7 @@ pub fn copy_file(
     for _ in 0..ATTEMPTS {
         // From the source's status now, not as walked: a mode narrowed since is not widened.
         let final_mode = Metadata::from_stat(&st).and_then(|m| created_with(&m, dest, how));
+        let started = now_ns();
         let tmp = match final_mode {
             Some(mode) => TempFile::with_mode(dest.dir, mode)?,
             None => TempFile::new_in(dest.dir)?,
@@ -108,13 +119,30 @@ pub fn copy_file(
             return Ok(Written { bytes: copied.bytes });
         };
         let m = Metadata::from_stat(&after).unwrap_or(walked);
+        let mut racy = Racy::of_read(m.size, m.mtime_ns, started);
+        if racy.due(now_ns()) && !racy.settle(&file, tmp.file(), m.size)? {
+            (st, seen) = (after, now);
+            continue;
+        }
         let target = Target::Fd(tmp.file().as_fd());
         let has = match final_mode {
             Some(_) => Some(meta::Has::of_stat(&fstat(tmp.file())?)),
             None => None,
         };
         meta::apply_parts(target, &m, &src.xattrs, Some(&[]), how.rules, has)?;
-        tmp.commit(OsStr::from_bytes(name))?;
+        let copy = tmp.commit(OsStr::from_bytes(name))?;
+        // Finishing the copy may have taken it past the window after all.
+        if racy.pending() {
+            let changed = Metadata::from_stat(&fstat(&copy)?).map_or(i64::MAX, |c| c.ctime_ns);
+            if racy.due(changed) && !racy.settle(&file, &copy, m.size)? {
+                // In place already: its stamp must not vouch for it until copied again (the
+                // epoch, which a source read this recently cannot carry).
+                set_times(Target::Fd(copy.as_fd()), m.atime_ns, 0)?;
+                st = fstat(&file)?;
+                seen = regular(&st)?;
+                continue;
+            }
+        }
         return Ok(Written { bytes: copied.bytes });
     }
     Err(FsError::Changed)
@@ -155,5 +183,80 @@ fn content(
             copy_data(file, st, tmp, len, true)
         }
         other => other,
+    }
+}
+
+/// The current time in ns since the epoch, on the clock the file system stamps by.
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// Whether a copy read a source within the racy window of its stamp, and whether that has been
+/// settled by content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Racy {
+    /// Read after the window, or settled: the stamp tells.
+    No,
+    /// Read before this time, when the source could still change without its stamp changing.
+    Until(i64),
+}
+
+impl Racy {
+    /// The state of a copy of `size` bytes, stamped `mtime_ns`, whose reading started at
+    /// `started` (an empty file has nothing to read, so nothing to race with).
+    fn of_read(size: u64, mtime_ns: i64, started: i64) -> Racy {
+        let until = racy_until(mtime_ns);
+        if size > 0 && started < until {
+            Racy::Until(until)
+        } else {
+            Racy::No
+        }
+    }
+
+    /// Whether a comparison is still owed.
+    fn pending(&self) -> bool {
+        matches!(self, Racy::Until(_))
+    }
+
+    /// Whether the comparison is owed now, at time `at`: once the window has passed, the source
+    /// cannot change again without a new stamp, and the next run would trust the copy (a copy
+    /// finished within the window is compared by the next run instead).
+    fn due(&self, at: i64) -> bool {
+        matches!(*self, Racy::Until(until) if at >= until)
+    }
+
+    /// Compares the copy with the source by content; true when they agree.
+    fn settle(&mut self, source: &File, copy: &File, size: u64) -> Result<bool, FsError> {
+        let same = Comparer::default().same_files(source, copy, size, Depth::Whole)?;
+        *self = Racy::No;
+        Ok(same)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    #[test]
+    fn a_copy_read_within_the_window_and_finished_after_it_is_compared() {
+        let mtime = 1_700_000_000_000 * MS + 123;
+        let racy = Racy::of_read(10, mtime, mtime + 3 * MS);
+        assert!(racy.pending());
+        assert!(!racy.due(mtime + 20 * MS), "the next run compares a copy finished this early");
+        assert!(racy.due(mtime + 60 * MS), "past the window nobody else would compare it");
+    }
+
+    #[test]
+    fn a_copy_read_after_the_window_or_of_an_empty_file_is_trusted() {
+        let mtime = 1_700_000_000_000 * MS + 123;
+        assert_eq!(Racy::of_read(10, mtime, mtime + 60 * MS), Racy::No);
+        assert_eq!(Racy::of_read(0, mtime, mtime), Racy::No);
+        // Whole seconds only: the window is two seconds.
+        let coarse = 1_700_000_000_000 * MS;
+        assert!(Racy::of_read(10, coarse, coarse + 1_500 * MS).pending());
     }
 }
