@@ -50,12 +50,24 @@ const RACY_NS: i64 = 50_000_000;
 /// second (FAT: two seconds) leaves the stamp alike.
 const RACY_COARSE_NS: i64 = 2_000_000_000;
 
+/// The longest a stamp in nanoseconds stays the same while its file is edited: the kernel's
+/// coarse clock moves once per tick, at most 10 ms (`HZ` 100).
+const TICK_NS: i64 = 10_000_000;
+
 /// Until when a file last modified at `mtime_ns` may be edited again without its stamp
-/// changing (with the margins above): a copy made, or read, before then cannot be trusted on its
-/// stamp alone.
+/// changing, with the margins above: a copy finished before then cannot be trusted on its stamp
+/// alone.
 pub(crate) fn racy_until(mtime_ns: i64) -> i64 {
     let margin = if mtime_ns.rem_euclid(1_000_000_000) == 0 { RACY_COARSE_NS } else { RACY_NS };
     mtime_ns.saturating_add(margin)
+}
+
+/// Until when a file last modified at `mtime_ns` may be edited again without its stamp changing,
+/// on this machine's clock: a copy whose reading began later than that read the last content
+/// that stamp can stand for.
+pub(crate) fn tick_until(mtime_ns: i64) -> i64 {
+    let tick = if mtime_ns.rem_euclid(1_000_000_000) == 0 { RACY_COARSE_NS } else { TICK_NS };
+    mtime_ns.saturating_add(tick)
 }
 
 impl Rules<'_> {

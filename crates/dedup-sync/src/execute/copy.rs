@@ -4,12 +4,12 @@
 //! checked again after the copy: one that changed meanwhile is copied again, and reported if it
 //! changes again, so a half-old copy is never recorded as up to date.
 //!
-//! A source read within one clock tick of its last change may be edited again in that tick
-//! without its stamp changing. The next run compares such a copy by content when the copy's
-//! change time falls within the racy window of the source's stamp ([`racy_until`]); a copy that
-//! started inside the window but was finished after it (a long copy) is compared here instead,
-//! once the window has passed, so that no copy of a racily read source is ever trusted on its
-//! stamp alone.
+//! A source read within one clock tick of its last change ([`tick_until`]) may be edited again
+//! in that tick without its stamp changing. The next run compares a copy by content when the
+//! copy's change time falls within the racy window of the source's stamp ([`racy_until`], the
+//! tick with a margin); a copy read within the tick but finished after that window (a long copy)
+//! is compared here instead, once the window has passed, so that no copy of a racily read source
+//! is ever trusted on its stamp alone.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -26,7 +26,7 @@ use rustix::fs::{fstat, Stat};
 
 use super::clones::Refused;
 use super::meta;
-use crate::compare::{racy_until, Rules};
+use crate::compare::{racy_until, tick_until, Rules};
 use crate::verify::{Comparer, Depth};
 
 /// Copies tried before a file that keeps changing is given up.
@@ -199,7 +199,8 @@ fn now_ns() -> i64 {
 enum Racy {
     /// Read after the window, or settled: the stamp tells.
     No,
-    /// Read before this time, when the source could still change without its stamp changing.
+    /// Read while the source could still change without its stamp changing; unless the copy
+    /// is finished before this time (the next run then compares it), it is compared here.
     Until(i64),
 }
 
@@ -207,9 +208,8 @@ impl Racy {
     /// The state of a copy of `size` bytes, stamped `mtime_ns`, whose reading started at
     /// `started` (an empty file has nothing to read, so nothing to race with).
     fn of_read(size: u64, mtime_ns: i64, started: i64) -> Racy {
-        let until = racy_until(mtime_ns);
-        if size > 0 && started < until {
-            Racy::Until(until)
+        if size > 0 && started < tick_until(mtime_ns) {
+            Racy::Until(racy_until(mtime_ns))
         } else {
             Racy::No
         }
@@ -246,6 +246,7 @@ mod tests {
         let mtime = 1_700_000_000_000 * MS + 123;
         let racy = Racy::of_read(10, mtime, mtime + 3 * MS);
         assert!(racy.pending());
+        assert!(!Racy::of_read(10, mtime, mtime + 11 * MS).pending(), "read after the tick");
         assert!(!racy.due(mtime + 20 * MS), "the next run compares a copy finished this early");
         assert!(racy.due(mtime + 60 * MS), "past the window nobody else would compare it");
     }
@@ -253,7 +254,7 @@ mod tests {
     #[test]
     fn a_copy_read_after_the_window_or_of_an_empty_file_is_trusted() {
         let mtime = 1_700_000_000_000 * MS + 123;
-        assert_eq!(Racy::of_read(10, mtime, mtime + 60 * MS), Racy::No);
+        assert_eq!(Racy::of_read(10, mtime, mtime + 20 * MS), Racy::No);
         assert_eq!(Racy::of_read(0, mtime, mtime), Racy::No);
         // Whole seconds only: the window is two seconds.
         let coarse = 1_700_000_000_000 * MS;
