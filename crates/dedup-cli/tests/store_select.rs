@@ -117,6 +117,14 @@ fn stats_count_what_the_snapshots_hold_against_what_is_stored() {
     assert_eq!(number("packs"), packs.len() as u64);
     assert_eq!(number("data_packs") + number("tree_packs"), packs.len() as u64);
     assert!(number("data_blobs") >= 2 && number("tree_blobs") >= 1, "{stats}");
+    let (stored_trees, tree_bytes) = (number("stored_tree_bytes"), number("tree_bytes"));
+    assert!(tree_bytes > 0 && stored_trees > 0, "{stats}");
+    let in_packs: u64 =
+        files.iter().filter(|(n, _)| n.starts_with("data/")).map(|(_, b)| b.len() as u64).sum();
+    assert!(
+        number("stored_data_bytes") + stored_trees < in_packs,
+        "the packs hold every stored blob, and their trailers: {stats}"
+    );
     let ratio = |field: &str| stats[field].as_f64().unwrap();
     let dedup = 2.0 * per_snapshot as f64 / (noise.len() + text.len()) as f64;
     assert!((ratio("dedup_ratio") - dedup).abs() < 1e-9, "{stats}");

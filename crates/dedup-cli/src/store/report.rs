@@ -46,7 +46,8 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
             "stored_data_bytes": stored_data, "pack_bytes": pack_bytes, "stored_bytes": stored,
             "dedup_ratio": ratio(logical, unique), "compression_ratio": ratio(unique, stored_data),
             "total_ratio": ratio(logical, stored),
-            "data_blobs": chunks, "tree_blobs": trees.0, "packs": packs.len(),
+            "data_blobs": chunks, "tree_blobs": trees.0, "stored_tree_bytes": trees.1,
+            "tree_bytes": trees.2, "packs": packs.len(),
             "data_packs": data_packs, "tree_packs": tree_packs, "index_bytes_per_blob": per_blob,
         });
         println!("{json}");
@@ -64,11 +65,16 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
         HumanBytes(stored_data)
     );
     println!(
-        "repository size:    {}   ({} data packs, {} tree packs with {} tree blobs; index, snapshots, keys)",
+        "stored trees:       {}   ({} tree blobs, {} before compression)",
+        HumanBytes(trees.1),
+        HumanCount(trees.0),
+        HumanBytes(trees.2)
+    );
+    println!(
+        "repository size:    {}   ({} data packs, {} tree packs; index, snapshots, keys)",
         HumanBytes(stored),
         HumanCount(data_packs),
-        HumanCount(tree_packs),
-        HumanCount(trees.0)
+        HumanCount(tree_packs)
     );
     println!("dedup ratio:        {:.2}   (logical size / unique data)", ratio(logical, unique));
     println!("compression ratio:  {:.2}   (unique data / stored data)", ratio(unique, stored_data));
