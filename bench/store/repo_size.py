@@ -29,13 +29,13 @@ def size(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
-def one(tool, dedup, pristine, work, repo):
+def one(tool, dedup, pristine, work, repo, init_args=()):
     shutil.rmtree(work, ignore_errors=True)
     shutil.rmtree(repo, ignore_errors=True)
     subprocess.run(["cp", "-a", pristine, work], check=True)
     env = dict(os.environ, DEDUP_PASSWORD="x", RUSTIC_PASSWORD="x", RESTIC_PASSWORD="x")
     commands = {
-        "dedup": ([dedup, "store", "init", "-q", "-r", repo], [dedup, "store", "backup", "-q", "-r", repo, work]),
+        "dedup": ([dedup, "store", "init", "-q", "-r", repo, *init_args], [dedup, "store", "backup", "-q", "-r", repo, work]),
         "rustic": (["rustic", "-r", repo, "init"], ["rustic", "-r", repo, "backup", work]),
         "restic": (["restic", "-q", "-r", repo, "init"], ["restic", "-q", "-r", repo, "backup", work]),
     }[tool]
@@ -59,13 +59,14 @@ def main():
     ap.add_argument("--src", default="/dev/shm/repo-size-src")
     ap.add_argument("--work", default="/dev/shm/repo-size-work")
     ap.add_argument("--repo", default="/work/tmp-repo-size")
+    ap.add_argument("--init", default="", help="more arguments for `dedup store init`, e.g. \"--chunker fastcdc-normalised\"")
     ap.add_argument("--dedup", default=os.environ.get("DEDUP", "target/x86_64-unknown-linux-gnu/release/dedup"))
     args = ap.parse_args()
     scenario.generate(args.src, args.scale, 1)
     sizes = {tool: [] for tool in args.tools.split(",")}
     for i in range(args.runs):
         for tool in sizes:  # in turn, so that every tool sees the same source
-            sizes[tool].append(one(tool, os.path.abspath(args.dedup), args.src, args.work, args.repo))
+            sizes[tool].append(one(tool, os.path.abspath(args.dedup), args.src, args.work, args.repo, args.init.split()))
             print(f"{tool} repository {i + 1}: {sizes[tool][-1]} B", flush=True)
     for tool, s in sizes.items():
         print(f"{tool}: mean {statistics.mean(s) / 2**20:.1f} MiB, median {statistics.median(s) / 2**20:.1f} MiB, "
