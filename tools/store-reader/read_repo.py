@@ -249,14 +249,19 @@ class Repository:
         self.blobs_checked = 0
         self._load_index()
 
+    def _open_named(self, folder, name, magic, what):
+        """A content-named file of `folder`, checked against its name, opened, its version 1."""
+        path = os.path.join(self.path, folder, name)
+        check_content_name(path, read_file(path))
+        r = Reader(open_headed_file(path, magic, self.keys["data"], self.encrypted), path)
+        if r.u8() != 1:
+            raise FormatError(f"{path}: {what} version unknown")
+        return path, r
+
     def _load_index(self):
         files = {}
         for name in listing(os.path.join(self.path, "index")):
-            path = os.path.join(self.path, "index", name)
-            check_content_name(path, read_file(path))
-            r = Reader(open_headed_file(path, b"DDSI", self.keys["data"], self.encrypted), path)
-            if r.u8() != 1:
-                raise FormatError(f"{path}: index version unknown")
+            path, r = self._open_named("index", name, b"DDSI", "index")
             supersedes = [r.take(32).hex() for _ in range(r.u32())]
             packs = []
             for _ in range(r.u32()):
@@ -345,11 +350,7 @@ class Repository:
     def snapshots(self):
         out = []
         for name in listing(os.path.join(self.path, "snapshots")):
-            path = os.path.join(self.path, "snapshots", name)
-            check_content_name(path, read_file(path))
-            r = Reader(open_headed_file(path, b"DDSS", self.keys["data"], self.encrypted), path)
-            if r.u8() != 1:
-                raise FormatError(f"{path}: snapshot version unknown")
+            path, r = self._open_named("snapshots", name, b"DDSS", "snapshot")
             s = {"id": name, "time": r.i64(), "tree": r.take(32)}
             s["parent"] = r.take(32).hex() if r.flag("has_parent") else None
             s["host"], s["user"] = r.str_(4096), r.str_(4096)
