@@ -18,6 +18,7 @@ mod top;
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -71,11 +72,14 @@ pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
         .with_context(|| format!("cannot mount on {shown}"))?;
     let unmounter = session.unmount_callable();
     let stop = signals.handle();
+    let unmounting = Arc::new(AtomicBool::new(false));
     let watcher = {
         let mountpoint = mountpoint.clone();
+        let unmounting = Arc::clone(&unmounting);
         std::thread::spawn(move || {
             let mut signals = signals.forever();
             if let Some(signal) = signals.next() {
+                unmounting.store(true, Ordering::SeqCst);
                 unmount(unmounter, &mountpoint, signal);
             }
             // A second signal while a detached mount is still in use: leave it now (its users
@@ -98,7 +102,14 @@ pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
     let served = session.run();
     stop.close();
     let _ = watcher.join();
-    served.with_context(|| format!("the mount on {shown} failed"))?;
+    match served {
+        // A detached mount ends when its last user lets go; the kernel then closes the
+        // connection, which the session's reads may see as aborted rather than gone.
+        Err(e)
+            if unmounting.load(Ordering::SeqCst)
+                && e.raw_os_error() == Some(rustix::io::Errno::CONNABORTED.raw_os_error()) => {}
+        served => served.with_context(|| format!("the mount on {shown} failed"))?,
+    }
     Ok(true)
 }
 
