@@ -44,3 +44,50 @@ fn moved_files_and_renamed_directories_keep_their_inodes() {
     assert!(lines.contains(&"rename archive/kept.txt <- inbox/moved.txt".to_owned()), "{lines:?}");
     assert!(lines.contains(&"copy archive/edited.txt".to_owned()), "{lines:?}");
 }
+
+#[test]
+fn files_copied_renamed_or_cloned_carry_the_sources_attributes() {
+    // A file new to DST or of another size is copied whatever its attributes say, so the walk
+    // leaves them to the copy, which reads them from the source it copies; a moved file's are
+    // read when it is renamed. Every way must end with the source's attributes, and none of the
+    // old copy's.
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "a", &pattern(10_000, 1));
+    write(&s, "b", &pattern(12_000, 2));
+    write(&s, "moved", &pattern(30_000, 3));
+    write(&s, "cloned", &pattern(40_000, 4));
+    // The files move into a directory DST has already: the walk leaves them to the copy there.
+    write(&s, "sub/there", &pattern(1_000, 6));
+    set_xattr(&s.join("a"), "user.tag", "one");
+    set_xattr(&s.join("b"), "user.tag", "two");
+    set_xattr(&s.join("moved"), "user.tag", "m");
+    set_xattr(&s.join("cloned"), "user.tag", "c");
+    sync(&[s.clone(), d.clone()]).assert_code(0);
+    assert_mirror(&s, &d);
+    let append = |p: &str, bytes: &[u8]| {
+        let mut f = fs::OpenOptions::new().append(true).open(s.join(p)).unwrap();
+        std::io::Write::write_all(&mut f, bytes).unwrap();
+    };
+    append("a", b" more");
+    set_xattr(&s.join("a"), "user.tag", "one, changed");
+    append("b", b" more");
+    rustix::fs::lremovexattr(s.join("b"), "user.tag").unwrap();
+    set_xattr(&d.join("b"), "user.extra", "only in the old copy");
+    write(&s, "new", &pattern(5_000, 5));
+    set_xattr(&s.join("new"), "user.tag", "new");
+    fs::rename(s.join("moved"), s.join("sub/moved")).unwrap();
+    set_xattr(&s.join("sub/moved"), "user.tag", "m, moved");
+    let out = sync(&[os(b"-v"), os(b"--delete"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    assert!(changes(&out).contains(&"rename sub/moved <- moved".to_owned()), "{}", out.dump());
+    assert_mirror(&s, &d);
+    // Without --delete the old name stays and the new one is cloned (or copied where the file
+    // system cannot clone).
+    fs::rename(s.join("cloned"), s.join("sub/cloned")).unwrap();
+    set_xattr(&s.join("sub/cloned"), "user.tag", "c, cloned");
+    let out = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    assert!(d.join("cloned").exists(), "the old name stays without --delete");
+    assert_mirror(&s.join("sub"), &d.join("sub"));
+}

@@ -124,7 +124,16 @@ pub fn sync(
     );
     let mut walked = walked;
     if !options.checksum {
-        xattrs::fill(&mut walked, src, dst);
+        // `--link-dest` and `--dedup` compare a source file's attributes with another copy's
+        // before deciding to copy it; renamed directories (`--delete`) pair files across paths.
+        let defer = if options.link_dest.is_some() || options.dedup.is_some() {
+            xattrs::Defer::Never
+        } else if options.delete {
+            xattrs::Defer::WhereListed
+        } else {
+            xattrs::Defer::Copied
+        };
+        xattrs::fill(&mut walked, src, dst, defer);
     }
     progress.start_phase(PLAN, 0);
     let euid = rustix::process::geteuid();

@@ -4,6 +4,12 @@
 //! a source entry whose ctime is older than its copy's has the attributes the copy was given.
 //! A run with nothing to do then costs the `lstat` calls alone instead of an `llistxattr` more
 //! per entry on each side (docs/BENCHMARKS.md, "dedup sync"). `--checksum` reads them all.
+//!
+//! A file that will be copied whatever its attributes say (new to DST, or of another size) is
+//! not read here at all ([`Defer`]): the copy reads the source's attributes through the
+//! descriptor it copies from, on the copy threads, and the old copy's are never needed, since a
+//! fresh file replaces it. Read here, by name and one after the other before the plan, they
+//! were a serial step of every first copy (docs/BENCHMARKS.md, "Sync fixed costs, 2026-11-26").
 
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
@@ -15,8 +21,21 @@ use dedup_scan::{open_dir, EntryKind, Metadata, Xattr};
 
 use crate::tree::{join, under, Tree, Walked};
 
+/// Which source files' attributes may be left to their copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Defer {
+    /// None: something compares or links them before any copy (`--link-dest`, `--dedup`).
+    Never,
+    /// Files in a source directory whose destination counterpart is listed at the same path.
+    /// Without it the directory may be paired with a renamed one (`--delete`), whose files are
+    /// then compared by their attributes.
+    WhereListed,
+    /// Every file that is copied anyway.
+    Copied,
+}
+
 /// Read the attributes the comparison needs into both trees.
-pub fn fill(walked: &mut Walked, src: &Path, dst: &Path) {
+pub fn fill(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer) {
     // By directory: the indices of its source entries whose attributes are wanted (on a first
     // copy, every one: no path or name is copied per entry).
     let mut wanted: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
@@ -29,7 +48,13 @@ pub fn fill(walked: &mut Walked, src: &Path, dst: &Path) {
     for (rel, dir) in &walked.src.dirs {
         // Both lists are sorted by name: the destination's counterpart of each entry is found
         // by walking them side by side.
-        let theirs = walked.dst.dir(rel).map_or(&[][..], |t| t.entries.as_slice());
+        let listed = walked.dst.dir(rel);
+        let theirs = listed.map_or(&[][..], |t| t.entries.as_slice());
+        let defer_here = match defer {
+            Defer::Never => false,
+            Defer::WhereListed => listed.is_some(),
+            Defer::Copied => true,
+        };
         let mut j = 0;
         let mut picked = Vec::new();
         for (i, e) in dir.entries.iter().enumerate() {
@@ -41,7 +66,14 @@ pub fn fill(walked: &mut Walked, src: &Path, dst: &Path) {
                 continue;
             }
             let other = theirs.get(j).filter(|o| o.name == e.name && o.kind == e.kind);
-            if changed(m, other.and_then(|o| o.meta.as_ref())) {
+            let theirs_meta = other.and_then(|o| o.meta.as_ref());
+            // Written anew whatever the attributes say: new here, another kind here (then
+            // `other` is none) or another size. Its copy reads them from the source itself.
+            let copied = theirs_meta.is_none_or(|d| d.size != m.size);
+            if defer_here && e.kind == EntryKind::File && copied {
+                continue;
+            }
+            if changed(m, theirs_meta) {
                 picked.push(i);
             }
         }
@@ -135,7 +167,7 @@ fn read_root(root: &Path) -> Vec<Xattr> {
 }
 
 /// Every attribute of `target`, sorted by name; none when they cannot be read.
-fn read(target: Target<'_>) -> Vec<Xattr> {
+pub(crate) fn read(target: Target<'_>) -> Vec<Xattr> {
     let Ok(names) = list_xattrs(target) else { return Vec::new() };
     let mut out: Vec<Xattr> = names
         .iter()

@@ -129,7 +129,10 @@ pub fn copy_file(
             Some(_) => Some(meta::Has::of_stat(&fstat(tmp.file())?)),
             None => None,
         };
-        meta::apply_parts(target, &m, &src.xattrs, Some(&[]), how.rules, has)?;
+        // The attributes of the file as copied, through its descriptor: the walk leaves a
+        // file that is copied anyway unread (`xattrs::Defer`).
+        let xattrs = crate::xattrs::read(Target::Fd(file.as_fd()));
+        meta::apply_parts(target, &m, &xattrs, Some(&[]), how.rules, has)?;
         let copy = tmp.commit(OsStr::from_bytes(name))?;
         // Finishing the copy may have taken it past the window after all.
         if racy.pending() {

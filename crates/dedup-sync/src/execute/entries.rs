@@ -124,8 +124,12 @@ fn one(
             match rename_at(&from_dir, name_of(from), dst, name) {
                 Ok(()) => {
                     x.touch_parent(from);
-                    meta::apply(Target::At(dst.as_fd(), name), &action.src, None, x.rules)
-                        .map_err(dst_err)?;
+                    // A new file's attributes were left to its copy (`xattrs::Defer`): read.
+                    let m = action.src.meta.ok_or((true, FsError::Changed))?;
+                    let src_dir = open_src(x, d, src)?;
+                    let want = crate::xattrs::read(Target::At(src_dir.as_fd(), name));
+                    let target = Target::At(dir.fd.as_fd(), name);
+                    meta::apply_parts(target, &m, &want, None, x.rules, None).map_err(dst_err)?;
                     Ok((ChangeKind::Rename, 0))
                 }
                 Err(FsError::CrossDevice) => {
