@@ -62,6 +62,41 @@ fn a_same_size_edit_that_keeps_a_racily_clean_copys_stamp_is_found_by_content() 
     assert_mirror(&s, &d);
 }
 
+/// Many racily clean copies at once (a run right after a build that touched every file) are
+/// compared on several threads where the machine has them: every edit among them is still
+/// found, and each only once, in the plan's order; `--dry-run` tells the same.
+#[test]
+fn many_racily_clean_copies_are_compared_and_every_edit_among_them_is_found() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let future = now.as_secs() as i64 + 3600;
+    let name = |i: usize| format!("dir{}/f{i:02}", i % 3);
+    for i in 0..40 {
+        write(&s, &name(i), &pattern(3_000 + i * 100, i as u64));
+        set_mtime(&s.join(name(i)), future, 123_456_789);
+    }
+    run_ok(&s, &d, &[]);
+    let edited = [3, 17, 38];
+    for i in edited {
+        let mut bytes = pattern(3_000 + i * 100, i as u64);
+        bytes[i] ^= 0xff;
+        write(&s, &name(i), &bytes);
+        set_mtime(&s.join(name(i)), future, 123_456_789);
+    }
+    let mut want: Vec<String> = edited.iter().map(|&i| format!("copy {}", name(i))).collect();
+    want.sort();
+    let dry = run_ok(&s, &d, &["--dry-run"]);
+    let mut planned = changes(&dry);
+    planned.sort();
+    assert_eq!(planned, want, "{}", dry.dump());
+    let out = run_ok(&s, &d, &[]);
+    let mut made = changes(&out);
+    made.sort();
+    assert_eq!(made, want, "{}", out.dump());
+    assert_mirror(&s, &d);
+}
+
 #[test]
 fn a_permission_change_updates_metadata_without_copying() {
     let t = tmp();

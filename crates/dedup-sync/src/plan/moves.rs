@@ -5,9 +5,12 @@
 //! moved and edited differs in time or size and is copied. The files whose stamps cannot be
 //! trusted are compared here too.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use dedup_core::{Problem, ProblemKind};
+use dedup_scan::crew::{map_each, Staffing};
 
 use super::deletions::Found;
 use super::merge::Merged;
@@ -59,20 +62,63 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
     }
 }
 
+/// Comparisons shared among threads from this many on: each costs two opens by path and the
+/// reads of both files (about 30 us a file of the medium seed tree in RAM, where a thread costs
+/// about 60 us to start), and a run right after a change that touched many files compares every
+/// one of them (docs/BENCHMARKS.md, "Sync fixed costs, 2026-11-26").
+const SHARED_FROM: usize = 16;
+
+/// One comparison: the source path, the destination path, the size both must have.
+type Pair = (PathBuf, PathBuf, u64);
+
+thread_local! {
+    /// A comparer per thread of a shared comparison, its buffers kept from pair to pair.
+    static COMPARER: RefCell<Comparer> = RefCell::new(Comparer::default());
+}
+
+/// Whether each pair holds the same bytes, in order: on the calling thread through `comparer`
+/// when there are few, else on a crew of up to one thread per processor.
+fn compare_all(
+    pairs: &[Option<Pair>],
+    comparer: &mut Comparer,
+) -> Vec<Option<std::io::Result<bool>>> {
+    let compare = |c: &mut Comparer, p: &Option<Pair>| {
+        p.as_ref().map(|(a, b, size)| c.same_bytes(a, b, *size, Depth::Whole))
+    };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from).min(4);
+    if pairs.iter().flatten().count() < SHARED_FROM || cores < 2 {
+        return pairs.iter().map(|p| compare(comparer, p)).collect();
+    }
+    let staff = Staffing { most: cores, wanted: &|| cores, name: "dedup-verify" };
+    let items: Vec<&Option<Pair>> = pairs.iter().collect();
+    let out = map_each(items, staff, &|p| COMPARER.with_borrow_mut(|c| compare(c, p)));
+    // The calling thread's buffers are not kept past the plan.
+    COMPARER.with_borrow_mut(|c| *c = Comparer::default());
+    out
+}
+
 /// Files whose size and time match but cannot settle it: compare every byte.
 fn settle_verified(cx: &Context<'_>, m: &mut Merged, comparer: &mut Comparer) {
-    for (d, a, meta_differs, walked_at) in &m.verify {
+    let pairs: Vec<Option<Pair>> = m
+        .verify
+        .iter()
+        .map(|(d, a, _, walked_at)| {
+            let dir = &m.plan.dirs[*d];
+            let action = &dir.actions[*a];
+            let size = action.src.meta.map(|m| m.size)?;
+            let src = under(cx.src_root, &join(&dir.rel, action.name()));
+            Some((src, under(cx.dst_root, walked_at), size))
+        })
+        .collect();
+    let outcomes = compare_all(&pairs, comparer);
+    for ((d, a, meta_differs, _), outcome) in m.verify.iter().zip(outcomes) {
         let (d, a, meta_differs) = (*d, *a, *meta_differs);
-        let dir = &m.plan.dirs[d];
-        let action = &dir.actions[a];
-        let rel = join(&dir.rel, action.name());
-        let Some(size) = action.src.meta.map(|m| m.size) else { continue };
-        let src = under(cx.src_root, &rel);
-        let dst = under(cx.dst_root, walked_at);
-        let same = match comparer.same_bytes(&src, &dst, size, Depth::Whole) {
+        let Some(outcome) = outcome else { continue };
+        let rel = join(&m.plan.dirs[d].rel, m.plan.dirs[d].actions[a].name());
+        let same = match outcome {
             Ok(same) => same,
             Err(e) => {
-                cx.observer.problem(Problem::warning(&src, ProblemKind::Io(e)));
+                cx.observer.problem(Problem::warning(under(cx.src_root, &rel), ProblemKind::Io(e)));
                 false
             }
         };
