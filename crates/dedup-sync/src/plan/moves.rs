@@ -85,9 +85,14 @@ fn compare_all(
     let compare = |c: &mut Comparer, p: &Option<Pair>| {
         p.as_ref().map(|(a, b, size)| c.same_bytes(a, b, *size, Depth::Whole))
     };
+    let serial = |comparer: &mut Comparer| pairs.iter().map(|p| compare(comparer, p)).collect();
+    if pairs.iter().flatten().count() < SHARED_FROM {
+        return serial(comparer);
+    }
+    // Asked only here: the answer reads the cgroup's CPU quota, 17 system calls.
     let cores = std::thread::available_parallelism().map_or(1, usize::from).min(4);
-    if pairs.iter().flatten().count() < SHARED_FROM || cores < 2 {
-        return pairs.iter().map(|p| compare(comparer, p)).collect();
+    if cores < 2 {
+        return serial(comparer);
     }
     let staff = Staffing { most: cores, wanted: &|| cores, name: "dedup-verify" };
     let items: Vec<&Option<Pair>> = pairs.iter().collect();
