@@ -3,11 +3,11 @@
 //! files before they remove any, so an interrupted repair leaves the repository as it was or
 //! repaired, never worse; run again, it finishes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
-use crate::format::{Content, IndexFile, IndexedPack, NodeKind, Snapshot, Tree};
+use crate::format::{Content, IndexFile, IndexedPack, NodeKind, Tree, TreeStatus};
 use crate::id::Id;
 use crate::index::Index;
 use crate::pack::{pack_path, parse_pack, read_trailer, ParsedPack};
@@ -182,7 +182,9 @@ pub struct SnapshotsRepair {
 
 /// Writes, for every snapshot that refers to a blob the index lacks (or a tree that does not
 /// read), a copy without the files and directories that are lost, marked incomplete and tagged
-/// `repaired`. With `forget`, the damaged originals are removed once their copies are written,
+/// `repaired`; its status trees are left out (they no longer match its trees), and so are those
+/// of a snapshot whose only damage is a lost status tree (its copy is complete, tagged
+/// `repaired`): a backup from such a copy reads every file again. With `forget`, the damaged originals are removed once their copies are written,
 /// and so are snapshot files that do not read at all.
 /// Snapshots whose blobs are all there again (a later backup stored them anew) are left alone.
 pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<SnapshotsRepair> {
@@ -201,23 +203,42 @@ pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<S
     index.settle();
     let sink = BlobSink::new(repo, Index::new(), false);
     let mut memo: HashMap<Id, Option<Id>> = HashMap::new();
+    let mut sound_status = HashSet::new();
     for (id, snapshot) in snapshots {
         let mut dropped = Vec::new();
         let mut rewriter =
             Rewriter { repo, index: &index, sink: &sink, memo: &mut memo, dropped: &mut dropped };
         let root = rewriter.tree(snapshot.tree, b"")?;
-        if root == Some(snapshot.tree) {
+        let status_lost = snapshot
+            .status_tree
+            .and_then(|status| status_problem(repo, &index, status, &mut sound_status));
+        if root == Some(snapshot.tree) && status_lost.is_none() {
             continue;
         }
-        if dropped.is_empty() {
-            dropped.push("the damage reported for an earlier snapshot (a shared directory)".into());
+        let mut copy = snapshot.clone();
+        copy.status_tree = None;
+        if root != Some(snapshot.tree) {
+            if dropped.is_empty() {
+                dropped.push(
+                    "the damage reported for an earlier snapshot (a shared directory)".into(),
+                );
+            }
+            sink.flush()?;
+            copy.tree = match root {
+                Some(root) => root,
+                None => {
+                    let empty = Tree { status: tree_status(repo), ..Tree::default() };
+                    sink.store(BlobKind::Tree, &empty.encode())?
+                }
+            };
+            copy.incomplete = true;
         }
-        sink.flush()?;
-        let root = match root {
-            Some(root) => root,
-            None => sink.store(BlobKind::Tree, &Tree::default().encode())?,
-        };
-        let mut copy = Snapshot { tree: root, incomplete: true, ..snapshot.clone() };
+        if let Some(why) = status_lost {
+            dropped.push(format!(
+                "{why} (status trees left out: the next backup from this snapshot reads every \
+                 file again)"
+            ));
+        }
         copy.tags.push("repaired".into());
         let new = repo.save_snapshot(&copy)?;
         if forget {
@@ -233,6 +254,40 @@ pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<S
     }
     marker.remove()?;
     Ok(outcome)
+}
+
+/// The layout of the trees a repair writes anew: what the repository's format writes.
+fn tree_status(repo: &Repository) -> TreeStatus {
+    if repo.config().status_trees {
+        TreeStatus::Apart
+    } else {
+        TreeStatus::Inline
+    }
+}
+
+/// Why a status tree below `root` (itself included) does not read, if one does not; those
+/// found sound are remembered in `sound` across snapshots.
+fn status_problem(
+    repo: &Repository,
+    index: &Index,
+    root: Id,
+    sound: &mut HashSet<Id>,
+) -> Option<String> {
+    let mut pending = vec![root];
+    let mut read = Vec::new();
+    while let Some(id) = pending.pop() {
+        if sound.contains(&id) {
+            continue;
+        }
+        match repo.read_status_tree(index, &id) {
+            Ok(status) => pending.extend(status.entries.iter().filter_map(|e| e.subtree)),
+            Err(err) => return Some(err.to_string()),
+        }
+        read.push(id);
+    }
+    // Only a whole walk proves the status trees below each of them sound.
+    sound.extend(read);
+    None
 }
 
 fn delete_snapshot(repo: &Repository, id: &Id) -> Result<()> {
@@ -303,8 +358,12 @@ impl Rewriter<'_, '_> {
             }
             nodes.push(node);
         }
-        let new =
-            if changed { self.sink.store(BlobKind::Tree, &Tree { nodes }.encode())? } else { id };
+        // A rewritten tree keeps its version (its status trees are left out of the copy).
+        let new = if changed {
+            self.sink.store(BlobKind::Tree, &Tree { nodes, status: tree.status }.encode())?
+        } else {
+            id
+        };
         self.memo.insert(id, Some(new));
         Ok(Some(new))
     }
