@@ -173,8 +173,8 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
         }
         if let Some(why) = snapshot.status_tree.and_then(|status| walk.status_problem(status)) {
             report.errors.push(format!(
-                "snapshot {}: {why} (its files are read again by the next backup from it; \
-                 `dedup store repair snapshots` writes a copy without status trees)",
+                "snapshot {}: status trees: {why} (the next backup from it reads its files \
+                 again; `dedup store repair snapshots` writes a copy without status trees)",
                 snapshot_id.short(8)
             ));
         }

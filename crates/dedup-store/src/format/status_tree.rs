@@ -137,6 +137,7 @@ mod tests {
             kind,
             ino: name[0].into(),
             ctime: 7,
+            nlink: 1,
             content,
             ..Node::default()
         };
