@@ -73,6 +73,28 @@ class Reader:
     def str_(self, limit):
         return self.bytes_(limit).decode("utf-8")
 
+    def varint(self):
+        """§10: LEB128, 7 bits a byte, low first; the shortest encoding, at most 64 bits."""
+        value, shift = 0, 0
+        while True:
+            byte = self.u8()
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                if byte == 0 and shift > 0:
+                    raise FormatError(f"{self.what}: varint longer than it needs")
+                if value >= 1 << 64:
+                    raise FormatError(f"{self.what}: varint beyond 64 bits")
+                return value
+            shift += 7
+            if shift > 63:
+                raise FormatError(f"{self.what}: varint beyond 64 bits")
+
+    def delta(self, previous):
+        """§10: a zigzag varint difference from `previous`, modulo 2^64."""
+        z = self.varint()
+        d = (z >> 1) ^ -(z & 1)
+        return (previous + d) % (1 << 64)
+
     def flag(self, what):
         value = self.u8()
         if value > 1:
@@ -409,7 +431,11 @@ class Repository:
             if e["mode"] > 0o7777:
                 raise FormatError(f"tree {tree_id.hex()}: mode {e['mode']:o}")
             e["size"] = r.u64()
-            e["atime"], e["mtime"] = r.i64(), r.i64()
+            # §10: version 2 keeps the atime in the status tree; until then the mtime stands in
+            e["atime"] = r.i64() if version == 1 else None
+            e["mtime"] = r.i64()
+            if e["atime"] is None:
+                e["atime"] = e["mtime"]
             e["dev"], e["ino"], e["nlink"] = 0, 0, 1
             if version == 1:
                 e["ctime"] = r.i64()
@@ -437,15 +463,17 @@ class Repository:
         return entries
 
     def status_tree(self, status_id):
-        """§10: a status tree: (ino, ctime, status subtree id or None) per entry."""
+        """§10: a status tree: (ino, ctime, atime, status subtree id or None) per entry."""
         r = Reader(self.blob(status_id, 1), f"status tree {status_id.hex()}")
         version = r.u8()
         if version != 0x81:
             raise FormatError(f"status tree {status_id.hex()}: version {version} unknown")
         entries = []
+        ino = ctime = atime = 0  # each field a difference from the previous entry's, as u64
         for _ in range(r.u32()):
-            ino, ctime = r.u64(), r.i64()
-            entries.append((ino, ctime, r.take(32) if r.flag("has_subtree") else None))
+            ino, ctime, atime = r.delta(ino), r.delta(ctime), r.delta(atime)
+            signed = lambda v: v - (1 << 64) if v >= 1 << 63 else v
+            entries.append((ino, signed(ctime), signed(atime), r.take(32) if r.flag("has_subtree") else None))
         r.end()
         return entries
 
@@ -471,15 +499,16 @@ class Extractor:
             self.counts["status_trees"] += 1
             if len(status) != len(entries):
                 raise FormatError(f"status tree {status_id.hex()}: {len(status)} entries, its tree {len(entries)}")
-            for e, (_, _, sub) in zip(entries, status):
+            for e, (_, _, atime, sub) in zip(entries, status):
                 if (sub is not None) != (e["kind"] == 2):
                     raise FormatError(f"status tree {status_id.hex()}: a status subtree where there is no directory, or none where there is")
+                e["atime"] = atime
         for e, st in zip(entries, status):
             path = os.path.join(target, e["name"])
             kind = e["kind"]
             if kind == 2:
                 os.mkdir(path)
-                self.extract_tree(e["subtree"], path, st[2] if st else None)
+                self.extract_tree(e["subtree"], path, st[3] if st else None)
                 dirs.append((path, e))
                 self.counts["dirs"] += 1
                 continue

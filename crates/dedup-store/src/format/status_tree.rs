@@ -1,5 +1,6 @@
-//! Status trees' plaintext: what only the backup's unchanged-file check needs of a directory
-//! whose tree is of version 2 — each entry's inode and ctime, in the order of the tree's
+//! Status trees' plaintext: what differs between copies of a directory whose tree is of
+//! version 2 — each entry's inode and ctime (which the backup's unchanged-file check needs) and
+//! atime (which restore sets, and which reading a copy changes), in the order of the tree's
 //! entries, and for a subdirectory its own status tree. Kept apart so that copies of a
 //! directory share their (large) tree blob and differ only in this small one.
 
@@ -19,6 +20,8 @@ pub struct EntryStatus {
     pub ino: u64,
     /// Status change time, ns since the epoch.
     pub ctime: i64,
+    /// Access time, ns since the epoch.
+    pub atime: i64,
     /// A directory's own status tree.
     pub subtree: Option<Id>,
 }
@@ -36,12 +39,17 @@ impl StatusTree {
         let entries = tree
             .nodes
             .iter()
-            .map(|node| EntryStatus { ino: node.ino, ctime: node.ctime, subtree: node.status_tree })
+            .map(|node| EntryStatus {
+                ino: node.ino,
+                ctime: node.ctime,
+                atime: node.atime,
+                subtree: node.status_tree,
+            })
             .collect();
         StatusTree { entries }
     }
 
-    /// Gives `tree`'s entries (of version 2) their inode, ctime and status subtree; false,
+    /// Gives `tree`'s entries (of version 2) their inode, ctime, atime and status subtree; false,
     /// leaving `tree` as it was, when this cannot be its status tree (another entry count, a
     /// status subtree on an entry that is not a directory).
     pub fn apply(&self, tree: &mut Tree) -> bool {
@@ -54,20 +62,27 @@ impl StatusTree {
             return false;
         }
         for (status, node) in self.entries.iter().zip(&mut tree.nodes) {
-            (node.ino, node.ctime, node.status_tree) = (status.ino, status.ctime, status.subtree);
+            (node.ino, node.ctime, node.atime) = (status.ino, status.ctime, status.atime);
+            node.status_tree = status.subtree;
         }
         tree.status = TreeStatus::Joined;
         true
     }
 
-    /// The plaintext.
+    /// The plaintext. Each of inode, ctime and atime is written as its difference from the
+    /// previous entry's (the first from 0), zigzag-mapped, as a varint: the entries of one
+    /// directory were mostly made together, so the differences are small and the status tree a
+    /// few bytes an entry rather than 24.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Writer::default();
         out.u8(STATUS_VERSION);
         out.len(self.entries.len());
+        let mut previous = EntryStatus::default();
         for entry in &self.entries {
-            out.u64(entry.ino);
-            out.i64(entry.ctime);
+            out.delta(entry.ino, previous.ino);
+            out.delta(entry.ctime as u64, previous.ctime as u64);
+            out.delta(entry.atime as u64, previous.atime as u64);
+            previous = *entry;
             match &entry.subtree {
                 Some(id) => {
                     out.u8(1);
@@ -83,16 +98,19 @@ impl StatusTree {
     pub fn decode(bytes: &[u8]) -> Result<StatusTree, DecodeError> {
         let mut input = Reader::new(bytes);
         input.version(STATUS_VERSION)?;
-        let count = input.count(17, "status entries")?;
-        let mut entries = Vec::with_capacity(count);
+        let count = input.count(4, "status entries")?;
+        let mut entries: Vec<EntryStatus> = Vec::with_capacity(count);
         for _ in 0..count {
-            let (ino, ctime) = (input.u64()?, input.i64()?);
+            let previous = entries.last().copied().unwrap_or_default();
+            let ino = input.delta(previous.ino)?;
+            let ctime = input.delta(previous.ctime as u64)? as i64;
+            let atime = input.delta(previous.atime as u64)? as i64;
             let subtree = match input.u8()? {
                 0 => None,
                 1 => Some(input.id()?),
                 other => return Err(DecodeError::invalid(format!("status flag {other}"))),
             };
-            entries.push(EntryStatus { ino, ctime, subtree });
+            entries.push(EntryStatus { ino, ctime, atime, subtree });
         }
         input.finish()?;
         Ok(StatusTree { entries })
@@ -108,15 +126,44 @@ mod tests {
 
     fn status_strategy() -> impl Strategy<Value = StatusTree> {
         proptest::collection::vec(
-            (any::<u64>(), any::<i64>(), proptest::option::of(any::<[u8; 32]>())),
+            (any::<(u64, i64, i64)>(), proptest::option::of(any::<[u8; 32]>())),
             0..6,
         )
         .prop_map(|entries| StatusTree {
             entries: entries
                 .into_iter()
-                .map(|(ino, ctime, sub)| EntryStatus { ino, ctime, subtree: sub.map(Id) })
+                .map(|((ino, ctime, atime), sub)| EntryStatus {
+                    ino,
+                    ctime,
+                    atime,
+                    subtree: sub.map(Id),
+                })
                 .collect(),
         })
+    }
+
+    #[test]
+    fn varints_are_short_for_close_values_and_refuse_padding() {
+        let mut out = Writer::default();
+        out.delta(1_000_007, 1_000_000);
+        out.delta(5, 1_000_000);
+        out.delta(u64::MAX, 0);
+        out.delta(0, u64::MAX);
+        out.delta(i64::MIN as u64, i64::MAX as u64);
+        assert_eq!(out.buf[0], 14, "+7 is one byte");
+        let mut input = Reader::new(&out.buf);
+        assert_eq!(input.delta(1_000_000), Ok(1_000_007));
+        assert_eq!(input.delta(1_000_000), Ok(5));
+        assert_eq!(input.delta(0), Ok(u64::MAX));
+        assert_eq!(input.delta(u64::MAX), Ok(0));
+        assert_eq!(input.delta(i64::MAX as u64), Ok(i64::MIN as u64));
+        assert!(input.finish().is_ok());
+        assert!(Reader::new(&[0x80, 0x00]).varint().is_err(), "a padded zero");
+        assert!(Reader::new(&[0xff; 10]).varint().is_err(), "beyond 64 bits");
+        assert_eq!(
+            Reader::new(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]).varint(),
+            Ok(u64::MAX)
+        );
     }
 
     proptest! {
@@ -137,6 +184,7 @@ mod tests {
             kind,
             ino: name[0].into(),
             ctime: 7,
+            atime: 9,
             nlink: 1,
             content,
             ..Node::default()

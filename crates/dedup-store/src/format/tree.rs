@@ -1,7 +1,7 @@
 //! Tree blobs' plaintext: one directory's entries, sorted by name, each with its metadata and
 //! its content (a file's chunk ids, a directory's subtree id). Version 1 carries each entry's
-//! status (ctime, device, inode, link count) inline; version 2 leaves out what only change
-//! detection needs, so that identical directories share one tree blob, and keeps that in a
+//! status (atime, ctime, device, inode, link count) inline; version 2 leaves out what differs
+//! between copies of a directory, so that they share one tree blob, and keeps that in a
 //! parallel status tree ([`super::StatusTree`]).
 
 use super::wire::{Reader, Writer};
@@ -142,9 +142,10 @@ pub enum TreeStatus {
     /// Version 1: in each entry.
     #[default]
     Inline,
-    /// Version 2: in a status tree, not read; the entries' ctime and inode are unknown (0).
+    /// Version 2: in a status tree, not read; the entries' ctime and inode are unknown (0), and
+    /// their atime (unknown too) reads as their mtime.
     Apart,
-    /// Version 2 with its status tree applied: the entries' ctime and inode are known.
+    /// Version 2 with its status tree applied: the entries' atime, ctime and inode are known.
     Joined,
 }
 
@@ -200,7 +201,9 @@ impl Tree {
             out.u32(node.uid);
             out.u32(node.gid);
             out.u64(node.size);
-            out.i64(node.atime);
+            if inline {
+                out.i64(node.atime);
+            }
             out.i64(node.mtime);
             if inline {
                 out.i64(node.ctime);
@@ -232,12 +235,12 @@ impl Tree {
     }
 
     /// Decodes and validates the plaintext, of version 1 or 2. The entries of a version-2
-    /// tree have ctime 0, and device and inode 0 unless linked, until joined with their status
-    /// tree ([`super::StatusTree::apply`]).
+    /// tree have ctime 0, atime = mtime, and device and inode 0 unless linked, until joined
+    /// with their status tree ([`super::StatusTree::apply`]).
     pub fn decode(bytes: &[u8]) -> Result<Tree, DecodeError> {
         let mut input = Reader::new(bytes);
         let inline = input.version_in(1..=2)? == 1;
-        let count = input.count(if inline { 90 } else { 59 }, "entries")?;
+        let count = input.count(if inline { 90 } else { 51 }, "entries")?;
         let mut nodes: Vec<Node> = Vec::with_capacity(count);
         for _ in 0..count {
             let name = input.bytes(MAX_NAME, "name")?.to_vec();
@@ -268,11 +271,14 @@ impl Tree {
                 uid: input.u32()?,
                 gid: input.u32()?,
                 size: input.u64()?,
-                atime: input.i64()?,
+                atime: if inline { input.i64()? } else { 0 },
                 mtime: input.i64()?,
                 nlink: 1,
                 ..Node::default()
             };
+            if !inline {
+                node.atime = node.mtime;
+            }
             if inline {
                 node.ctime = input.i64()?;
             }
@@ -392,7 +398,7 @@ mod tests {
             let decoded = Tree::decode(&apart.encode()).expect("decodes");
             let mut expected = apart;
             for node in &mut expected.nodes {
-                node.ctime = 0;
+                (node.ctime, node.atime) = (0, node.mtime);
                 if !node.linked() {
                     (node.dev, node.ino, node.nlink) = (0, 0, 1);
                 }
