@@ -7,7 +7,7 @@ mod common;
 
 use std::fs;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 use common::store::*;
 use common::*;
@@ -99,6 +99,13 @@ fn hard_links_restore_as_links_and_an_unchanged_backup_reads_nothing_in_version_
     listing(&src, 10);
     fs::hard_link(src.join("sub/a-file-with-a-rather-long-name-0001.txt"), src.join("linked"))
         .unwrap();
+    // An atime of its own, which only the status tree keeps.
+    let (atime, mtime) = (
+        UNIX_EPOCH + Duration::from_secs(1_000_000_000),
+        UNIX_EPOCH + Duration::from_secs(1_100_000_000),
+    );
+    let times = fs::FileTimes::new().set_accessed(atime).set_modified(mtime);
+    fs::File::options().write(true).open(src.join("linked")).unwrap().set_times(times).unwrap();
     init_version(&repo, None);
     settle();
     backup_json(&repo, &src);
@@ -122,6 +129,15 @@ fn hard_links_restore_as_links_and_an_unchanged_backup_reads_nothing_in_version_
         fs::metadata(restored.join("sub/a-file-with-a-rather-long-name-0001.txt")).unwrap(),
     );
     assert_eq!((a.ino(), a.nlink()), (b.ino(), 2), "the hard link was not restored as a link");
+    // Read before anything reads the file (reading an atime older than the mtime updates it).
+    let fresh = dir.path().join("fresh");
+    store_ok(
+        &repo,
+        &["restore".as_ref(), "latest".as_ref(), "--target".as_ref(), fresh.as_os_str()],
+    );
+    let restored = fresh.join(src.strip_prefix("/").unwrap()).join("linked");
+    let got = fs::metadata(restored).unwrap().accessed().unwrap();
+    assert_eq!(got, atime, "the atime was not restored from the status tree");
 }
 
 #[test]
