@@ -500,8 +500,8 @@ class Extractor:
             if len(status) != len(entries):
                 raise FormatError(f"status tree {status_id.hex()}: {len(status)} entries, its tree {len(entries)}")
             for e, (_, _, atime, sub) in zip(entries, status):
-                if (sub is not None) != (e["kind"] == 2):
-                    raise FormatError(f"status tree {status_id.hex()}: a status subtree where there is no directory, or none where there is")
+                if sub is not None and e["kind"] != 2:
+                    raise FormatError(f"status tree {status_id.hex()}: a status subtree where there is no directory")
                 e["atime"] = atime
         for e, st in zip(entries, status):
             path = os.path.join(target, e["name"])

@@ -285,14 +285,38 @@ fn a_damaged_status_tree_is_damage_for_check_and_only_reads_for_a_backup() {
     // Its trees are whole: it restores; the next backup reads the files of `sub` again (its
     // status is lost), proves the others unchanged, and succeeds.
     assert_restores(&repo, &latest[..8], &src, &dir.path().join("restored"));
+    let first = snapshot_ids(&repo)[0].clone();
     let third = backup_json(&repo, &src);
+    let third_id = third["snapshot"].as_str().unwrap().to_string();
     assert_eq!(
         (third["files_unchanged"].as_u64(), third["files_changed"].as_u64()),
         (Some(8), Some(8)),
         "{third}"
     );
 
-    // repair snapshots writes a copy without status trees, after which check is clean.
+    // repair snapshots writes a copy whose other status trees stay, after which check is clean
+    // and a backup from the copy reads only the files of `sub` again.
     store_ok(&repo, &["repair", "snapshots", "--forget"]);
     store_ok(&repo, &["check"]);
+    let repaired = snapshot_ids(&repo)
+        .into_iter()
+        .find(|id| !id.starts_with(&third_id[..8]) && !id.starts_with(&first[..8]))
+        .expect("the repaired copy");
+    let fourth = store(
+        &repo,
+        &[
+            "backup".as_ref(),
+            "--json".as_ref(),
+            "--parent".as_ref(),
+            repaired[..8].as_ref(),
+            src.as_os_str(),
+        ],
+    );
+    fourth.assert_code(0);
+    let fourth: serde_json::Value = serde_json::from_slice(&fourth.stdout).unwrap();
+    assert_eq!(
+        (fourth["files_unchanged"].as_u64(), fourth["files_changed"].as_u64()),
+        (Some(8), Some(8)),
+        "{fourth}"
+    );
 }

@@ -3,11 +3,11 @@
 //! files before they remove any, so an interrupted repair leaves the repository as it was or
 //! repaired, never worse; run again, it finishes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
-use crate::format::{Content, IndexFile, IndexedPack, NodeKind, Tree, TreeStatus};
+use crate::format::{Content, IndexFile, IndexedPack, NodeKind, StatusTree, Tree, TreeStatus};
 use crate::id::Id;
 use crate::index::Index;
 use crate::pack::{pack_path, parse_pack, read_trailer, ParsedPack};
@@ -182,10 +182,11 @@ pub struct SnapshotsRepair {
 
 /// Writes, for every snapshot that refers to a blob the index lacks (or a tree that does not
 /// read), a copy without the files and directories that are lost, marked incomplete and tagged
-/// `repaired`; its status trees are left out (they no longer match its trees), and so are those
-/// of a snapshot whose only damage is a lost status tree (its copy is complete, tagged
-/// `repaired`): a backup from such a copy reads every file again. With `forget`, the damaged originals are removed once their copies are written,
-/// and so are snapshot files that do not read at all.
+/// `repaired`; its status trees are rewritten in step. A snapshot whose only damage is a lost
+/// status tree gets a copy (complete, tagged `repaired`) whose directories below that one have
+/// no status: they restore with atime = mtime and their files are read by the next backup.
+/// With `forget`, the damaged originals are removed once their copies are written, and so are
+/// snapshot files that do not read at all.
 /// Snapshots whose blobs are all there again (a later backup stored them anew) are left alone.
 pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<SnapshotsRepair> {
     let mut snapshots = Vec::new();
@@ -202,43 +203,48 @@ pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<S
     let mut index = repo.load_index_without(&planned)?.index;
     index.settle();
     let sink = BlobSink::new(repo, Index::new(), false);
-    let mut memo: HashMap<Id, Option<Id>> = HashMap::new();
-    let mut sound_status = HashSet::new();
+    let mut memo: Memo = HashMap::new();
     for (id, snapshot) in snapshots {
-        let mut dropped = Vec::new();
-        let mut rewriter =
-            Rewriter { repo, index: &index, sink: &sink, memo: &mut memo, dropped: &mut dropped };
-        let root = rewriter.tree(snapshot.tree, b"")?;
-        let status_lost = snapshot
-            .status_tree
-            .and_then(|status| status_problem(repo, &index, status, &mut sound_status));
-        if root == Some(snapshot.tree) && status_lost.is_none() {
+        let (mut dropped, mut status_lost) = (Vec::new(), Vec::new());
+        let mut rewriter = Rewriter {
+            repo,
+            index: &index,
+            sink: &sink,
+            memo: &mut memo,
+            dropped: &mut dropped,
+            status_lost: &mut status_lost,
+        };
+        let root = rewriter.tree(snapshot.tree, snapshot.status_tree, b"")?;
+        if root == Some((snapshot.tree, snapshot.status_tree)) {
             continue;
         }
         let mut copy = snapshot.clone();
-        copy.status_tree = None;
-        if root != Some(snapshot.tree) {
+        (copy.tree, copy.status_tree) = match root {
+            Some(root) => root,
+            None => {
+                let empty = Tree { status: tree_status(repo), ..Tree::default() };
+                (sink.store(BlobKind::Tree, &empty.encode())?, None)
+            }
+        };
+        if copy.tree != snapshot.tree {
             if dropped.is_empty() {
                 dropped.push(
                     "the damage reported for an earlier snapshot (a shared directory)".into(),
                 );
             }
-            sink.flush()?;
-            copy.tree = match root {
-                Some(root) => root,
-                None => {
-                    let empty = Tree { status: tree_status(repo), ..Tree::default() };
-                    sink.store(BlobKind::Tree, &empty.encode())?
-                }
-            };
             copy.incomplete = true;
         }
-        if let Some(why) = status_lost {
-            dropped.push(format!(
-                "{why} (status trees left out: the next backup from this snapshot reads every \
-                 file again)"
-            ));
+        if copy.status_tree != snapshot.status_tree {
+            if status_lost.is_empty() {
+                status_lost.push("status trees shared with an earlier snapshot".into());
+            }
+            // Not files left out: the restore sets atime = mtime there, and the next backup
+            // reads those directories' files again.
+            dropped.extend(status_lost.into_iter().map(|why| {
+                format!("{why} (its atimes, and its files' proof of being unchanged, are lost)")
+            }));
         }
+        sink.flush()?;
         copy.tags.push("repaired".into());
         let new = repo.save_snapshot(&copy)?;
         if forget {
@@ -265,63 +271,63 @@ fn tree_status(repo: &Repository) -> TreeStatus {
     }
 }
 
-/// Why a status tree below `root` (itself included) does not read, if one does not; those
-/// found sound are remembered in `sound` across snapshots.
-fn status_problem(
-    repo: &Repository,
-    index: &Index,
-    root: Id,
-    sound: &mut HashSet<Id>,
-) -> Option<String> {
-    let mut pending = vec![root];
-    let mut read = Vec::new();
-    while let Some(id) = pending.pop() {
-        if sound.contains(&id) {
-            continue;
-        }
-        match repo.read_status_tree(index, &id) {
-            Ok(status) => pending.extend(status.entries.iter().filter_map(|e| e.subtree)),
-            Err(err) => return Some(err.to_string()),
-        }
-        read.push(id);
-    }
-    // Only a whole walk proves the status trees below each of them sound.
-    sound.extend(read);
-    None
-}
-
 fn delete_snapshot(repo: &Repository, id: &Id) -> Result<()> {
     repo.backend()
         .delete(&format!("snapshots/{id}"))
         .map_err(|e| Error::io(format!("snapshots/{id}"), e))
 }
 
-/// Rewrites trees without what is lost.
+/// Trees already rewritten, by tree and status tree: their new ids, or `None` when lost.
+type Memo = HashMap<(Id, Option<Id>), Option<(Id, Option<Id>)>>;
+
+/// Rewrites trees without what is lost, and their status trees in step (format 3): an entry
+/// left out of a tree leaves its status out too; a status tree that is lost or does not fit
+/// leaves its directory without one (and its parents' status trees are rewritten to say so).
 struct Rewriter<'a, 'r> {
     repo: &'a Repository,
     index: &'a Index,
     sink: &'a BlobSink<'r>,
-    /// Trees already rewritten: their new id, or `None` when lost.
-    memo: &'a mut HashMap<Id, Option<Id>>,
+    memo: &'a mut Memo,
     dropped: &'a mut Vec<String>,
+    status_lost: &'a mut Vec<String>,
 }
 
 impl Rewriter<'_, '_> {
-    /// The id of tree `id` (at `path`) without what is lost; itself when nothing is; `None`
-    /// when the tree itself does not read.
-    fn tree(&mut self, id: Id, path: &[u8]) -> Result<Option<Id>> {
-        if let Some(done) = self.memo.get(&id) {
+    /// The ids of tree `id` and its status tree `status` (at `path`) without what is lost;
+    /// themselves when nothing is; `None` when the tree itself does not read.
+    fn tree(
+        &mut self,
+        id: Id,
+        status: Option<Id>,
+        path: &[u8],
+    ) -> Result<Option<(Id, Option<Id>)>> {
+        if let Some(done) = self.memo.get(&(id, status)) {
             // A shared subtree found damaged under another path is reported once.
             return Ok(*done);
         }
         let shown = || format!("/{}", String::from_utf8_lossy(path));
-        let tree = match self.repo.read_tree(self.index, &id) {
+        let mut tree = match self.repo.read_tree(self.index, &id) {
             Ok(tree) => tree,
             Err(err) => {
                 self.dropped.push(format!("{}: {err}", shown()));
-                self.memo.insert(id, None);
+                self.memo.insert((id, status), None);
                 return Ok(None);
             }
+        };
+        let joined = match status.filter(|_| !tree.status_known()) {
+            None => false,
+            Some(status_id) => match self.repo.read_status_tree(self.index, &status_id) {
+                Ok(found) if found.apply(&mut tree) => true,
+                Ok(_) => {
+                    let why = format!("status tree {status_id} does not fit its tree");
+                    self.status_lost.push(format!("{}: {why}", shown()));
+                    false
+                }
+                Err(err) => {
+                    self.status_lost.push(format!("{}: {err}", shown()));
+                    false
+                }
+            },
         };
         let mut nodes = Vec::with_capacity(tree.nodes.len());
         let mut changed = false;
@@ -332,10 +338,10 @@ impl Rewriter<'_, '_> {
             }
             child.extend_from_slice(&node.name);
             match &node.content {
-                Content::Subtree(sub) => match self.tree(*sub, &child)? {
-                    Some(new) => {
-                        changed |= new != *sub;
-                        node.content = Content::Subtree(new);
+                Content::Subtree(sub) => match self.tree(*sub, node.status_tree, &child)? {
+                    Some((new, new_status)) => {
+                        changed |= new != *sub || new_status != node.status_tree;
+                        (node.content, node.status_tree) = (Content::Subtree(new), new_status);
                     }
                     None => {
                         changed = true;
@@ -358,13 +364,20 @@ impl Rewriter<'_, '_> {
             }
             nodes.push(node);
         }
-        // A rewritten tree keeps its version (its status trees are left out of the copy).
+        let kept_status = if joined { status } else { None };
         let new = if changed {
-            self.sink.store(BlobKind::Tree, &Tree { nodes, status: tree.status }.encode())?
+            // A rewritten tree keeps its version; its status tree follows its entries.
+            let tree = Tree { nodes, status: tree.status };
+            let main = self.sink.store(BlobKind::Tree, &tree.encode())?;
+            let status = match joined {
+                true => Some(self.sink.store(BlobKind::Tree, &StatusTree::of(&tree).encode())?),
+                false => None,
+            };
+            (main, status)
         } else {
-            id
+            (id, kept_status)
         };
-        self.memo.insert(id, Some(new));
+        self.memo.insert((id, status), Some(new));
         Ok(Some(new))
     }
 }
