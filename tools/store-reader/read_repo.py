@@ -73,6 +73,28 @@ class Reader:
     def str_(self, limit):
         return self.bytes_(limit).decode("utf-8")
 
+    def varint(self):
+        """§10: LEB128, 7 bits a byte, low first; the shortest encoding, at most 64 bits."""
+        value, shift = 0, 0
+        while True:
+            byte = self.u8()
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                if byte == 0 and shift > 0:
+                    raise FormatError(f"{self.what}: varint longer than it needs")
+                if value >= 1 << 64:
+                    raise FormatError(f"{self.what}: varint beyond 64 bits")
+                return value
+            shift += 7
+            if shift > 63:
+                raise FormatError(f"{self.what}: varint beyond 64 bits")
+
+    def delta(self, previous):
+        """§10: a zigzag varint difference from `previous`, modulo 2^64."""
+        z = self.varint()
+        d = (z >> 1) ^ -(z & 1)
+        return (previous + d) % (1 << 64)
+
     def flag(self, what):
         value = self.u8()
         if value > 1:
@@ -214,7 +236,7 @@ def open_repository(repo, password):
     plain = open_box(config_bytes[8:], keys["data"], config_bytes[:8], encrypted, config_path)
     r = Reader(plain, config_path)
     config = {"version": r.u8()}
-    if config["version"] not in (1, 2):
+    if config["version"] not in (1, 2, 3):
         raise FormatError(f"{config_path}: repository format version {config['version']} unknown")
     config["id"] = r.take(32).hex()
     config["created"] = r.i64()
@@ -249,19 +271,21 @@ class Repository:
         self.blobs_checked = 0
         self._load_index()
 
-    def _open_named(self, folder, name, magic, what):
-        """A content-named file of `folder`, checked against its name, opened, its version 1."""
+    def _open_named(self, folder, name, magic, what, versions=(1,)):
+        """A content-named file of `folder`, checked against its name, opened, its version one of
+        `versions` (returned with the reader)."""
         path = os.path.join(self.path, folder, name)
         check_content_name(path, read_file(path))
         r = Reader(open_headed_file(path, magic, self.keys["data"], self.encrypted), path)
-        if r.u8() != 1:
-            raise FormatError(f"{path}: {what} version unknown")
-        return path, r
+        version = r.u8()
+        if version not in versions:
+            raise FormatError(f"{path}: {what} version {version} unknown")
+        return path, r, version
 
     def _load_index(self):
         files = {}
         for name in listing(os.path.join(self.path, "index")):
-            path, r = self._open_named("index", name, b"DDSI", "index")
+            path, r, _ = self._open_named("index", name, b"DDSI", "index")
             supersedes = [r.take(32).hex() for _ in range(r.u32())]
             packs = []
             for _ in range(r.u32()):
@@ -350,8 +374,12 @@ class Repository:
     def snapshots(self):
         out = []
         for name in listing(os.path.join(self.path, "snapshots")):
-            path, r = self._open_named("snapshots", name, b"DDSS", "snapshot")
+            path, r, version = self._open_named("snapshots", name, b"DDSS", "snapshot", (1, 2))
             s = {"id": name, "time": r.i64(), "tree": r.take(32)}
+            # §9: version 2 names the root status tree; only format version 3 writes it.
+            if version == 2 and self.config["version"] < 3:
+                raise FormatError(f"{path}: snapshot version 2 in a format version {self.config['version']} repository")
+            s["status_tree"] = r.take(32) if version == 2 else None
             s["parent"] = r.take(32).hex() if r.flag("has_parent") else None
             s["host"], s["user"] = r.str_(4096), r.str_(4096)
             s["paths"] = [r.bytes_(65536) for _ in range(r.u32())]
@@ -380,8 +408,9 @@ class Repository:
 
     def tree(self, tree_id):
         r = Reader(self.blob(tree_id, 1), f"tree {tree_id.hex()}")
-        if r.u8() != 1:
-            raise FormatError(f"tree {tree_id.hex()}: version unknown")
+        version = r.u8()
+        if version not in (1, 2):
+            raise FormatError(f"tree {tree_id.hex()}: version {version} unknown")
         entries = []
         previous = None
         for _ in range(r.u32()):
@@ -392,13 +421,29 @@ class Repository:
             if previous is not None and name <= previous:
                 raise FormatError(f"tree {tree_id.hex()}: names out of order")
             previous = name
-            e["kind"], e["flags"] = r.u8(), r.flag("flags")
+            e["kind"], flags = r.u8(), r.u8()
+            # bit 0: incomplete; bit 1 (version 2, files only): a link group follows
+            linked = bool(flags & 2)
+            if flags & ~(3 if version == 2 else 1) or (linked and e["kind"] != 1):
+                raise FormatError(f"tree {tree_id.hex()}: entry flags {flags}")
+            e["flags"] = flags & 1
             e["mode"], e["uid"], e["gid"] = r.u32(), r.u32(), r.u32()
             if e["mode"] > 0o7777:
                 raise FormatError(f"tree {tree_id.hex()}: mode {e['mode']:o}")
             e["size"] = r.u64()
-            e["atime"], e["mtime"], e["ctime"] = r.i64(), r.i64(), r.i64()
-            e["dev"], e["ino"], e["nlink"], e["rdev"] = r.u64(), r.u64(), r.u64(), r.u64()
+            # §10: version 2 keeps the atime in the status tree; until then the mtime stands in
+            e["atime"] = r.i64() if version == 1 else None
+            e["mtime"] = r.i64()
+            if e["atime"] is None:
+                e["atime"] = e["mtime"]
+            e["dev"], e["ino"], e["nlink"] = 0, 0, 1
+            if version == 1:
+                e["ctime"] = r.i64()
+            if version == 1 or linked:
+                e["dev"], e["ino"], e["nlink"] = r.u64(), r.u64(), r.u64()
+                if version == 2 and e["nlink"] < 2:
+                    raise FormatError(f"tree {tree_id.hex()}: a link group of {e['nlink']} links")
+            e["rdev"] = r.u64()
             e["target"] = r.bytes_(65536)
             xattrs = []
             for _ in range(r.u32()):
@@ -417,6 +462,21 @@ class Repository:
         r.end()
         return entries
 
+    def status_tree(self, status_id):
+        """§10: a status tree: (ino, ctime, atime, status subtree id or None) per entry."""
+        r = Reader(self.blob(status_id, 1), f"status tree {status_id.hex()}")
+        version = r.u8()
+        if version != 0x81:
+            raise FormatError(f"status tree {status_id.hex()}: version {version} unknown")
+        entries = []
+        ino = ctime = atime = 0  # each field a difference from the previous entry's, as u64
+        for _ in range(r.u32()):
+            ino, ctime, atime = r.delta(ino), r.delta(ctime), r.delta(atime)
+            signed = lambda v: v - (1 << 64) if v >= 1 << 63 else v
+            entries.append((ino, signed(ctime), signed(atime), r.take(32) if r.flag("has_subtree") else None))
+        r.end()
+        return entries
+
 
 # ---------------------------------------------------------------------------------------------
 # extraction
@@ -426,16 +486,29 @@ class Extractor:
     def __init__(self, repo):
         self.repo = repo
         self.links = {}  # (dev, ino) -> first path extracted, for hard links
-        self.counts = {"files": 0, "dirs": 0, "symlinks": 0, "hardlinks": 0, "others": 0}
+        self.counts = {"files": 0, "dirs": 0, "symlinks": 0, "hardlinks": 0, "others": 0, "status_trees": 0}
 
-    def extract_tree(self, tree_id, target):
+    def extract_tree(self, tree_id, target, status_id=None):
+        """Extracts the tree under target; with `status_id`, checks that its status tree pairs
+        with it as §10 says (same count, a status subtree on every directory entry)."""
         dirs = []
-        for e in self.repo.tree(tree_id):
+        entries = self.repo.tree(tree_id)
+        status = [None] * len(entries)
+        if status_id is not None:
+            status = self.repo.status_tree(status_id)
+            self.counts["status_trees"] += 1
+            if len(status) != len(entries):
+                raise FormatError(f"status tree {status_id.hex()}: {len(status)} entries, its tree {len(entries)}")
+            for e, (_, _, atime, sub) in zip(entries, status):
+                if sub is not None and e["kind"] != 2:
+                    raise FormatError(f"status tree {status_id.hex()}: a status subtree where there is no directory")
+                e["atime"] = atime
+        for e, st in zip(entries, status):
             path = os.path.join(target, e["name"])
             kind = e["kind"]
             if kind == 2:
                 os.mkdir(path)
-                self.extract_tree(e["subtree"], path)
+                self.extract_tree(e["subtree"], path, st[3] if st else None)
                 dirs.append((path, e))
                 self.counts["dirs"] += 1
                 continue
@@ -507,7 +580,7 @@ def main(argv):
     target = os.fsencode(argv[4])
     os.makedirs(target, exist_ok=True)
     extractor = Extractor(repo)
-    extractor.extract_tree(snapshot["tree"], target)
+    extractor.extract_tree(snapshot["tree"], target, snapshot["status_tree"])
     counts = " ".join(f"{k}={v}" for k, v in extractor.counts.items())
     print(f"snapshot {snapshot['id'][:8]}: {counts} blobs_checked={repo.blobs_checked}")
     return 0

@@ -86,13 +86,14 @@ fn make_tree(src: &Path) {
 
 /// Extracts the newest snapshot with the reader and compares it with `src` as it is now.
 #[track_caller]
-fn assert_reader_extracts(repo: &Path, src: &Path, out: &Path, what: &str) {
+fn assert_reader_extracts(repo: &Path, src: &Path, out: &Path, what: &str) -> String {
     let summary = read_repo_ok(repo, &["extract".as_ref(), "latest".as_ref(), out.as_os_str()]);
     assert!(summary.contains("blobs_checked="), "{what}: {summary}");
     // The snapshot mirrors the absolute path backed up (§10).
     let extracted = out.join(src.strip_prefix("/").unwrap());
     assert_looks_equal(&look(src), &look(&extracted), &format!("{what}: read_repo.py"));
     read_repo_ok(repo, &["check-packs".as_ref()]);
+    summary
 }
 
 fn pack_names(repo: &Path) -> Vec<String> {
@@ -113,12 +114,15 @@ fn an_independent_reader_extracts_what_dedup_wrote() {
     make_tree(&src);
 
     // Unencrypted: the key slot is still sealed (KDF 0), every other box is checksummed only.
+    // Format version 2: trees of version 1, no status trees (§10, §13).
     let plain = dir.path().join("plain");
     store_ok(
         &plain,
         &[
             "init",
             "--insecure-no-encryption",
+            "--format-version",
+            "2",
             "--pack-size",
             "1M",
             "--chunker",
@@ -126,12 +130,16 @@ fn an_independent_reader_extracts_what_dedup_wrote() {
         ],
     );
     store_ok(&plain, &[OsStr::new("backup"), OsStr::new("-q"), src.as_os_str()]);
-    assert_reader_extracts(&plain, &src, &dir.path().join("out-plain"), "unencrypted");
+    let summary =
+        assert_reader_extracts(&plain, &src, &dir.path().join("out-plain"), "unencrypted");
+    assert!(summary.contains(" status_trees=0 "), "format version 2: {summary}");
 
+    // Format version 3 (the default): trees of version 2, each with its status tree.
     let repo = dir.path().join("repo");
     init_repo(&repo);
     store_ok(&repo, &[OsStr::new("backup"), OsStr::new("-q"), src.as_os_str()]);
-    assert_reader_extracts(&repo, &src, &dir.path().join("out-1"), "encrypted");
+    let summary = assert_reader_extracts(&repo, &src, &dir.path().join("out-1"), "encrypted");
+    assert!(!summary.contains(" status_trees=0 "), "format version 3: {summary}");
 
     // A prune that keeps nothing unused repacks the packs the second snapshot still uses.
     for gone in ["sizes/16383", "sizes/262144", "incompressible"] {

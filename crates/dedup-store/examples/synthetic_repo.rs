@@ -73,7 +73,10 @@ fn snapshot_tree(sink: &BlobSink<'_>, range: std::ops::Range<u64>) -> Id {
             files.push(file_node(format!("f{n:012}"), std::mem::take(&mut chunks)));
         }
         if files.len() as u64 == FILES_PER_DIR {
-            let tree = store(BlobKind::Tree, &Tree { nodes: std::mem::take(&mut files) }.encode());
+            let tree = store(
+                BlobKind::Tree,
+                &Tree { nodes: std::mem::take(&mut files), ..Tree::default() }.encode(),
+            );
             dirs.push(dir_node(format!("d{n:012}"), tree));
         }
     }
@@ -81,11 +84,11 @@ fn snapshot_tree(sink: &BlobSink<'_>, range: std::ops::Range<u64>) -> Id {
         files.push(file_node("z-last".into(), chunks));
     }
     if !files.is_empty() {
-        let tree = store(BlobKind::Tree, &Tree { nodes: files }.encode());
+        let tree = store(BlobKind::Tree, &Tree { nodes: files, ..Tree::default() }.encode());
         dirs.push(dir_node("z-last".into(), tree));
     }
     dirs.sort_by(|a, b| a.name.cmp(&b.name));
-    store(BlobKind::Tree, &Tree { nodes: dirs }.encode())
+    store(BlobKind::Tree, &Tree { nodes: dirs, ..Tree::default() }.encode())
 }
 
 fn dir_node(name: String, tree: Id) -> Node {

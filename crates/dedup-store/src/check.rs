@@ -2,7 +2,8 @@
 //! reads, and every blob it names is indexed in a pack that exists; with `read_data`, every pack
 //! is read whole (a few at once, one per core), its name, trailer and every blob verified. Each finding names the object, and
 //! every snapshot names each of its files and directories that a missing or damaged object
-//! took (the packs are read before the trees are walked, so that damaged blobs are known).
+//! took (the packs are read before the trees are walked, so that damaged blobs are known), and
+//! a status tree that does not read names its snapshot.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -158,6 +159,7 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
         damaged: HashMap::new(),
         verified: HashMap::new(),
         trees: 0,
+        sound_status: HashSet::new(),
     };
     for (snapshot_id, snapshot) in &snapshots {
         report.snapshots += 1;
@@ -167,6 +169,13 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
                 "snapshot {}: /{}: {why}",
                 snapshot_id.short(8),
                 String::from_utf8_lossy(path)
+            ));
+        }
+        if let Some(why) = snapshot.status_tree.and_then(|status| walk.status_problem(status)) {
+            report.errors.push(format!(
+                "snapshot {}: status trees: {why} (the next backup from it reads its files \
+                 again; `dedup store repair snapshots` writes a copy without status trees)",
+                snapshot_id.short(8)
             ));
         }
         if findings.len() > FINDINGS_PER_SNAPSHOT {
@@ -200,6 +209,8 @@ struct Walk<'a> {
     /// Data blobs of suspect packs: why each does not open, or `None` when it does.
     verified: HashMap<Id, Option<String>>,
     trees: u64,
+    /// Status trees read whole below: each is walked once.
+    sound_status: HashSet<Id>,
 }
 
 impl Walk<'_> {
@@ -256,6 +267,24 @@ impl Walk<'_> {
             }
         }
         found
+    }
+
+    /// Why a status tree below `root` (itself included) cannot be read, if one cannot.
+    fn status_problem(&mut self, root: Id) -> Option<String> {
+        let mut pending = vec![root];
+        let mut read = Vec::new();
+        while let Some(id) = pending.pop() {
+            if self.sound_status.contains(&id) {
+                continue;
+            }
+            match self.repo.read_status_tree(self.index, &id) {
+                Ok(status) => pending.extend(status.entries.iter().filter_map(|e| e.subtree)),
+                Err(err) => return Some(err.to_string()),
+            }
+            read.push(id);
+        }
+        self.sound_status.extend(read);
+        None
     }
 
     /// Why data blob `chunk` cannot be read, if it cannot.

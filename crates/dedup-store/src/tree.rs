@@ -14,7 +14,20 @@ pub fn root_node(tree: Id) -> Node {
 
 /// The node at `path` (components separated by `/`, leading `/` optional) below the root tree.
 pub fn resolve(repo: &Repository, index: &Index, root: Id, path: &[u8]) -> Result<Node> {
+    resolve_with_status(repo, index, root, None, path)
+}
+
+/// [`resolve`], with the root's status tree (snapshots of version 2), so that the node found
+/// has its atime and its status tree (what a restore sets).
+pub fn resolve_with_status(
+    repo: &Repository,
+    index: &Index,
+    root: Id,
+    status: Option<Id>,
+    path: &[u8],
+) -> Result<Node> {
     let mut node = root_node(root);
+    node.status_tree = status;
     for part in path.split(|&b| b == b'/').filter(|p| !p.is_empty() && *p != b".") {
         let Content::Subtree(id) = node.content else {
             return Err(Error::Invalid(format!(
@@ -22,7 +35,7 @@ pub fn resolve(repo: &Repository, index: &Index, root: Id, path: &[u8]) -> Resul
                 String::from_utf8_lossy(path)
             )));
         };
-        let tree = repo.read_tree(index, &id)?;
+        let tree = repo.read_tree_with_status(index, &id, node.status_tree.as_ref())?;
         node = tree.find(part).cloned().ok_or_else(|| {
             Error::Invalid(format!(
                 "{}: no such path in the snapshot",

@@ -102,9 +102,10 @@ pub enum StoreCommand {
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The chunker: `fastcdc` (default: flat FastCDC, 512 KiB / 1 MiB / 8 MiB, AVG the mean
-    /// chunk; format version 2), `fastcdc:MIN/AVG/MAX`, `fastcdc-normalised[:MIN/AVG/MAX]`
-    /// (normalised level 2, AVG a power of two: what format version 1 cuts, readable by older
-    /// dedup), or `fixed:SIZE` (disk images).
+    /// chunk; format version 2 or later), `fastcdc:MIN/AVG/MAX`,
+    /// `fastcdc-normalised[:MIN/AVG/MAX]` (normalised level 2, AVG a power of two: what format
+    /// version 1 cuts, readable by older dedup with --format-version 1), or `fixed:SIZE` (disk
+    /// images).
     #[arg(long, value_name = "CHUNKER", default_value = "fastcdc")]
     pub chunker: String,
     /// Compression of blobs: auto (zstd 3 where it shrinks), off, or a zstd level 1-22.
@@ -113,6 +114,11 @@ pub struct InitArgs {
     /// Target size of packs.
     #[arg(long, value_name = "SIZE", default_value = "16MiB")]
     pub pack_size: String,
+    /// The repository format version (docs/store-format.md §13): 3 (the default) stores trees
+    /// that identical directories share; 2 or 1 keep the trees older dedup reads and writes
+    /// (the version is then the one the chunker needs: 1 for fastcdc-normalised and fixed).
+    #[arg(long, value_name = "N")]
+    pub format_version: Option<u8>,
     /// Store data unencrypted (checksummed only): anyone who can read the repository reads it.
     #[arg(long)]
     pub insecure_no_encryption: bool,

@@ -60,13 +60,24 @@ pub fn parse_compression(text: &str) -> Result<CompressionMode> {
 /// Run `dedup store init`.
 pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
     let location = super::location(common)?;
+    let chunker = parse_chunker(&args.chunker)?;
+    let status_trees = match args.format_version {
+        None | Some(3) => true,
+        Some(asked @ (1 | 2)) if asked >= chunker.format_version() => false,
+        Some(asked @ (1 | 2)) => bail!(
+            "--format-version {asked}: the chunker {} needs format version {}",
+            args.chunker,
+            chunker.format_version()
+        ),
+        Some(other) => bail!("--format-version {other}: expected 1, 2 or 3"),
+    };
     let options = InitOptions {
         password: if args.insecure_no_encryption {
             None
         } else {
             Some(new_password(Some(common), None)?)
         },
-        chunker: parse_chunker(&args.chunker)?,
+        chunker,
         pack_size: size32(&args.pack_size)?,
         compression: parse_compression(&args.compression)?,
         kdf: KdfParams {
@@ -75,6 +86,7 @@ pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
             lanes: args.kdf_lanes,
         },
         label: format!("{}@{}", super::username(), super::hostname()),
+        status_trees,
     };
     let repo = Repository::init(super::backend(common, &location)?, options)?;
     if !common.quiet {

@@ -41,7 +41,13 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     };
     let (id, snapshot) = repo.find_snapshot(spec, &super::filter(&args.filter))?;
     let index = repo.load_index()?.index;
-    let node = dedup_store::tree::resolve(&repo, &index, snapshot.tree, path.as_bytes())?;
+    let node = dedup_store::tree::resolve_with_status(
+        &repo,
+        &index,
+        snapshot.tree,
+        snapshot.status_tree,
+        path.as_bytes(),
+    )?;
     let (includes, excludes) = (globs(&args.includes)?, globs(&args.excludes)?);
     let filter = |p: &[u8], n: &Node| wanted(&includes, &excludes, p, n);
     let messages = Messages { verbose: common.verbose > 0, bar: None };

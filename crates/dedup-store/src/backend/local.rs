@@ -1,10 +1,15 @@
 //! A repository in a local directory: each object is written to a temporary name beginning with
 //! `.` in its final directory (a pack written as it fills: in `data/`, its name being known only
-//! at its end), fsynced, renamed without replacing, and the final directory fsynced.
+//! at its end), fsynced, renamed without replacing, and the final directory fsynced. Packs of
+//! trees stay open for the ranges read from them (a backup reads two tree blobs per directory
+//! of its parent: one `pread` each rather than open, seek, read and close).
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rustix::fs::{renameat_with, RenameFlags, CWD};
@@ -16,13 +21,24 @@ use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome, RangeR
 /// Objects stored as files under a root directory.
 pub struct LocalBackend {
     root: PathBuf,
+    /// Packs that metadata ranges were read from, kept open (at most [`OPEN_TREE_PACKS`]).
+    /// Packs never change once named, so a kept descriptor reads what a fresh open would, or
+    /// what the pack held before a prune deleted it, which is the same bytes.
+    open_tree_packs: Mutex<HashMap<String, Arc<File>>>,
 }
+
+/// Tree packs kept open at most; past this the kept ones are closed and the count starts over
+/// (a repository's trees fill far fewer packs than its data).
+const OPEN_TREE_PACKS: usize = 64;
 
 impl LocalBackend {
     /// The repository at `root` (which need not exist yet).
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
-        LocalBackend { root: std::path::absolute(&root).unwrap_or(root) }
+        LocalBackend {
+            root: std::path::absolute(&root).unwrap_or(root),
+            open_tree_packs: Mutex::new(HashMap::new()),
+        }
     }
 
     fn path(&self, name: &str) -> io::Result<PathBuf> {
@@ -183,6 +199,32 @@ impl Backend for LocalBackend {
         let mut buf = vec![0u8; len];
         file.read_exact(&mut buf)?;
         Ok(buf)
+    }
+
+    fn get_metadata_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        let kept =
+            self.open_tree_packs.lock().unwrap_or_else(PoisonError::into_inner).get(name).cloned();
+        let file = match kept {
+            Some(file) => file,
+            None => {
+                let file = Arc::new(File::open(self.path(name)?)?);
+                let mut open = self.open_tree_packs.lock().unwrap_or_else(PoisonError::into_inner);
+                if open.len() >= OPEN_TREE_PACKS {
+                    open.clear();
+                }
+                open.insert(name.to_string(), Arc::clone(&file));
+                file
+            }
+        };
+        let len = usize::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "range too large"))?;
+        let mut buf = vec![0u8; len];
+        file.read_exact_at(&mut buf, offset)?;
+        Ok(buf)
+    }
+
+    fn forget_metadata_range(&self, name: &str, _offset: u64, _len: u64) {
+        self.open_tree_packs.lock().unwrap_or_else(PoisonError::into_inner).remove(name);
     }
 
     fn open_ranges(&self, name: &str) -> io::Result<Option<Box<dyn RangeReader>>> {

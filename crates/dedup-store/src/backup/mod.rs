@@ -20,7 +20,6 @@ use dedup_core::Observer;
 use dedup_scan::io::{Concurrency, IoScheduler};
 use dedup_scan::{walk, Detail, WalkOptions};
 
-use crate::blob::BlobKind;
 use crate::error::{Error, Result};
 use crate::format::{Content, Node, NodeKind, Snapshot, Summary, Tree};
 use crate::id::Id;
@@ -99,7 +98,7 @@ pub fn backup(
     let stages = pipeline::Stages::new();
     let visitor =
         visitor::BackupVisitor::new(&session.sink, &stages, observer, progress, parent_time);
-    let parent_root = options.parent.as_ref().map(|(_, s)| s.tree);
+    let parent_root = options.parent.as_ref().map(|(_, s)| (s.tree, s.status_tree));
     let roots = visitor.parent_roots(parent_root, &paths);
     visitor.set_parent_roots(roots);
     // Listing is metadata work: a few directories at once; reading has its own scheduler.
@@ -147,7 +146,7 @@ pub fn backup_stream(
         content: Content::Chunks(chunks),
         ..Node::default()
     };
-    let tree = session.sink.store(BlobKind::Tree, &Tree { nodes: vec![node] }.encode())?;
+    let tree = session.sink.store_tree(Tree { nodes: vec![node], ..Tree::default() })?;
     let counts =
         Summary { files_new: 1, bytes_read: size, bytes_total: size, ..Summary::default() };
     session.commit(options, tree, counts, start)
@@ -177,16 +176,17 @@ impl<'r> Session<'r> {
         Ok(Session { repo, sink, marker, planned })
     }
 
+    /// Writes the snapshot of the root tree `tree` and its status tree.
     fn commit(
         mut self,
         options: &BackupOptions,
-        tree: Id,
+        (tree, status_tree): (Id, Option<Id>),
         mut summary: Summary,
         start: i64,
     ) -> Result<BackupOutcome> {
         self.sink.flush()?;
         if !options.dry_run {
-            self.keep_indexed_what_a_prune_planned_since(tree)?;
+            self.keep_indexed_what_a_prune_planned_since(tree, status_tree)?;
         }
         let stats = self.sink.stats();
         summary.bytes_added = stats.bytes_added;
@@ -194,6 +194,7 @@ impl<'r> Session<'r> {
         let snapshot = Snapshot {
             time: start,
             tree,
+            status_tree,
             parent: options.parent.as_ref().map(|(id, _)| *id),
             host: options.host.clone(),
             user: options.user.clone(),
@@ -269,18 +270,23 @@ impl Session<'_> {
     /// A prune that planned while this session ran waits for it (§12) but has already written
     /// index files without the packs it plans to delete, some of which this session may have
     /// deduplicated against. Those the snapshot rooted at `tree` reaches are indexed again, from
-    /// their trailers, before the snapshot is written, so that it restores at once; the plan,
+    /// their trailers (and those of its status trees: a later backup needs them to skip
+    /// unchanged files), before the snapshot is written, so that it restores at once; the plan,
     /// when carried out, sees the snapshot and keeps them. A pack already deleted (the plan did
     /// not wait: this session was judged stale) fails the backup rather than commit a snapshot
     /// with holes.
-    fn keep_indexed_what_a_prune_planned_since(&self, tree: Id) -> Result<()> {
+    fn keep_indexed_what_a_prune_planned_since(
+        &self,
+        tree: Id,
+        status_tree: Option<Id>,
+    ) -> Result<()> {
         let planned_now = self.repo.planned_deletions()?;
         let new: std::collections::HashSet<Id> =
             planned_now.difference(&self.planned).copied().collect();
         if new.is_empty() {
             return Ok(());
         }
-        let reached = self.sink.packs_reached(tree, &new)?;
+        let reached = self.sink.packs_reached(tree, status_tree, &new)?;
         let mut packs = Vec::new();
         for pack in reached {
             let name = crate::pack::pack_path(&pack);

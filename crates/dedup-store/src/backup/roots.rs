@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use dedup_scan::Metadata;
 
 use super::visitor::node_of;
-use crate::blob::BlobKind;
 use crate::error::Result;
 use crate::format::{Content, Node, NodeKind, Tree};
 use crate::id::Id;
@@ -28,9 +27,13 @@ fn between(path: &Path, name: &[u8]) -> Node {
     }
 }
 
-/// Stores the trees from `/` down to each root and returns the root tree's id. Roots inside
-/// another root are already in its tree and are not added twice.
-pub fn store_root(sink: &BlobSink<'_>, paths: &[PathBuf], found: Vec<Option<Node>>) -> Result<Id> {
+/// Stores the trees from `/` down to each root and returns the root tree's id and its status
+/// tree's. Roots inside another root are already in its tree and are not added twice.
+pub fn store_root(
+    sink: &BlobSink<'_>,
+    paths: &[PathBuf],
+    found: Vec<Option<Node>>,
+) -> Result<(Id, Option<Id>)> {
     let mut order: Vec<(usize, Vec<Vec<u8>>)> = paths
         .iter()
         .enumerate()
@@ -54,8 +57,8 @@ pub fn store_root(sink: &BlobSink<'_>, paths: &[PathBuf], found: Vec<Option<Node
         let Some((last, _)) = parts.split_last() else {
             // `/` itself: its tree is the root tree.
             return match node.content {
-                Content::Subtree(id) => Ok(id),
-                _ => sink.store(BlobKind::Tree, &Tree::default().encode()),
+                Content::Subtree(id) => Ok((id, node.status_tree)),
+                _ => sink.store_tree(Tree::default()),
             };
         };
         let _ = last;
@@ -81,17 +84,17 @@ fn insert(level: &mut BTreeMap<Vec<u8>, Slot>, parts: &[Vec<u8>], mut path: Path
     }
 }
 
-fn store_level(sink: &BlobSink<'_>, level: BTreeMap<Vec<u8>, Slot>) -> Result<Id> {
+fn store_level(sink: &BlobSink<'_>, level: BTreeMap<Vec<u8>, Slot>) -> Result<(Id, Option<Id>)> {
     let mut tree = Tree::default();
     for (_, slot) in level {
         tree.nodes.push(match slot {
             Slot::Root(node) => node,
             Slot::Between(mut node, children) => {
-                node.content = Content::Subtree(store_level(sink, children)?);
+                let (id, status) = store_level(sink, children)?;
+                (node.content, node.status_tree) = (Content::Subtree(id), status);
                 node
             }
         });
     }
-    tree.sort();
-    sink.store(BlobKind::Tree, &tree.encode())
+    sink.store_tree(tree)
 }

@@ -56,21 +56,29 @@ pub enum Home {
 pub struct DirState {
     node: Mutex<Node>,
     home: Home,
+    /// The directory's tree in the parent snapshot, and its status tree there (trees of
+    /// version 2), which together say what the directory held.
     parent_tree: Option<Id>,
+    parent_status: Option<Id>,
     children: Mutex<Vec<Node>>,
     /// What the tree still waits for: the walk's leave, queued files, unfinished subdirectories.
     pending: AtomicUsize,
 }
 
 impl DirState {
-    fn new(node: Node, home: Home, parent_tree: Option<Id>) -> Self {
+    fn new(node: Node, home: Home, before: Option<&Node>) -> Self {
         if let Home::Dir(parent) = &home {
             parent.pending.fetch_add(1, Ordering::AcqRel);
         }
+        let parent_tree = match before.map(|b| &b.content) {
+            Some(Content::Subtree(id)) => Some(*id),
+            _ => None,
+        };
         DirState {
             node: Mutex::new(node),
             home,
             parent_tree,
+            parent_status: before.and_then(|b| b.status_tree),
             children: Mutex::new(Vec::new()),
             pending: AtomicUsize::new(1),
         }
@@ -96,7 +104,8 @@ pub struct BackupVisitor<'a, 'r> {
     observer: &'a dyn Observer,
     progress: &'a BackupProgress,
     parent_time: Option<i64>,
-    parent_roots: Mutex<Vec<Option<Node>>>,
+    /// Each root's node in the parent snapshot, and whether its status (inode, ctime) is known.
+    parent_roots: Mutex<Vec<Option<(Node, bool)>>>,
     found: Mutex<Vec<Option<Node>>>,
     fatal: Mutex<Option<Error>>,
     files_new: AtomicU64,
@@ -141,6 +150,7 @@ pub fn node_of(name: &[u8], meta: &Metadata, entry: Option<&Entry>) -> Node {
         target: entry.and_then(|e| e.target.clone()).unwrap_or_default(),
         xattrs: Vec::new(),
         content: Content::None,
+        status_tree: None,
     }
 }
 
@@ -171,17 +181,20 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         }
     }
 
-    /// The node of each root path in the parent snapshot's tree, where it has one.
+    /// The node of each root path in the parent snapshot's tree (rooted at the tree and status
+    /// tree `parent_root`), where it has one, and whether its status is known.
     pub fn parent_roots(
         &self,
-        parent_root: Option<Id>,
+        parent_root: Option<(Id, Option<Id>)>,
         paths: &[std::path::PathBuf],
-    ) -> Vec<Option<Node>> {
-        let Some(root) = parent_root else { return vec![None; paths.len()] };
+    ) -> Vec<Option<(Node, bool)>> {
+        let Some((root, status)) = parent_root else { return vec![None; paths.len()] };
         paths
             .iter()
             .map(|path| {
                 let mut node = crate::tree::root_node(root);
+                node.status_tree = status;
+                let mut known = true;
                 for part in path
                     .as_os_str()
                     .as_encoded_bytes()
@@ -189,14 +202,17 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
                     .filter(|p| !p.is_empty())
                 {
                     let Content::Subtree(id) = node.content else { return None };
-                    node = self.sink.read_tree(&id).ok()?.find(part)?.clone();
+                    let tree =
+                        self.sink.read_tree_with_status(&id, node.status_tree.as_ref()).ok()?;
+                    known = tree.status_known();
+                    node = tree.find(part)?.clone();
                 }
-                Some(node)
+                Some((node, known))
             })
             .collect()
     }
 
-    pub fn set_parent_roots(&self, roots: Vec<Option<Node>>) {
+    pub fn set_parent_roots(&self, roots: Vec<Option<(Node, bool)>>) {
         *lock(&self.found) = vec![None; roots.len()];
         *lock(&self.parent_roots) = roots;
     }
@@ -235,9 +251,10 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         Ok((self.found.into_inner().unwrap_or_else(PoisonError::into_inner), summary))
     }
 
-    /// Whether `node` can take the parent's chunks without reading the file.
-    fn unchanged(&self, node: &Node, before: Option<&Node>) -> Option<Vec<Id>> {
-        let before = before?;
+    /// Whether `node` can take the parent's chunks without reading the file; `known`: whether
+    /// `before`'s status (inode, ctime) is known, without which nothing is proven.
+    fn unchanged(&self, node: &Node, before: Option<&Node>, known: bool) -> Option<Vec<Id>> {
+        let before = before.filter(|_| known)?;
         let parent_time = self.parent_time?;
         let Content::Chunks(chunks) = &before.content else { return None };
         let same = before.kind == NodeKind::File
@@ -259,18 +276,25 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         &self,
         node: &Node,
         before: Option<&Node>,
+        known: bool,
         read: impl FnOnce() -> io::Result<Vec<dedup_scan::Xattr>>,
         path: impl FnOnce() -> PathBuf,
     ) -> Vec<(Vec<u8>, Vec<u8>)> {
-        match self.kept_xattrs(node, before) {
+        match self.kept_xattrs(node, before, known) {
             Some(kept) => kept,
             None => self.read_xattrs(read, path),
         }
     }
 
-    /// The parent snapshot's attributes of `node`, when its status proves them unchanged.
-    fn kept_xattrs(&self, node: &Node, before: Option<&Node>) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
-        let (before, parent_time) = (before?, self.parent_time?);
+    /// The parent snapshot's attributes of `node`, when its status (`known`) proves them
+    /// unchanged.
+    fn kept_xattrs(
+        &self,
+        node: &Node,
+        before: Option<&Node>,
+        known: bool,
+    ) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+        let (before, parent_time) = (before.filter(|_| known)?, self.parent_time?);
         let same = before.kind == node.kind
             && before.ctime == node.ctime
             && before.ino == node.ino
@@ -297,10 +321,12 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
     /// and queues a larger one for the file stage (its directory's tree then waits for it).
     /// With `xattrs_by_fd`, the node's attributes are still to be read: through the descriptor
     /// once the file is open (no second name lookup), else with that function.
+    #[allow(clippy::too_many_arguments)]
     fn file(
         &self,
         mut node: Node,
         before: Option<&Node>,
+        known: bool,
         open: impl FnOnce() -> io::Result<File>,
         shown: impl Fn() -> PathBuf,
         home: Home,
@@ -313,7 +339,7 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         bump(&self.bytes_total, node.size);
         bump(&self.progress.files, 1);
         bump(&self.progress.bytes_done, node.size);
-        if let Some(chunks) = self.unchanged(&node, before) {
+        if let Some(chunks) = self.unchanged(&node, before, known) {
             // (Attributes not proven unchanged mean contents not proven unchanged either.)
             if let Some(read) = xattrs_by_fd {
                 node.xattrs = self.read_xattrs(read, &shown);
@@ -453,12 +479,11 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         if self.failed() {
             return None;
         }
-        let mut tree = Tree { nodes: std::mem::take(&mut *lock(&dir.children)) };
-        tree.sort();
+        let tree = Tree { nodes: std::mem::take(&mut *lock(&dir.children)), ..Tree::default() };
         let mut node = std::mem::take(&mut *lock(&dir.node));
-        match self.sink.store(BlobKind::Tree, &tree.encode()) {
-            Ok(id) => {
-                node.content = Content::Subtree(id);
+        match self.sink.store_tree(tree) {
+            Ok((id, status)) => {
+                (node.content, node.status_tree) = (Content::Subtree(id), status);
                 Some(node)
             }
             Err(err) => {
@@ -489,23 +514,23 @@ impl Visitor for BackupVisitor<'_, '_> {
         let entry = root.entry?;
         let meta = entry.meta.as_ref()?;
         let index = root.index as usize;
-        let before = lock(&self.parent_roots).get(index).cloned().flatten();
+        let parent = lock(&self.parent_roots).get(index).cloned().flatten();
+        let (before, known) = match &parent {
+            Some((node, known)) => (Some(node), *known),
+            None => (None, false),
+        };
         let mut node = node_of(&last_name(root.path), meta, Some(entry));
         let read = || dedup_scan::read_xattrs(root.path, true);
-        node.xattrs = self.xattrs(&node, before.as_ref(), read, || root.path.to_path_buf());
+        node.xattrs = self.xattrs(&node, before, known, read, || root.path.to_path_buf());
         match node.kind {
             NodeKind::Dir => {
                 bump(&self.dirs, 1);
-                let parent_tree = match before.map(|b| b.content) {
-                    Some(Content::Subtree(id)) => Some(id),
-                    _ => None,
-                };
-                return Some(Arc::new(DirState::new(node, Home::Root(index), parent_tree)));
+                return Some(Arc::new(DirState::new(node, Home::Root(index), before)));
             }
             NodeKind::File => {
                 let open = || File::open(root.path);
                 let shown = || root.path.to_path_buf();
-                self.file(node, before.as_ref(), open, shown, Home::Root(index), None);
+                self.file(node, before, known, open, shown, Home::Root(index), None);
                 return None;
             }
             _ => bump(&self.others, 1),
@@ -525,8 +550,13 @@ impl Visitor for BackupVisitor<'_, '_> {
             *own = node_of(&old.name, listing.meta, None);
             own.xattrs = old.xattrs;
         }
-        let before =
-            dir.parent_tree.and_then(|id| self.sink.read_tree(&id).ok()).unwrap_or_default();
+        // A parent tree of version 2 whose status tree is missing or damaged proves nothing
+        // unchanged: its files are read again (safe), and the backup goes on.
+        let before = dir
+            .parent_tree
+            .and_then(|id| self.sink.read_tree_with_status(&id, dir.parent_status.as_ref()).ok())
+            .unwrap_or_default();
+        let known = before.status_known();
         let mut subdirs = Vec::new();
         let mut nodes = Vec::new();
         for (i, entry) in listing.entries.iter().enumerate() {
@@ -538,7 +568,7 @@ impl Visitor for BackupVisitor<'_, '_> {
                 Ok(name) => dedup_scan::read_xattrs_at(listing.fd, &name, path, entry.followed),
                 Err(_) => dedup_scan::read_xattrs(&path(), entry.followed),
             };
-            let kept = self.kept_xattrs(&node, previous);
+            let kept = self.kept_xattrs(&node, previous, known);
             // A regular file to be read: its attributes are read through its descriptor.
             let by_fd = kept.is_none() && node.kind == NodeKind::File && !entry.followed;
             node.xattrs = match kept {
@@ -549,11 +579,7 @@ impl Visitor for BackupVisitor<'_, '_> {
             match node.kind {
                 NodeKind::Dir => {
                     bump(&self.dirs, 1);
-                    let parent_tree = match previous.map(|p| &p.content) {
-                        Some(Content::Subtree(id)) => Some(*id),
-                        _ => None,
-                    };
-                    let state = DirState::new(node, Home::Dir(Arc::clone(dir)), parent_tree);
+                    let state = DirState::new(node, Home::Dir(Arc::clone(dir)), previous);
                     subdirs.push((i, Arc::new(state)));
                     continue;
                 }
@@ -563,7 +589,7 @@ impl Visitor for BackupVisitor<'_, '_> {
                         || dedup_scan::open_content_at(listing.fd, OsStr::from_bytes(&entry.name));
                     let home = Home::Dir(Arc::clone(dir));
                     let fallback: &dyn Fn() -> io::Result<Vec<dedup_scan::Xattr>> = &read;
-                    self.file(node, previous, open, shown, home, by_fd.then_some(fallback));
+                    self.file(node, previous, known, open, shown, home, by_fd.then_some(fallback));
                     continue;
                 }
                 _ => bump(&self.others, 1),

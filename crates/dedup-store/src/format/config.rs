@@ -1,6 +1,7 @@
 //! The repository config's plaintext: format version, repository id, chunker, pack size and
 //! compression, fixed at init. The format version written follows from what the repository
-//! needs: 2 with the flat FastCDC chunker (kind 3, which a version-1 reader would not know).
+//! needs: 2 with the flat FastCDC chunker (kind 3, which a version-1 reader would not know), 3
+//! with trees of version 2 and status trees (which a version-2 reader would not know).
 
 use super::wire::{Reader, Writer};
 use super::{DecodeError, FORMAT_VERSION};
@@ -125,12 +126,22 @@ pub struct Config {
     pub pack_size: u32,
     /// Compression.
     pub compression: CompressionMode,
+    /// Trees are written as trees of version 2 with status trees (format version 3), rather
+    /// than trees of version 1.
+    pub status_trees: bool,
 }
+
+/// The format version whose trees are of version 2, with status trees.
+pub const STATUS_TREES_VERSION: u8 = 3;
 
 impl Config {
     /// The repository's format version (docs/store-format.md §13).
     pub fn format_version(&self) -> u8 {
-        self.chunker.format_version()
+        if self.status_trees {
+            STATUS_TREES_VERSION
+        } else {
+            self.chunker.format_version()
+        }
     }
 
     /// The plaintext.
@@ -204,7 +215,8 @@ impl Config {
             _ => return Err(DecodeError::invalid(format!("unknown compression {mode}/{level}"))),
         };
         input.finish()?;
-        Ok(Config { id, created, chunker, pack_size, compression })
+        let status_trees = version >= STATUS_TREES_VERSION;
+        Ok(Config { id, created, chunker, pack_size, compression, status_trees })
     }
 }
 
@@ -222,31 +234,34 @@ mod tests {
             7u32..20,
             1u32..1 << 20,
             PACK_SIZE_RANGE.0..PACK_SIZE_RANGE.1,
-            0i32..23,
+            (0i32..23, any::<bool>()),
         )
-            .prop_map(|(id, created, kind, bits, size, pack_size, level)| Config {
-                id: Id(id),
-                created,
-                chunker: match kind {
-                    0 => ChunkerParams::FastCdc {
-                        min: 1 << (bits - 1),
-                        avg: (1 << bits) + size % (1 << bits),
-                        max: 1 << (bits + 2),
+            .prop_map(
+                |(id, created, kind, bits, size, pack_size, (level, status_trees))| Config {
+                    id: Id(id),
+                    created,
+                    chunker: match kind {
+                        0 => ChunkerParams::FastCdc {
+                            min: 1 << (bits - 1),
+                            avg: (1 << bits) + size % (1 << bits),
+                            max: 1 << (bits + 2),
+                        },
+                        1 => ChunkerParams::FastCdcNormalised {
+                            min: 1 << (bits - 1),
+                            avg: 1 << bits,
+                            max: 1 << (bits + 2),
+                        },
+                        _ => ChunkerParams::Fixed { size },
                     },
-                    1 => ChunkerParams::FastCdcNormalised {
-                        min: 1 << (bits - 1),
-                        avg: 1 << bits,
-                        max: 1 << (bits + 2),
+                    pack_size,
+                    compression: match level {
+                        0 => CompressionMode::Off,
+                        22 => CompressionMode::Auto,
+                        n => CompressionMode::Level(n),
                     },
-                    _ => ChunkerParams::Fixed { size },
+                    status_trees,
                 },
-                pack_size,
-                compression: match level {
-                    0 => CompressionMode::Off,
-                    22 => CompressionMode::Auto,
-                    n => CompressionMode::Level(n),
-                },
-            })
+            )
     }
 
     proptest! {
@@ -278,6 +293,7 @@ mod tests {
             chunker,
             pack_size: 16 << 20,
             compression: CompressionMode::Auto,
+            status_trees: false,
         }
     }
 
@@ -300,7 +316,24 @@ mod tests {
         bytes[0] = 2;
         assert!(Config::decode(&bytes).is_ok(), "version 2 may hold any kind");
         let mut bytes = config(ChunkerParams::default()).encode();
-        bytes[0] = 3;
-        assert!(matches!(Config::decode(&bytes), Err(DecodeError::Version { found: 3, .. })));
+        bytes[0] = 4;
+        assert!(matches!(Config::decode(&bytes), Err(DecodeError::Version { found: 4, .. })));
+    }
+
+    #[test]
+    fn status_trees_make_a_version_3_repository_whatever_the_chunker() {
+        for chunker in [ChunkerParams::default(), ChunkerParams::Fixed { size: 9 }] {
+            let with = Config { status_trees: true, ..config(chunker) };
+            let bytes = with.encode();
+            assert_eq!(bytes[0], 3);
+            assert_eq!(Config::decode(&bytes), Ok(with));
+        }
+        // A program that knows only version 2 checks the version byte against 1..=2 first.
+        let bytes = Config { status_trees: true, ..config(ChunkerParams::default()) }.encode();
+        let mut reader = super::super::wire::Reader::new(&bytes);
+        assert_eq!(
+            reader.version_in(FIRST_VERSION..=2),
+            Err(DecodeError::Version { found: 3, known: 2 })
+        );
     }
 }

@@ -9,6 +9,7 @@ mod header;
 mod index_file;
 mod key_file;
 mod snapshot;
+mod status_tree;
 mod tree;
 mod wire;
 mod writer_marker;
@@ -21,12 +22,13 @@ pub use header::{Header, Magic, HEADER_LEN};
 pub use index_file::{IndexFile, IndexedPack};
 pub use key_file::{Kdf, KdfParams, KeyFile};
 pub use snapshot::{Snapshot, Summary};
-pub use tree::{valid_name, Content, Node, NodeKind, Tree};
+pub use status_tree::{EntryStatus, StatusTree};
+pub use tree::{valid_name, Content, Node, NodeKind, Tree, TreeStatus};
 pub use writer_marker::WriterInfo;
 
 /// The newest repository format version this program reads and writes (it reads and writes
 /// every older one too: docs/store-format.md §13).
-pub const FORMAT_VERSION: u8 = 2;
+pub const FORMAT_VERSION: u8 = 3;
 
 /// Why bytes do not decode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

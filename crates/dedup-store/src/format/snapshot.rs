@@ -1,5 +1,5 @@
-//! Snapshots' plaintext: when, which root tree, from which host and paths, tags, whether
-//! complete, and the backup's summary.
+//! Snapshots' plaintext: when, which root tree (and, version 2, which root status tree), from
+//! which host and paths, tags, whether complete, and the backup's summary.
 
 use super::wire::{Reader, Writer};
 use super::DecodeError;
@@ -72,6 +72,9 @@ pub struct Snapshot {
     pub time: i64,
     /// The root tree.
     pub tree: Id,
+    /// The root status tree, when the trees are of version 2 and their status was written
+    /// (a snapshot of version 2; one of version 1 has none).
+    pub status_tree: Option<Id>,
     /// The parent snapshot, if any.
     pub parent: Option<Id>,
     /// The host name.
@@ -94,9 +97,12 @@ impl Snapshot {
     /// The plaintext.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Writer::default();
-        out.u8(1);
+        out.u8(if self.status_tree.is_some() { 2 } else { 1 });
         out.i64(self.time);
         out.id(&self.tree);
+        if let Some(status) = &self.status_tree {
+            out.id(status);
+        }
         match &self.parent {
             Some(parent) => {
                 out.u8(1);
@@ -122,12 +128,13 @@ impl Snapshot {
         out.buf
     }
 
-    /// Decodes the plaintext.
+    /// Decodes the plaintext (version 1 or 2).
     pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         let mut input = Reader::new(bytes);
-        input.version(1)?;
+        let version = input.version_in(1..=2)?;
         let time = input.i64()?;
         let tree = input.id()?;
+        let status_tree = if version == 2 { Some(input.id()?) } else { None };
         let parent = match input.u8()? {
             0 => None,
             1 => Some(input.id()?),
@@ -155,6 +162,7 @@ impl Snapshot {
         Ok(Snapshot {
             time,
             tree,
+            status_tree,
             parent,
             host,
             user,
@@ -178,16 +186,17 @@ mod tests {
             any::<i64>(),
             any::<[u8; 32]>(),
             proptest::option::of(any::<[u8; 32]>()),
-            ".{0,10}",
+            (".{0,10}", proptest::option::of(any::<[u8; 32]>())),
             proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..20), 0..4),
             proptest::collection::vec("[a-z]{0,8}", 0..3),
             any::<bool>(),
             any::<[u64; 10]>(),
         )
-            .prop_map(|(time, tree, parent, host, paths, tags, incomplete, fields)| {
-                Snapshot {
+            .prop_map(
+                |(time, tree, parent, (host, status), paths, tags, incomplete, fields)| Snapshot {
                     time,
                     tree: Id(tree),
+                    status_tree: status.map(Id),
                     parent: parent.map(Id),
                     user: host.to_uppercase(),
                     host,
@@ -196,8 +205,8 @@ mod tests {
                     incomplete,
                     summary: Summary::from_fields(fields),
                     program: "dedup test".into(),
-                }
-            })
+                },
+            )
     }
 
     proptest! {

@@ -1,5 +1,8 @@
-//! Tree blobs' plaintext: one directory's entries, sorted by name, each with its full metadata
-//! and its content (a file's chunk ids, a directory's subtree id).
+//! Tree blobs' plaintext: one directory's entries, sorted by name, each with its metadata and
+//! its content (a file's chunk ids, a directory's subtree id). Version 1 carries each entry's
+//! status (atime, ctime, device, inode, link count) inline; version 2 leaves out what differs
+//! between copies of a directory, so that they share one tree blob, and keeps that in a
+//! parallel status tree ([`super::StatusTree`]).
 
 use super::wire::{Reader, Writer};
 use super::DecodeError;
@@ -120,6 +123,30 @@ pub struct Node {
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
     /// Chunks or subtree.
     pub content: Content,
+    /// A directory's status tree (trees of version 2; not part of the tree blob itself: it
+    /// comes from, and goes into, the directory's own status tree).
+    pub status_tree: Option<Id>,
+}
+
+impl Node {
+    /// Whether a tree of version 2 records this entry's link group (device, inode, link
+    /// count): only a regular file with more than one name, which restore links.
+    fn linked(&self) -> bool {
+        self.kind == NodeKind::File && self.nlink > 1
+    }
+}
+
+/// Where a tree's entries keep their status (ctime and inode, which prove a file unchanged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TreeStatus {
+    /// Version 1: in each entry.
+    #[default]
+    Inline,
+    /// Version 2: in a status tree, not read; the entries' ctime and inode are unknown (0), and
+    /// their atime (unknown too) reads as their mtime.
+    Apart,
+    /// Version 2 with its status tree applied: the entries' atime, ctime and inode are known.
+    Joined,
 }
 
 /// A directory's entries, sorted by name bytes.
@@ -127,6 +154,8 @@ pub struct Node {
 pub struct Tree {
     /// The entries.
     pub nodes: Vec<Node>,
+    /// The tree's version, as where its status lives.
+    pub status: TreeStatus,
 }
 
 /// Whether `name` is safe to create inside a directory.
@@ -149,25 +178,41 @@ impl Tree {
         self.nodes.binary_search_by(|n| n.name.as_slice().cmp(name)).ok().map(|i| &self.nodes[i])
     }
 
-    /// The plaintext; entries must be sorted and unique ([`Tree::sort`]).
+    /// Whether the entries' ctime and inode are known (version 1, or joined with the status
+    /// tree): only then can they prove a file unchanged.
+    pub fn status_known(&self) -> bool {
+        self.status != TreeStatus::Apart
+    }
+
+    /// The plaintext, of version 1 when the status is [`TreeStatus::Inline`], else of version 2
+    /// (whose status goes into [`super::StatusTree::of`]); entries must be sorted and unique
+    /// ([`Tree::sort`]).
     pub fn encode(&self) -> Vec<u8> {
+        let inline = self.status == TreeStatus::Inline;
         let mut out = Writer::default();
-        out.u8(1);
+        out.u8(if inline { 1 } else { 2 });
         out.len(self.nodes.len());
         for node in &self.nodes {
             out.bytes(&node.name);
             out.u8(node.kind.code());
-            out.u8(u8::from(node.incomplete));
+            let linked = !inline && node.linked();
+            out.u8(u8::from(node.incomplete) | if linked { LINKED } else { 0 });
             out.u32(node.mode);
             out.u32(node.uid);
             out.u32(node.gid);
             out.u64(node.size);
-            out.i64(node.atime);
+            if inline {
+                out.i64(node.atime);
+            }
             out.i64(node.mtime);
-            out.i64(node.ctime);
-            out.u64(node.dev);
-            out.u64(node.ino);
-            out.u64(node.nlink);
+            if inline {
+                out.i64(node.ctime);
+            }
+            if inline || linked {
+                out.u64(node.dev);
+                out.u64(node.ino);
+                out.u64(node.nlink);
+            }
             out.u64(node.rdev);
             out.bytes(&node.target);
             out.len(node.xattrs.len());
@@ -189,11 +234,13 @@ impl Tree {
         out.buf
     }
 
-    /// Decodes and validates the plaintext.
+    /// Decodes and validates the plaintext, of version 1 or 2. The entries of a version-2
+    /// tree have ctime 0, atime = mtime, and device and inode 0 unless linked, until joined
+    /// with their status tree ([`super::StatusTree::apply`]).
     pub fn decode(bytes: &[u8]) -> Result<Tree, DecodeError> {
         let mut input = Reader::new(bytes);
-        input.version(1)?;
-        let count = input.count(90, "entries")?;
+        let inline = input.version_in(1..=2)? == 1;
+        let count = input.count(if inline { 90 } else { 51 }, "entries")?;
         let mut nodes: Vec<Node> = Vec::with_capacity(count);
         for _ in 0..count {
             let name = input.bytes(MAX_NAME, "name")?.to_vec();
@@ -207,11 +254,11 @@ impl Tree {
                 return Err(DecodeError::invalid("entries out of order or repeated"));
             }
             let kind = NodeKind::from_code(input.u8()?)?;
-            let incomplete = match input.u8()? {
-                0 => false,
-                1 => true,
-                other => return Err(DecodeError::invalid(format!("entry flags {other}"))),
-            };
+            let flags = input.u8()?;
+            let known = if inline { 1 } else { 1 | LINKED };
+            if flags & !known != 0 || (flags & LINKED != 0 && kind != NodeKind::File) {
+                return Err(DecodeError::invalid(format!("entry flags {flags}")));
+            }
             let mode = input.u32()?;
             if mode > 0o7777 {
                 return Err(DecodeError::invalid(format!("mode {mode:o}")));
@@ -219,21 +266,30 @@ impl Tree {
             let mut node = Node {
                 name,
                 kind,
-                incomplete,
+                incomplete: flags & 1 != 0,
                 mode,
                 uid: input.u32()?,
                 gid: input.u32()?,
                 size: input.u64()?,
-                atime: input.i64()?,
+                atime: if inline { input.i64()? } else { 0 },
                 mtime: input.i64()?,
-                ctime: input.i64()?,
-                dev: input.u64()?,
-                ino: input.u64()?,
-                nlink: input.u64()?,
-                rdev: input.u64()?,
-                target: input.bytes(MAX_TARGET, "symlink target")?.to_vec(),
+                nlink: 1,
                 ..Node::default()
             };
+            if !inline {
+                node.atime = node.mtime;
+            }
+            if inline {
+                node.ctime = input.i64()?;
+            }
+            if inline || flags & LINKED != 0 {
+                (node.dev, node.ino, node.nlink) = (input.u64()?, input.u64()?, input.u64()?);
+                if !inline && node.nlink < 2 {
+                    return Err(DecodeError::invalid("a link group of fewer than two links"));
+                }
+            }
+            node.rdev = input.u64()?;
+            node.target = input.bytes(MAX_TARGET, "symlink target")?.to_vec();
             let xattrs = input.count(8, "xattrs")?;
             for _ in 0..xattrs {
                 let name = input.bytes(MAX_XATTR_NAME, "xattr name")?.to_vec();
@@ -254,9 +310,13 @@ impl Tree {
             nodes.push(node);
         }
         input.finish()?;
-        Ok(Tree { nodes })
+        let status = if inline { TreeStatus::Inline } else { TreeStatus::Apart };
+        Ok(Tree { nodes, status })
     }
 }
+
+/// The entry flag of a tree of version 2 that says a link group follows.
+const LINKED: u8 = 2;
 
 #[cfg(test)]
 mod tests {
@@ -311,6 +371,7 @@ mod tests {
                             }
                             _ => Content::None,
                         },
+                        status_tree: None,
                     }
                 },
             )
@@ -318,7 +379,7 @@ mod tests {
 
     fn tree_strategy() -> impl Strategy<Value = Tree> {
         proptest::collection::vec(node_strategy(), 0..6).prop_map(|nodes| {
-            let mut tree = Tree { nodes };
+            let mut tree = Tree { nodes, ..Tree::default() };
             tree.sort();
             tree.nodes.dedup_by(|a, b| a.name == b.name);
             tree
@@ -332,7 +393,23 @@ mod tests {
         }
 
         #[test]
-        fn mutated_tree_never_panics(tree in tree_strategy(), at in any::<usize>(), byte in 1u8.., cut in any::<usize>()) {
+        fn a_version_2_tree_keeps_all_but_the_status(tree in tree_strategy()) {
+            let apart = Tree { status: TreeStatus::Apart, ..tree.clone() };
+            let decoded = Tree::decode(&apart.encode()).expect("decodes");
+            let mut expected = apart;
+            for node in &mut expected.nodes {
+                (node.ctime, node.atime) = (0, node.mtime);
+                if !node.linked() {
+                    (node.dev, node.ino, node.nlink) = (0, 0, 1);
+                }
+            }
+            prop_assert_eq!(decoded, expected);
+        }
+
+        #[test]
+        fn mutated_tree_never_panics(tree in tree_strategy(), apart in any::<bool>(), at in any::<usize>(), byte in 1u8.., cut in any::<usize>()) {
+            let status = if apart { TreeStatus::Apart } else { TreeStatus::Inline };
+            let tree = Tree { status, ..tree };
             crate::format::damaged_input(&tree.encode(), at, byte, cut, Tree::decode);
         }
     }
@@ -346,6 +423,7 @@ mod tests {
                     content: Content::Chunks(vec![]),
                     ..Node::default()
                 }],
+                ..Tree::default()
             };
             assert!(Tree::decode(&tree.encode()).is_err(), "{bad:?}");
         }
@@ -358,7 +436,32 @@ mod tests {
             content: Content::Chunks(vec![]),
             ..Node::default()
         };
-        let tree = Tree { nodes: vec![node(b"b"), node(b"a")] };
+        let tree = Tree { nodes: vec![node(b"b"), node(b"a")], ..Tree::default() };
         assert!(Tree::decode(&tree.encode()).is_err());
+    }
+
+    #[test]
+    fn copies_of_a_directory_make_the_same_version_2_tree() {
+        let file = |ino, ctime, nlink| Node {
+            name: b"f".to_vec(),
+            size: 3,
+            mtime: 5,
+            ctime,
+            dev: 1,
+            ino,
+            nlink,
+            content: Content::Chunks(vec![Id([1; 32])]),
+            ..Node::default()
+        };
+        let tree = |node: Node, status| Tree { nodes: vec![node], status };
+        let (a, b) = (file(10, 100, 1), file(20, 200, 1));
+        assert_ne!(
+            tree(a.clone(), TreeStatus::Inline).encode(),
+            tree(b.clone(), TreeStatus::Inline).encode()
+        );
+        assert_eq!(tree(a, TreeStatus::Apart).encode(), tree(b, TreeStatus::Apart).encode());
+        // A hard-linked file keeps its link group, which restore needs.
+        let linked = Tree::decode(&tree(file(10, 100, 2), TreeStatus::Apart).encode()).unwrap();
+        assert_eq!((linked.nodes[0].dev, linked.nodes[0].ino, linked.nodes[0].nlink), (1, 10, 2));
     }
 }

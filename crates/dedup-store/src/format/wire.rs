@@ -38,6 +38,21 @@ impl Writer {
         self.len(bytes.len());
         self.buf.extend_from_slice(bytes);
     }
+    /// `value` as a LEB128 varint: 7 bits a byte, low bits first, the top bit set on every byte
+    /// but the last; the shortest such encoding.
+    pub fn varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.buf.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        self.buf.push(value as u8);
+    }
+    /// `value - previous` (wrapping), zigzag-mapped (0, -1, 1, -2 … to 0, 1, 2, 3 …), as a
+    /// varint: close values take a byte or two.
+    pub fn delta(&mut self, value: u64, previous: u64) {
+        let d = value.wrapping_sub(previous) as i64;
+        self.varint(((d << 1) ^ (d >> 63)) as u64);
+    }
     /// A count or length as `u32`, saturating (decoders then reject the mismatch).
     pub fn len(&mut self, len: usize) {
         self.u32(u32::try_from(len).unwrap_or(u32::MAX));
@@ -122,6 +137,34 @@ impl<'a> Reader<'a> {
             0 => Ok(()),
             n => Err(DecodeError::Trailing(n)),
         }
+    }
+
+    /// A varint ([`Writer::varint`]); an encoding longer than the shortest, or beyond 64 bits,
+    /// is refused.
+    pub fn varint(&mut self) -> Result<u64, DecodeError> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            let bits = u64::from(byte & 0x7f);
+            if shift == 63 && bits > 1 {
+                return Err(DecodeError::Invalid("varint beyond 64 bits".into()));
+            }
+            value |= bits << shift;
+            if byte & 0x80 == 0 {
+                if byte == 0 && shift > 0 {
+                    return Err(DecodeError::Invalid("varint longer than it needs".into()));
+                }
+                return Ok(value);
+            }
+        }
+        Err(DecodeError::Invalid("varint beyond 64 bits".into()))
+    }
+
+    /// The value a [`Writer::delta`] from `previous` wrote.
+    pub fn delta(&mut self, previous: u64) -> Result<u64, DecodeError> {
+        let z = self.varint()?;
+        let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+        Ok(previous.wrapping_add(d as u64))
     }
 
     /// Reads a version byte and checks it is one of those this program knows.

@@ -1,4 +1,4 @@
-//! Marking: every tree and data blob reachable from a set of snapshots, kept as one bit per
+//! Marking: every tree (status trees included) and data blob reachable from a set of snapshots, kept as one bit per
 //! indexed blob (the index's table position), so that marking costs an eighth of a byte per blob
 //! on top of the index and is linear in the trees read.
 
@@ -82,6 +82,18 @@ pub fn mark(
                 }
             }
         }
+        // Status trees are referenced blobs too: without them the next backup reads every file.
+        let mut pending: Vec<Id> = snapshot.status_tree.into_iter().collect();
+        while let Some(status_id) = pending.pop() {
+            let at = index
+                .position(&status_id, BlobKind::Tree)
+                .ok_or_else(|| missing(BlobKind::Tree, &status_id))?;
+            if !marks.set(at) {
+                continue;
+            }
+            let status = repo.read_status_tree(index, &status_id)?;
+            pending.extend(status.entries.iter().filter_map(|e| e.subtree));
+        }
     }
     Ok(())
 }
@@ -109,6 +121,14 @@ pub fn reachable_ids(
                     _ => {}
                 }
             }
+        }
+        let mut pending: Vec<Id> = snapshot.status_tree.into_iter().collect();
+        while let Some(status_id) = pending.pop() {
+            if !seen.insert(status_id) {
+                continue;
+            }
+            let Ok(status) = repo.read_status_tree(index, &status_id) else { continue };
+            pending.extend(status.entries.iter().filter_map(|e| e.subtree));
         }
     }
     seen

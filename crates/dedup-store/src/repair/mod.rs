@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
-use crate::format::{Content, IndexFile, IndexedPack, NodeKind, Snapshot, Tree};
+use crate::format::{Content, IndexFile, IndexedPack, NodeKind, StatusTree, Tree, TreeStatus};
 use crate::id::Id;
 use crate::index::Index;
 use crate::pack::{pack_path, parse_pack, read_trailer, ParsedPack};
@@ -182,8 +182,11 @@ pub struct SnapshotsRepair {
 
 /// Writes, for every snapshot that refers to a blob the index lacks (or a tree that does not
 /// read), a copy without the files and directories that are lost, marked incomplete and tagged
-/// `repaired`. With `forget`, the damaged originals are removed once their copies are written,
-/// and so are snapshot files that do not read at all.
+/// `repaired`; its status trees are rewritten in step. A snapshot whose only damage is a lost
+/// status tree gets a copy (complete, tagged `repaired`) whose directories below that one have
+/// no status: they restore with atime = mtime and their files are read by the next backup.
+/// With `forget`, the damaged originals are removed once their copies are written, and so are
+/// snapshot files that do not read at all.
 /// Snapshots whose blobs are all there again (a later backup stored them anew) are left alone.
 pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<SnapshotsRepair> {
     let mut snapshots = Vec::new();
@@ -200,24 +203,48 @@ pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<S
     let mut index = repo.load_index_without(&planned)?.index;
     index.settle();
     let sink = BlobSink::new(repo, Index::new(), false);
-    let mut memo: HashMap<Id, Option<Id>> = HashMap::new();
+    let mut memo: Memo = HashMap::new();
     for (id, snapshot) in snapshots {
-        let mut dropped = Vec::new();
-        let mut rewriter =
-            Rewriter { repo, index: &index, sink: &sink, memo: &mut memo, dropped: &mut dropped };
-        let root = rewriter.tree(snapshot.tree, b"")?;
-        if root == Some(snapshot.tree) {
+        let (mut dropped, mut status_lost) = (Vec::new(), Vec::new());
+        let mut rewriter = Rewriter {
+            repo,
+            index: &index,
+            sink: &sink,
+            memo: &mut memo,
+            dropped: &mut dropped,
+            status_lost: &mut status_lost,
+        };
+        let root = rewriter.tree(snapshot.tree, snapshot.status_tree, b"")?;
+        if root == Some((snapshot.tree, snapshot.status_tree)) {
             continue;
         }
-        if dropped.is_empty() {
-            dropped.push("the damage reported for an earlier snapshot (a shared directory)".into());
+        let mut copy = snapshot.clone();
+        (copy.tree, copy.status_tree) = match root {
+            Some(root) => root,
+            None => {
+                let empty = Tree { status: tree_status(repo), ..Tree::default() };
+                (sink.store(BlobKind::Tree, &empty.encode())?, None)
+            }
+        };
+        if copy.tree != snapshot.tree {
+            if dropped.is_empty() {
+                dropped.push(
+                    "the damage reported for an earlier snapshot (a shared directory)".into(),
+                );
+            }
+            copy.incomplete = true;
+        }
+        if copy.status_tree != snapshot.status_tree {
+            if status_lost.is_empty() {
+                status_lost.push("status trees shared with an earlier snapshot".into());
+            }
+            // Not files left out: the restore sets atime = mtime there, and the next backup
+            // reads those directories' files again.
+            dropped.extend(status_lost.into_iter().map(|why| {
+                format!("{why} (its atimes, and its files' proof of being unchanged, are lost)")
+            }));
         }
         sink.flush()?;
-        let root = match root {
-            Some(root) => root,
-            None => sink.store(BlobKind::Tree, &Tree::default().encode())?,
-        };
-        let mut copy = Snapshot { tree: root, incomplete: true, ..snapshot.clone() };
         copy.tags.push("repaired".into());
         let new = repo.save_snapshot(&copy)?;
         if forget {
@@ -235,38 +262,72 @@ pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<S
     Ok(outcome)
 }
 
+/// The layout of the trees a repair writes anew: what the repository's format writes.
+fn tree_status(repo: &Repository) -> TreeStatus {
+    if repo.config().status_trees {
+        TreeStatus::Apart
+    } else {
+        TreeStatus::Inline
+    }
+}
+
 fn delete_snapshot(repo: &Repository, id: &Id) -> Result<()> {
     repo.backend()
         .delete(&format!("snapshots/{id}"))
         .map_err(|e| Error::io(format!("snapshots/{id}"), e))
 }
 
-/// Rewrites trees without what is lost.
+/// Trees already rewritten, by tree and status tree: their new ids, or `None` when lost.
+type Memo = HashMap<(Id, Option<Id>), Option<(Id, Option<Id>)>>;
+
+/// Rewrites trees without what is lost, and their status trees in step (format 3): an entry
+/// left out of a tree leaves its status out too; a status tree that is lost or does not fit
+/// leaves its directory without one (and its parents' status trees are rewritten to say so).
 struct Rewriter<'a, 'r> {
     repo: &'a Repository,
     index: &'a Index,
     sink: &'a BlobSink<'r>,
-    /// Trees already rewritten: their new id, or `None` when lost.
-    memo: &'a mut HashMap<Id, Option<Id>>,
+    memo: &'a mut Memo,
     dropped: &'a mut Vec<String>,
+    status_lost: &'a mut Vec<String>,
 }
 
 impl Rewriter<'_, '_> {
-    /// The id of tree `id` (at `path`) without what is lost; itself when nothing is; `None`
-    /// when the tree itself does not read.
-    fn tree(&mut self, id: Id, path: &[u8]) -> Result<Option<Id>> {
-        if let Some(done) = self.memo.get(&id) {
+    /// The ids of tree `id` and its status tree `status` (at `path`) without what is lost;
+    /// themselves when nothing is; `None` when the tree itself does not read.
+    fn tree(
+        &mut self,
+        id: Id,
+        status: Option<Id>,
+        path: &[u8],
+    ) -> Result<Option<(Id, Option<Id>)>> {
+        if let Some(done) = self.memo.get(&(id, status)) {
             // A shared subtree found damaged under another path is reported once.
             return Ok(*done);
         }
         let shown = || format!("/{}", String::from_utf8_lossy(path));
-        let tree = match self.repo.read_tree(self.index, &id) {
+        let mut tree = match self.repo.read_tree(self.index, &id) {
             Ok(tree) => tree,
             Err(err) => {
                 self.dropped.push(format!("{}: {err}", shown()));
-                self.memo.insert(id, None);
+                self.memo.insert((id, status), None);
                 return Ok(None);
             }
+        };
+        let joined = match status.filter(|_| !tree.status_known()) {
+            None => false,
+            Some(status_id) => match self.repo.read_status_tree(self.index, &status_id) {
+                Ok(found) if found.apply(&mut tree) => true,
+                Ok(_) => {
+                    let why = format!("status tree {status_id} does not fit its tree");
+                    self.status_lost.push(format!("{}: {why}", shown()));
+                    false
+                }
+                Err(err) => {
+                    self.status_lost.push(format!("{}: {err}", shown()));
+                    false
+                }
+            },
         };
         let mut nodes = Vec::with_capacity(tree.nodes.len());
         let mut changed = false;
@@ -277,10 +338,10 @@ impl Rewriter<'_, '_> {
             }
             child.extend_from_slice(&node.name);
             match &node.content {
-                Content::Subtree(sub) => match self.tree(*sub, &child)? {
-                    Some(new) => {
-                        changed |= new != *sub;
-                        node.content = Content::Subtree(new);
+                Content::Subtree(sub) => match self.tree(*sub, node.status_tree, &child)? {
+                    Some((new, new_status)) => {
+                        changed |= new != *sub || new_status != node.status_tree;
+                        (node.content, node.status_tree) = (Content::Subtree(new), new_status);
                     }
                     None => {
                         changed = true;
@@ -303,9 +364,20 @@ impl Rewriter<'_, '_> {
             }
             nodes.push(node);
         }
-        let new =
-            if changed { self.sink.store(BlobKind::Tree, &Tree { nodes }.encode())? } else { id };
-        self.memo.insert(id, Some(new));
+        let kept_status = if joined { status } else { None };
+        let new = if changed {
+            // A rewritten tree keeps its version; its status tree follows its entries.
+            let tree = Tree { nodes, status: tree.status };
+            let main = self.sink.store(BlobKind::Tree, &tree.encode())?;
+            let status = match joined {
+                true => Some(self.sink.store(BlobKind::Tree, &StatusTree::of(&tree).encode())?),
+                false => None,
+            };
+            (main, status)
+        } else {
+            (id, kept_status)
+        };
+        self.memo.insert((id, status), Some(new));
         Ok(Some(new))
     }
 }

@@ -3,7 +3,7 @@
 use super::Repository;
 use crate::blob::{self, BlobKind};
 use crate::error::{Error, Result};
-use crate::format::Tree;
+use crate::format::{StatusTree, Tree};
 use crate::id::Id;
 use crate::index::{Index, Location};
 use crate::pack::pack_path;
@@ -59,6 +59,30 @@ impl Repository {
     pub fn read_tree(&self, index: &Index, id: &Id) -> Result<Tree> {
         let plain = self.read_blob(index, id, BlobKind::Tree)?;
         Tree::decode(&plain).map_err(|e| Error::decode(format!("tree blob {id}"), e))
+    }
+
+    /// The status tree `id` (a tree blob), decoded.
+    pub fn read_status_tree(&self, index: &Index, id: &Id) -> Result<StatusTree> {
+        let plain = self.read_blob(index, id, BlobKind::Tree)?;
+        StatusTree::decode(&plain).map_err(|e| Error::decode(format!("status tree {id}"), e))
+    }
+
+    /// The tree `id` joined with its status tree `status` where that reads and fits; a status
+    /// tree that is missing or damaged leaves the tree's status unknown
+    /// ([`Tree::status_known`]), which only costs a backup reading files again.
+    pub fn read_tree_with_status(
+        &self,
+        index: &Index,
+        id: &Id,
+        status: Option<&Id>,
+    ) -> Result<Tree> {
+        let mut tree = self.read_tree(index, id)?;
+        if let Some(status) = status.filter(|_| !tree.status_known()) {
+            if let Ok(status) = self.read_status_tree(index, status) {
+                status.apply(&mut tree);
+            }
+        }
+        Ok(tree)
     }
 }
 

@@ -27,6 +27,10 @@ pub struct InitOptions {
     pub kdf: KdfParams,
     /// Label of the first key (`user@host`).
     pub label: String,
+    /// Trees of version 2 with status trees (format version 3, the default); without, the
+    /// repository keeps the format version its chunker needs (1 or 2), which older programs
+    /// read and write.
+    pub status_trees: bool,
 }
 
 impl Default for InitOptions {
@@ -38,6 +42,7 @@ impl Default for InitOptions {
             compression: CompressionMode::Auto,
             kdf: KdfParams::default(),
             label: String::new(),
+            status_trees: true,
         }
     }
 }
@@ -73,6 +78,7 @@ impl Repository {
             chunker: options.chunker,
             pack_size: options.pack_size,
             compression: options.compression,
+            status_trees: options.status_trees,
         };
         let sealer = Sealer::new(master.derive().data, options.password.is_some());
         // The config last: until it exists the location holds no repository, so an interrupted

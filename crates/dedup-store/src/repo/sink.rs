@@ -14,7 +14,7 @@ use super::open_pack::OpenPack;
 use super::Repository;
 use crate::blob::{self, BlobKind};
 use crate::error::{Error, Result};
-use crate::format::{IndexFile, IndexedPack};
+use crate::format::{IndexFile, IndexedPack, StatusTree, Tree, TreeStatus};
 use crate::id::Id;
 use crate::index::Index;
 use crate::pack::{pack_path, read_trailer, PackWriter, StreamedPack, StreamedPackWriter};
@@ -169,7 +169,7 @@ impl<'r> BlobSink<'r> {
     }
 
     /// The tree blob `id`, read without holding the index during the read.
-    pub fn read_tree(&self, id: &Id) -> Result<crate::format::Tree> {
+    pub fn read_tree(&self, id: &Id) -> Result<Tree> {
         let location = self.read_index().lookup(id, BlobKind::Tree).ok_or_else(|| {
             Error::Missing { object: format!("tree blob {id} (not in the index)") }
         })?;
@@ -177,9 +177,51 @@ impl<'r> BlobSink<'r> {
         crate::format::Tree::decode(&plain).map_err(|e| Error::decode(format!("tree blob {id}"), e))
     }
 
+    /// The status tree `id`, read without holding the index during the read.
+    pub fn read_status_tree(&self, id: &Id) -> Result<crate::format::StatusTree> {
+        let location = self.read_index().lookup(id, BlobKind::Tree).ok_or_else(|| {
+            Error::Missing { object: format!("status tree {id} (not in the index)") }
+        })?;
+        let plain = self.repo.read_blob_at(&location, BlobKind::Tree)?;
+        crate::format::StatusTree::decode(&plain)
+            .map_err(|e| Error::decode(format!("status tree {id}"), e))
+    }
+
+    /// The tree `id` joined with its status tree `status` where that reads and fits (else its
+    /// status stays unknown: the backup then reads the files again, which is safe).
+    pub fn read_tree_with_status(&self, id: &Id, status: Option<&Id>) -> Result<Tree> {
+        let mut tree = self.read_tree(id)?;
+        if let Some(status) = status.filter(|_| !tree.status_known()) {
+            if let Ok(status) = self.read_status_tree(status) {
+                status.apply(&mut tree);
+            }
+        }
+        Ok(tree)
+    }
+
+    /// Stores a directory's tree as the repository's format wants it: a tree of version 1, or
+    /// (format version 3) one of version 2 and its status tree. Returns the tree's id and its
+    /// status tree's.
+    pub fn store_tree(&self, mut tree: Tree) -> Result<(Id, Option<Id>)> {
+        tree.sort();
+        if !self.repo.config().status_trees {
+            tree.status = TreeStatus::Inline;
+            return Ok((self.store(BlobKind::Tree, &tree.encode())?, None));
+        }
+        tree.status = TreeStatus::Joined;
+        let status = StatusTree::of(&tree);
+        let id = self.store(BlobKind::Tree, &tree.encode())?;
+        Ok((id, Some(self.store(BlobKind::Tree, &status.encode())?)))
+    }
+
     /// The packs among `among` that hold, by this session's index, a blob reachable from the
-    /// tree `root`.
-    pub fn packs_reached(&self, root: Id, among: &HashSet<Id>) -> Result<HashSet<Id>> {
+    /// tree `root` or the status tree `status`.
+    pub fn packs_reached(
+        &self,
+        root: Id,
+        status: Option<Id>,
+        among: &HashSet<Id>,
+    ) -> Result<HashSet<Id>> {
         let mut found = HashSet::new();
         let mut seen = HashSet::new();
         let mut pending = vec![root];
@@ -204,6 +246,15 @@ impl<'r> BlobSink<'r> {
                     _ => {}
                 }
             }
+        }
+        let mut pending: Vec<Id> = status.into_iter().collect();
+        while let Some(status_id) = pending.pop() {
+            if !seen.insert(status_id) {
+                continue;
+            }
+            note(&status_id, BlobKind::Tree);
+            let entries = self.read_status_tree(&status_id)?.entries;
+            pending.extend(entries.iter().filter_map(|e| e.subtree));
         }
         Ok(found)
     }

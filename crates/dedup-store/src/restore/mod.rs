@@ -118,7 +118,9 @@ impl Restorer<'_> {
     /// restored node. A subtree that cannot be read is a problem of `dir`, not fatal.
     fn dir_contents(&mut self, node: &Node, dir: &Path, rel: &mut Vec<u8>) -> Result<()> {
         let Content::Subtree(id) = node.content else { return Ok(()) };
-        let tree = match self.repo.read_tree(self.index, &id) {
+        // The status tree gives the entries their atime (else their mtime stands in).
+        let status = node.status_tree.as_ref();
+        let tree = match self.repo.read_tree_with_status(self.index, &id, status) {
             Ok(tree) => tree,
             Err(err) => {
                 self.problem(dir, err);

@@ -106,7 +106,8 @@ fn entry_attr(attr: &mut FileAttr, node: &Node, inodes: &Inodes, inode: &Inode) 
     attr.gid = node.gid;
     attr.atime = system_time(node.atime);
     attr.mtime = system_time(node.mtime);
-    attr.ctime = system_time(node.ctime);
+    // Trees of version 2 do not keep the ctime (it reads 0): the mtime is the last change known.
+    attr.ctime = system_time(if node.ctime == 0 { node.mtime } else { node.ctime });
     attr.crtime = attr.mtime;
     attr.size = match node.kind {
         NodeKind::File if node.incomplete => inodes.layout(inode).map_or(node.size, |l| l.len()),
