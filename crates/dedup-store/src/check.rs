@@ -173,8 +173,9 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
         }
         if let Some(why) = snapshot.status_tree.and_then(|status| walk.status_problem(status)) {
             report.errors.push(format!(
-                "snapshot {}: status trees: {why} (the next backup from it reads its files \
-                 again; `dedup store repair snapshots` writes a copy without status trees)",
+                "snapshot {}: status trees: {why} (the next backup from it reads the files \
+                 they covered again; `dedup store repair snapshots` writes a copy without the \
+                 status trees that do not read)",
                 snapshot_id.short(8)
             ));
         }

@@ -200,6 +200,9 @@ fn run_prune(
         }
     }
     let plan = prune::plan(repo, &options, gone)?;
+    for warning in &plan.warnings {
+        eprintln!("dedup: warning: {warning}");
+    }
     if plan.is_empty() {
         if !common.quiet {
             println!("nothing to prune: every pack is in use");

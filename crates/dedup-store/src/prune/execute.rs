@@ -256,7 +256,7 @@ fn packs_new_snapshots_need(
         trailers.push(IndexedPack { id: *pack, kind: parsed.kind, blobs: parsed.entries });
     }
     let needed = reachable_ids(repo, &index, &snapshots);
-    trailers.retain(|pack| pack.blobs.iter().any(|b| needed.contains(&b.id)));
+    trailers.retain(|pack| pack.blobs.iter().any(|b| needed.contains(&(b.id, pack.kind))));
     let keep = trailers.iter().map(|p| p.id).collect();
     if !trailers.is_empty() {
         repo.write_index_file(&IndexFile { supersedes: Vec::new(), packs: trailers })?;

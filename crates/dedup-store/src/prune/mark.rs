@@ -2,6 +2,8 @@
 //! indexed blob (the index's table position), so that marking costs an eighth of a byte per blob
 //! on top of the index and is linear in the trees read.
 
+use std::collections::HashSet;
+
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
 use crate::format::{Content, NodeKind, Snapshot};
@@ -41,20 +43,30 @@ impl Marks {
     }
 }
 
-/// Marks every blob reachable from `snapshots` in `index` (settled). A blob the index lacks, or
-/// a tree that does not read, is an error naming the snapshot: pruning on a damaged repository
-/// could delete what a repair would still find.
+/// Marks every blob reachable from `snapshots` in `index` (settled), returning warnings. A blob
+/// the index lacks, or a tree that does not read, is an error naming the snapshot: pruning on a
+/// damaged repository could delete what a repair would still find. A status tree that does not
+/// read is only a warning: it stays marked (it is referenced) but is not descended into, since
+/// losing a status tree, or what only it names, costs the next backup re-reads and nothing else.
 pub fn mark(
     repo: &Repository,
     index: &Index,
     snapshots: &[(Id, Snapshot)],
     marks: &mut Marks,
-) -> Result<()> {
+) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
     for (snapshot_id, snapshot) in snapshots {
         let missing = |kind: BlobKind, id: &Id| Error::Missing {
             object: format!(
                 "{} blob {id} of snapshot {} (not in the index; run `dedup store check`)",
                 kind.name(),
+                snapshot_id.short(8)
+            ),
+        };
+        let missing_status = |id: &Id| Error::Missing {
+            object: format!(
+                "status tree {id} of snapshot {} (not in the index; run `dedup store check`, \
+                 then `dedup store repair snapshots`)",
                 snapshot_id.short(8)
             ),
         };
@@ -87,51 +99,66 @@ pub fn mark(
         while let Some(status_id) = pending.pop() {
             let at = index
                 .position(&status_id, BlobKind::Tree)
-                .ok_or_else(|| missing(BlobKind::Tree, &status_id))?;
+                .ok_or_else(|| missing_status(&status_id))?;
             if !marks.set(at) {
                 continue;
             }
-            let status = repo.read_status_tree(index, &status_id)?;
-            pending.extend(status.entries.iter().filter_map(|e| e.subtree));
+            match repo.read_status_tree(index, &status_id) {
+                Ok(status) => pending.extend(status.entries.iter().filter_map(|e| e.subtree)),
+                Err(err) => warnings.push(format!(
+                    "status tree {} of snapshot {}: {err}; kept, but what only it names is \
+                     pruned (the next backup of that directory re-reads its files)",
+                    status_id.short(8),
+                    snapshot_id.short(8)
+                )),
+            }
         }
     }
-    Ok(())
+    Ok(warnings)
 }
 
-/// Every blob id reachable from `snapshots`, read through `index`, for the few snapshots that
-/// appeared while a plan waited (a set is fine at that size). Trees that do not read are left
-/// out: their snapshot is damaged already, and what it still names is kept by its other trees.
+/// Every blob reachable from `snapshots`, with its kind, read through `index`, for the few
+/// snapshots that appeared while a plan waited (a set is fine at that size). Trees that do not
+/// read are left out: their snapshot is damaged already, and what it still names is kept by its
+/// other trees. Trees, status trees and data are walked with their own sets: a data chunk whose
+/// bytes happen to be those of a tree has the tree's id, and must not stop the walk into it.
 pub fn reachable_ids(
     repo: &Repository,
     index: &Index,
     snapshots: &[(Id, Snapshot)],
-) -> std::collections::HashSet<Id> {
-    let mut seen = std::collections::HashSet::new();
+) -> HashSet<(Id, BlobKind)> {
+    let mut trees = HashSet::new();
+    let mut status_trees = HashSet::new();
+    let mut reached = HashSet::new();
     for (_, snapshot) in snapshots {
         let mut pending = vec![snapshot.tree];
         while let Some(tree_id) = pending.pop() {
-            if !seen.insert(tree_id) {
+            if !trees.insert(tree_id) {
                 continue;
             }
+            reached.insert((tree_id, BlobKind::Tree));
             let Ok(tree) = repo.read_tree(index, &tree_id) else { continue };
             for node in tree.nodes {
                 match node.content {
                     Content::Subtree(id) => pending.push(id),
-                    Content::Chunks(chunks) => seen.extend(chunks),
+                    Content::Chunks(chunks) => {
+                        reached.extend(chunks.into_iter().map(|c| (c, BlobKind::Data)))
+                    }
                     _ => {}
                 }
             }
         }
         let mut pending: Vec<Id> = snapshot.status_tree.into_iter().collect();
         while let Some(status_id) = pending.pop() {
-            if !seen.insert(status_id) {
+            if !status_trees.insert(status_id) {
                 continue;
             }
+            reached.insert((status_id, BlobKind::Tree));
             let Ok(status) = repo.read_status_tree(index, &status_id) else { continue };
             pending.extend(status.entries.iter().filter_map(|e| e.subtree));
         }
     }
-    seen
+    reached
 }
 
 #[cfg(test)]

@@ -85,6 +85,8 @@ pub struct Plan {
     pub(super) unindexed: Vec<Id>,
     /// Packs that earlier plans, still waiting, delete.
     pub(super) planned: HashSet<Id>,
+    /// Problems that do not stop the prune (a status tree that does not read), for the user.
+    pub warnings: Vec<String>,
 }
 
 impl Plan {
@@ -143,7 +145,7 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
     let mut index = loaded.index;
     index.settle();
     let mut marks = Marks::new(index.len());
-    mark(repo, &index, &snapshots, &mut marks)?;
+    let warnings = mark(repo, &index, &snapshots, &mut marks)?;
 
     let listing = repo.backend().list("data").map_err(|e| Error::io("data", e))?;
     let present: HashMap<Id, u64> = listing
@@ -173,6 +175,7 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
         repack_sizes: HashMap::new(),
         unindexed: Vec::new(),
         planned,
+        warnings,
     };
     let usage = usage(repo, &plan)?;
     decide(&mut plan, &usage, &present, options);
@@ -317,6 +320,7 @@ mod tests {
             repack_sizes: HashMap::new(),
             unindexed: Vec::new(),
             planned: HashSet::new(),
+            warnings: Vec::new(),
         }
     }
 
