@@ -22,8 +22,10 @@ use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome, RangeR
 pub struct LocalBackend {
     root: PathBuf,
     /// Packs that metadata ranges were read from, kept open (at most [`OPEN_TREE_PACKS`]).
-    /// Packs never change once named, so a kept descriptor reads what a fresh open would, or
-    /// what the pack held before a prune deleted it, which is the same bytes.
+    /// Packs never change once named, so a kept descriptor reads what a fresh open would.
+    /// Deleting an object through this backend closes its kept descriptor, so that a long-lived
+    /// process (a mount, a long backup) neither reads a deleted pack nor holds its disk space;
+    /// a pack another process deletes stays readable here until the cache is cleared.
     open_tree_packs: Mutex<HashMap<String, Arc<File>>>,
 }
 
@@ -45,12 +47,18 @@ impl LocalBackend {
         object_path(&self.root, name)
     }
 
+    /// Closes the kept descriptor of `name`, if any (the object is being deleted).
+    fn forget_open(&self, name: &str) {
+        self.open_tree_packs.lock().unwrap_or_else(PoisonError::into_inner).remove(name);
+    }
+
     /// Removes every file of `names`, then fsyncs each directory that lost one, once.
     fn delete_part(&self, names: &[String]) -> Result<(), DeleteFailure> {
         let mut dirs: Vec<PathBuf> = Vec::new();
         for name in names {
             let failed = |cause| DeleteFailure { name: name.clone(), cause };
             let path = self.path(name).map_err(failed)?;
+            self.forget_open(name);
             match fs::remove_file(&path) {
                 Ok(()) => {
                     let dir = path.parent().expect("object paths have a parent").to_path_buf();
@@ -224,7 +232,7 @@ impl Backend for LocalBackend {
     }
 
     fn forget_metadata_range(&self, name: &str, _offset: u64, _len: u64) {
-        self.open_tree_packs.lock().unwrap_or_else(PoisonError::into_inner).remove(name);
+        self.forget_open(name);
     }
 
     fn open_ranges(&self, name: &str) -> io::Result<Option<Box<dyn RangeReader>>> {
@@ -269,6 +277,7 @@ impl Backend for LocalBackend {
 
     fn delete(&self, name: &str) -> io::Result<()> {
         let path = self.path(name)?;
+        self.forget_open(name);
         match fs::remove_file(&path) {
             Ok(()) => sync_dir(path.parent().expect("object paths have a parent")),
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -403,6 +412,23 @@ mod tests {
         assert!(!backend.exists("data/ab/abc").unwrap());
         assert_eq!(backend.get("data/ab/abc").unwrap_err().kind(), io::ErrorKind::NotFound);
         assert!(backend.get("../escape").is_err());
+    }
+
+    #[test]
+    fn a_deleted_pack_is_no_longer_read_from_its_kept_descriptor() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        for name in ["data/ab/one", "data/ab/two"] {
+            backend.put(name, b"tree bytes").unwrap();
+            assert_eq!(backend.get_metadata_range(name, 5, 5).unwrap(), b"bytes");
+        }
+        backend.delete("data/ab/one").unwrap();
+        backend.delete_many(&["data/ab/two".to_string()]).unwrap();
+        for name in ["data/ab/one", "data/ab/two"] {
+            let gone = backend.get_metadata_range(name, 5, 5).unwrap_err();
+            assert_eq!(gone.kind(), io::ErrorKind::NotFound, "{name}");
+        }
+        assert!(backend.open_tree_packs.lock().unwrap().is_empty());
     }
 
     #[test]
