@@ -376,7 +376,7 @@ class Repository:
         for name in listing(os.path.join(self.path, "snapshots")):
             path, r, version = self._open_named("snapshots", name, b"DDSS", "snapshot", (1, 2))
             s = {"id": name, "time": r.i64(), "tree": r.take(32)}
-            # §9: version 2 names the root status tree; only format version 3 writes it.
+            # §9: version 2 names the root status tree; it is valid in format version 3 only.
             if version == 2 and self.config["version"] < 3:
                 raise FormatError(f"{path}: snapshot version 2 in a format version {self.config['version']} repository")
             s["status_tree"] = r.take(32) if version == 2 else None
@@ -486,23 +486,28 @@ class Extractor:
     def __init__(self, repo):
         self.repo = repo
         self.links = {}  # (dev, ino) -> first path extracted, for hard links
-        self.counts = {"files": 0, "dirs": 0, "symlinks": 0, "hardlinks": 0, "others": 0, "status_trees": 0}
+        self.counts = {"files": 0, "dirs": 0, "symlinks": 0, "hardlinks": 0, "others": 0, "status_trees": 0, "status_trees_unfit": 0}
 
     def extract_tree(self, tree_id, target, status_id=None):
-        """Extracts the tree under target; with `status_id`, checks that its status tree pairs
-        with it as §10 says (same count, a status subtree on every directory entry)."""
+        """Extracts the tree under target; with `status_id`, takes the atimes from its status tree
+        where that pairs with it as §10 says (same count, status subtrees only on directory
+        entries); one that does not pair leaves the status of this directory and below unknown:
+        atime = mtime, as for a tree without a status tree."""
         dirs = []
         entries = self.repo.tree(tree_id)
         status = [None] * len(entries)
         if status_id is not None:
-            status = self.repo.status_tree(status_id)
-            self.counts["status_trees"] += 1
-            if len(status) != len(entries):
-                raise FormatError(f"status tree {status_id.hex()}: {len(status)} entries, its tree {len(entries)}")
-            for e, (_, _, atime, sub) in zip(entries, status):
-                if sub is not None and e["kind"] != 2:
-                    raise FormatError(f"status tree {status_id.hex()}: a status subtree where there is no directory")
-                e["atime"] = atime
+            found = self.repo.status_tree(status_id)
+            fits = len(found) == len(entries) and all(
+                sub is None or e["kind"] == 2 for e, (_, _, _, sub) in zip(entries, found)
+            )
+            if fits:
+                status = found
+                self.counts["status_trees"] += 1
+                for e, (_, _, atime, _) in zip(entries, status):
+                    e["atime"] = atime
+            else:
+                self.counts["status_trees_unfit"] += 1
         for e, st in zip(entries, status):
             path = os.path.join(target, e["name"])
             kind = e["kind"]

@@ -154,3 +154,28 @@ fn check_names_a_damaged_pack_and_a_wrong_password_is_refused() {
         Err(dedup_store::Error::WrongPassword)
     ));
 }
+
+#[test]
+fn a_snapshot_naming_a_status_tree_is_refused_in_a_repository_without_status_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = dedup_store::repo::InitOptions {
+        password: None,
+        status_trees: false,
+        kdf: dedup_store::format::KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
+        ..dedup_store::repo::InitOptions::default()
+    };
+    let repo =
+        Repository::init(Arc::new(LocalBackend::new(dir.path().join("repo"))), options).unwrap();
+    let src = dir.path().join("src");
+    fs::create_dir(&src).unwrap();
+    fs::write(src.join("f"), b"x").unwrap();
+    let options = BackupOptions { paths: vec![src], host: "h".into(), ..BackupOptions::default() };
+    let done = backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
+    assert_eq!(done.snapshot.status_tree, None);
+    // §9: a snapshot of version 2 is valid in format version 3 only.
+    let mut forged = done.snapshot.clone();
+    forged.status_tree = Some(forged.tree);
+    let id = repo.save_snapshot(&forged).unwrap();
+    let err = repo.load_snapshot(&id).unwrap_err().to_string();
+    assert!(err.contains("damaged") && err.contains("version 2"), "{err}");
+}

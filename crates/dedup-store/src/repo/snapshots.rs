@@ -61,10 +61,20 @@ impl Repository {
             .collect())
     }
 
-    /// Reads one snapshot.
+    /// Reads one snapshot. One of version 2 (naming a status tree) is only valid in a repository
+    /// of format version 3 (docs/store-format.md §9): elsewhere nothing keeps status trees.
     pub fn load_snapshot(&self, id: &Id) -> Result<Snapshot> {
         let plain = self.read_sealed("snapshots", Magic::Snapshot, id)?;
-        Snapshot::decode(&plain).map_err(|e| Error::decode(format!("snapshots/{id}"), e))
+        let snapshot =
+            Snapshot::decode(&plain).map_err(|e| Error::decode(format!("snapshots/{id}"), e))?;
+        if snapshot.status_tree.is_some() && !self.config().status_trees {
+            return Err(Error::damaged(
+                format!("snapshots/{id}"),
+                "a snapshot of version 2 (with status trees) in a repository of format version \
+                 1 or 2",
+            ));
+        }
+        Ok(snapshot)
     }
 
     /// Every snapshot, oldest first, and the errors of those that could not be read.
