@@ -168,6 +168,17 @@ fn a_version_2_repository_keeps_its_trees_and_its_unchanged_backups() {
     );
     let out = store(&plain, &["init", "--insecure-no-encryption", "--format-version", "4"]);
     assert_ne!(out.code, Some(0), "--format-version 4 was taken");
+    // The version asked for, whatever the chunker (a version-2 config may hold any kind, §13),
+    // and never below what the chunker needs.
+    for chunker in ["fixed:65536", "fastcdc-normalised"] {
+        let at = dir.path().join(chunker.replace(':', "-"));
+        let args = ["init", "--insecure-no-encryption", "--format-version", "2", "--chunker"];
+        store_ok(&at, &[&args[..], &[chunker]].concat());
+        assert_eq!(fs::read(at.join("config")).unwrap()[32], 2, "{chunker}: not of version 2");
+    }
+    let flat_in_1 = dir.path().join("flat-in-1");
+    let out = store(&flat_in_1, &["init", "--insecure-no-encryption", "--format-version", "1"]);
+    assert_ne!(out.code, Some(0), "--format-version 1 was taken for the flat chunker");
     assert_restores(&repo, "latest", &src, &dir.path().join("restored"));
     store_ok(&repo, &["check"]);
 }

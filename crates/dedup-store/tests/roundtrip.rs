@@ -160,7 +160,7 @@ fn a_snapshot_naming_a_status_tree_is_refused_in_a_repository_without_status_tre
     let dir = tempfile::tempdir().unwrap();
     let options = dedup_store::repo::InitOptions {
         password: None,
-        status_trees: false,
+        format_version: 2,
         kdf: dedup_store::format::KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
         ..dedup_store::repo::InitOptions::default()
     };

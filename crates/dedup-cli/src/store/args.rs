@@ -116,7 +116,7 @@ pub struct InitArgs {
     pub pack_size: String,
     /// The repository format version (docs/store-format.md §13): 3 (the default) stores trees
     /// that identical directories share; 2 or 1 keep the trees older dedup reads and writes
-    /// (the version is then the one the chunker needs: 1 for fastcdc-normalised and fixed).
+    /// (1 only with fastcdc-normalised or fixed, which format version 1 cuts with).
     #[arg(long, value_name = "N")]
     pub format_version: Option<u8>,
     /// Store data unencrypted (checksummed only): anyone who can read the repository reads it.

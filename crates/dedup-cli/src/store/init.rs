@@ -61,9 +61,9 @@ pub fn parse_compression(text: &str) -> Result<CompressionMode> {
 pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
     let location = super::location(common)?;
     let chunker = parse_chunker(&args.chunker)?;
-    let status_trees = match args.format_version {
-        None | Some(3) => true,
-        Some(asked @ (1 | 2)) if asked >= chunker.format_version() => false,
+    let format_version = match args.format_version {
+        None => 3,
+        Some(asked @ 1..=3) if asked >= chunker.format_version() => asked,
         Some(asked @ (1 | 2)) => bail!(
             "--format-version {asked}: the chunker {} needs format version {}",
             args.chunker,
@@ -86,7 +86,7 @@ pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
             lanes: args.kdf_lanes,
         },
         label: format!("{}@{}", super::username(), super::hostname()),
-        status_trees,
+        format_version,
     };
     let repo = Repository::init(super::backend(common, &location)?, options)?;
     if !common.quiet {

@@ -126,9 +126,9 @@ pub struct Config {
     pub pack_size: u32,
     /// Compression.
     pub compression: CompressionMode,
-    /// Trees are written as trees of version 2 with status trees (format version 3), rather
-    /// than trees of version 1.
-    pub status_trees: bool,
+    /// The repository's format version (docs/store-format.md §13): at least what the chunker
+    /// needs; 3 writes trees of version 2 with status trees, 1 and 2 trees of version 1.
+    pub version: u8,
 }
 
 /// The format version whose trees are of version 2, with status trees.
@@ -137,11 +137,13 @@ pub const STATUS_TREES_VERSION: u8 = 3;
 impl Config {
     /// The repository's format version (docs/store-format.md §13).
     pub fn format_version(&self) -> u8 {
-        if self.status_trees {
-            STATUS_TREES_VERSION
-        } else {
-            self.chunker.format_version()
-        }
+        self.version
+    }
+
+    /// Whether trees are written as trees of version 2 with status trees (format version 3),
+    /// rather than trees of version 1.
+    pub fn status_trees(&self) -> bool {
+        self.version >= STATUS_TREES_VERSION
     }
 
     /// The plaintext.
@@ -215,8 +217,7 @@ impl Config {
             _ => return Err(DecodeError::invalid(format!("unknown compression {mode}/{level}"))),
         };
         input.finish()?;
-        let status_trees = version >= STATUS_TREES_VERSION;
-        Ok(Config { id, created, chunker, pack_size, compression, status_trees })
+        Ok(Config { id, created, chunker, pack_size, compression, version })
     }
 }
 
@@ -234,10 +235,10 @@ mod tests {
             7u32..20,
             1u32..1 << 20,
             PACK_SIZE_RANGE.0..PACK_SIZE_RANGE.1,
-            (0i32..23, any::<bool>()),
+            (0i32..23, 1u8..=FORMAT_VERSION),
         )
-            .prop_map(
-                |(id, created, kind, bits, size, pack_size, (level, status_trees))| Config {
+            .prop_map(|(id, created, kind, bits, size, pack_size, (level, version))| {
+                Config {
                     id: Id(id),
                     created,
                     chunker: match kind {
@@ -259,9 +260,10 @@ mod tests {
                         22 => CompressionMode::Auto,
                         n => CompressionMode::Level(n),
                     },
-                    status_trees,
-                },
-            )
+                    // At least what the chunker needs (kind 3: version 2).
+                    version: version.max(2 - u8::from(kind != 0)),
+                }
+            })
     }
 
     proptest! {
@@ -293,7 +295,7 @@ mod tests {
             chunker,
             pack_size: 16 << 20,
             compression: CompressionMode::Auto,
-            status_trees: false,
+            version: chunker.format_version(),
         }
     }
 
@@ -314,7 +316,8 @@ mod tests {
         assert!(Config::decode(&bytes).is_err(), "kind 3 needs version 2");
         let mut bytes = config(ChunkerParams::Fixed { size: 9 }).encode();
         bytes[0] = 2;
-        assert!(Config::decode(&bytes).is_ok(), "version 2 may hold any kind");
+        let fixed_in_2 = Config::decode(&bytes).expect("version 2 may hold any kind");
+        assert_eq!(fixed_in_2.encode()[0], 2, "and stays version 2 when written again");
         let mut bytes = config(ChunkerParams::default()).encode();
         bytes[0] = 4;
         assert!(matches!(Config::decode(&bytes), Err(DecodeError::Version { found: 4, .. })));
@@ -323,13 +326,13 @@ mod tests {
     #[test]
     fn status_trees_make_a_version_3_repository_whatever_the_chunker() {
         for chunker in [ChunkerParams::default(), ChunkerParams::Fixed { size: 9 }] {
-            let with = Config { status_trees: true, ..config(chunker) };
+            let with = Config { version: 3, ..config(chunker) };
             let bytes = with.encode();
             assert_eq!(bytes[0], 3);
             assert_eq!(Config::decode(&bytes), Ok(with));
         }
         // A program that knows only version 2 checks the version byte against 1..=2 first.
-        let bytes = Config { status_trees: true, ..config(ChunkerParams::default()) }.encode();
+        let bytes = Config { version: 3, ..config(ChunkerParams::default()) }.encode();
         let mut reader = super::super::wire::Reader::new(&bytes);
         assert_eq!(
             reader.version_in(FIRST_VERSION..=2),

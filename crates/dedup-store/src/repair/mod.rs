@@ -264,7 +264,7 @@ pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<S
 
 /// The layout of the trees a repair writes anew: what the repository's format writes.
 fn tree_status(repo: &Repository) -> TreeStatus {
-    if repo.config().status_trees {
+    if repo.config().status_trees() {
         TreeStatus::Apart
     } else {
         TreeStatus::Inline

@@ -7,7 +7,7 @@ use crate::backend::{Backend, PutOutcome};
 use crate::crypto::Sealer;
 use crate::error::{Error, Result};
 use crate::format::{
-    ChunkerParams, CompressionMode, Config, Kdf, KdfParams, Magic, PACK_SIZE_RANGE,
+    ChunkerParams, CompressionMode, Config, Kdf, KdfParams, Magic, FORMAT_VERSION, PACK_SIZE_RANGE,
 };
 use crate::id::Id;
 use crate::keys::{self, MasterKey};
@@ -27,10 +27,10 @@ pub struct InitOptions {
     pub kdf: KdfParams,
     /// Label of the first key (`user@host`).
     pub label: String,
-    /// Trees of version 2 with status trees (format version 3, the default); without, the
-    /// repository keeps the format version its chunker needs (1 or 2), which older programs
-    /// read and write.
-    pub status_trees: bool,
+    /// The format version (3, the default: trees of version 2 with status trees; 1 or 2 keep
+    /// trees of version 1, which older programs read and write). At least what the chunker
+    /// needs (kind 3: version 2).
+    pub format_version: u8,
 }
 
 impl Default for InitOptions {
@@ -42,7 +42,7 @@ impl Default for InitOptions {
             compression: CompressionMode::Auto,
             kdf: KdfParams::default(),
             label: String::new(),
-            status_trees: true,
+            format_version: FORMAT_VERSION,
         }
     }
 }
@@ -51,6 +51,13 @@ impl Repository {
     /// Creates a repository in `backend`, which must hold none, and opens it.
     pub fn init(backend: Arc<dyn Backend>, options: InitOptions) -> Result<Repository> {
         options.chunker.validate().map_err(Error::Invalid)?;
+        let needed = options.chunker.format_version();
+        if !(needed..=FORMAT_VERSION).contains(&options.format_version) {
+            return Err(Error::Invalid(format!(
+                "format version {}: expected {needed} to {FORMAT_VERSION} with this chunker",
+                options.format_version
+            )));
+        }
         if !(PACK_SIZE_RANGE.0..=PACK_SIZE_RANGE.1).contains(&options.pack_size) {
             return Err(Error::Invalid(format!(
                 "pack size {} out of range ({} to {} bytes)",
@@ -78,7 +85,7 @@ impl Repository {
             chunker: options.chunker,
             pack_size: options.pack_size,
             compression: options.compression,
-            status_trees: options.status_trees,
+            version: options.format_version,
         };
         let sealer = Sealer::new(master.derive().data, options.password.is_some());
         // The config last: until it exists the location holds no repository, so an interrupted

@@ -204,7 +204,7 @@ impl<'r> BlobSink<'r> {
     /// status tree's.
     pub fn store_tree(&self, mut tree: Tree) -> Result<(Id, Option<Id>)> {
         tree.sort();
-        if !self.repo.config().status_trees {
+        if !self.repo.config().status_trees() {
             tree.status = TreeStatus::Inline;
             return Ok((self.store(BlobKind::Tree, &tree.encode())?, None));
         }

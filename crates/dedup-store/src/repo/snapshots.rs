@@ -67,7 +67,7 @@ impl Repository {
         let plain = self.read_sealed("snapshots", Magic::Snapshot, id)?;
         let snapshot =
             Snapshot::decode(&plain).map_err(|e| Error::decode(format!("snapshots/{id}"), e))?;
-        if snapshot.status_tree.is_some() && !self.config().status_trees {
+        if snapshot.status_tree.is_some() && !self.config().status_trees() {
             return Err(Error::damaged(
                 format!("snapshots/{id}"),
                 "a snapshot of version 2 (with status trees) in a repository of format version \
