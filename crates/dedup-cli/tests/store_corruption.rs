@@ -327,6 +327,14 @@ fn damaged_packs_are_named_with_the_files_they_hold_and_heal() {
             // snapshots whose status trees it held instead (Truncate and Delete still lose trees).
             let status_only =
                 how == Damage::Flip && kind == 1 && stderr.contains(": status trees: ");
+            if status_only {
+                // Only status trees: every snapshot line is about them, none names a tree (a
+                // path, or the count past the ones named).
+                let trees_named = out.stderr_lines().into_iter().any(|l| {
+                    l.starts_with("dedup: error: snapshot ") && !l.contains(": status trees: ")
+                });
+                assert!(!trees_named, "{case}: a tree was reported damaged too\n{stderr}");
+            }
             assert_eq!(
                 named.is_empty(),
                 how == Damage::FlipTail || status_only,

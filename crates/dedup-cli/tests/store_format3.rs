@@ -166,6 +166,13 @@ fn a_version_2_repository_keeps_its_trees_and_its_unchanged_backups() {
         3,
         "a new repository is not of version 3"
     );
+    // Its trees are of version 1 (§10): no tree blob of version 2, no status tree.
+    let open = dir.path().join("open");
+    let args = ["init", "--insecure-no-encryption", "--compression", "off", "--format-version"];
+    store_ok(&open, &[&args[..], &["2"]].concat());
+    backup_json(&open, &src);
+    let versions = tree_blob_versions(&open);
+    assert!(!versions.is_empty() && versions.iter().all(|v| *v == 1), "{versions:?}");
     let out = store(&plain, &["init", "--insecure-no-encryption", "--format-version", "4"]);
     assert_ne!(out.code, Some(0), "--format-version 4 was taken");
     // The version asked for, whatever the chunker (a version-2 config may hold any kind, §13),
@@ -228,27 +235,88 @@ fn packs(repo: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// Where, in the unencrypted pack `bytes`, the stored-as-is status trees of `entries` entries
-/// begin (their plaintext), read from the pack's trailer as docs/store-format.md §2, §7 say.
-fn status_trees_in(bytes: &[u8], entries: u32) -> Vec<usize> {
+/// Where, in the unencrypted pack `bytes`, each blob's plaintext begins, with whether it is
+/// stored as is (compression 0), read from the pack's trailer as docs/store-format.md §2, §7 say.
+fn blobs_in(bytes: &[u8]) -> Vec<(bool, usize)> {
     let le32 = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
     assert_eq!(&bytes[bytes.len() - 4..], b"DDPT");
     let trailer_len = le32(bytes.len() - 8);
     // The box: a 24-byte nonce, the plaintext, a 16-byte tag.
     let trailer = &bytes[bytes.len() - 8 - trailer_len + 24..bytes.len() - 8 - 16];
     let count = u32::from_le_bytes(trailer[1..5].try_into().unwrap()) as usize;
-    let mut found = Vec::new();
-    for i in 0..count {
-        let entry = &trailer[5 + i * 45..5 + (i + 1) * 45];
-        let (compression, offset) =
-            (entry[32], u32::from_le_bytes(entry[33..37].try_into().unwrap()));
-        let plain = offset as usize + 24;
-        let count = u32::from_le_bytes(bytes[plain + 1..plain + 5].try_into().unwrap());
-        if compression == 0 && bytes[plain] == 0x81 && count == entries {
-            found.push(plain);
+    (0..count)
+        .map(|i| {
+            let entry = &trailer[5 + i * 45..5 + (i + 1) * 45];
+            let (compression, offset) =
+                (entry[32], u32::from_le_bytes(entry[33..37].try_into().unwrap()));
+            (compression == 0, offset as usize + 24)
+        })
+        .collect()
+}
+
+/// Where, in the unencrypted pack `bytes`, the stored-as-is status trees of `entries` entries
+/// begin (their plaintext).
+fn status_trees_in(bytes: &[u8], entries: u32) -> Vec<usize> {
+    blobs_in(bytes)
+        .into_iter()
+        .filter(|&(as_is, plain)| {
+            let count = u32::from_le_bytes(bytes[plain + 1..plain + 5].try_into().unwrap());
+            as_is && bytes[plain] == 0x81 && count == entries
+        })
+        .map(|(_, plain)| plain)
+        .collect()
+}
+
+/// The first plaintext byte (the version) of every tree blob of the unencrypted, uncompressed
+/// repository `repo`.
+fn tree_blob_versions(repo: &Path) -> Vec<u8> {
+    let mut versions = Vec::new();
+    for pack in packs(repo) {
+        let bytes = fs::read(&pack).unwrap();
+        // The pack header's kind byte: 1 for trees.
+        if bytes[6] == 1 {
+            for (as_is, plain) in blobs_in(&bytes) {
+                assert!(as_is, "a compressed tree blob in {}", pack.display());
+                versions.push(bytes[plain]);
+            }
         }
     }
-    found
+    versions
+}
+
+#[test]
+fn a_file_changed_in_one_of_two_copies_sharing_a_tree_is_read_again_and_restored_apart() {
+    let dir = tmp();
+    let (repo, src) = (dir.path().join("repo"), dir.path().join("src"));
+    listing(&src.join("a"), 6);
+    let copied =
+        std::process::Command::new("cp").args(["-a", "--", "a", "b"]).current_dir(&src).status();
+    assert!(copied.unwrap().success());
+    store_ok(&repo, &["init", "--insecure-no-encryption", "--compression", "off"]);
+    settle();
+    backup_json(&repo, &src);
+    // The copies share their trees: / … src, a (= b), a/sub (= b/sub).
+    let depth = src.components().count() as u64;
+    let trees = tree_blob_versions(&repo).iter().filter(|v| **v == 2).count() as u64;
+    assert_eq!(trees, depth + 2, "the copies do not share their tree blobs");
+    // Same size and mtime in one copy only: only its status (ctime) tells it apart.
+    let changed = src.join("b/sub/a-file-with-a-rather-long-name-0003.txt");
+    let mtime = fs::metadata(&changed).unwrap().modified().unwrap();
+    fs::write(&changed, "BELOW 3\n").unwrap();
+    fs::File::options().write(true).open(&changed).unwrap().set_modified(mtime).unwrap();
+    settle();
+    let second = backup_json(&repo, &src);
+    assert_eq!(
+        (second["files_changed"].as_u64(), second["files_unchanged"].as_u64()),
+        (Some(1), Some(23)),
+        "{second}"
+    );
+    let target = dir.path().join("restored");
+    assert_restores(&repo, "latest", &src, &target);
+    let restored = target.join(src.strip_prefix("/").unwrap());
+    let name = "sub/a-file-with-a-rather-long-name-0003.txt";
+    assert_eq!(fs::read_to_string(restored.join("a").join(name)).unwrap(), "below 3\n");
+    assert_eq!(fs::read_to_string(restored.join("b").join(name)).unwrap(), "BELOW 3\n");
 }
 
 #[test]
