@@ -211,6 +211,38 @@ mod tests {
     }
 
     #[test]
+    fn extreme_inodes_and_times_round_trip_and_join() {
+        // Large inode jumps both ways, ctimes and atimes before the epoch, at the ends of i64
+        // and jumping across them: every difference a full 64-bit wrap can make.
+        let values = [
+            (0, 0, 0),
+            (u64::MAX, i64::MAX, i64::MIN),
+            (1, i64::MIN, i64::MAX),
+            (u64::MAX - 1, -1, -1_000_000_000_123),
+            (1 << 63, 1, -1),
+            ((1 << 63) - 1, -(1 << 62), i64::MIN + 1),
+            (7, 1_795_659_498_593_137_338, -86_400_000_000_000),
+        ];
+        let entries: Vec<EntryStatus> = values
+            .iter()
+            .map(|&(ino, ctime, atime)| EntryStatus { ino, ctime, atime, subtree: None })
+            .collect();
+        let status = StatusTree { entries };
+        assert_eq!(StatusTree::decode(&status.encode()), Ok(status.clone()));
+        let file = |i: usize| Node {
+            name: format!("f{i}").into_bytes(),
+            kind: NodeKind::File,
+            content: Content::Chunks(vec![]),
+            ..Node::default()
+        };
+        let mut tree =
+            Tree { nodes: (0..values.len()).map(file).collect(), status: TreeStatus::Apart };
+        assert!(status.apply(&mut tree));
+        let joined: Vec<_> = tree.nodes.iter().map(|n| (n.ino, n.ctime, n.atime)).collect();
+        assert_eq!(joined, values);
+    }
+
+    #[test]
     fn a_status_tree_that_does_not_fit_is_not_applied() {
         let mut tree = dir_and_file(TreeStatus::Apart);
         let short = StatusTree { entries: vec![EntryStatus::default()] };
