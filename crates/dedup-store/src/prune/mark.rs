@@ -43,7 +43,16 @@ impl Marks {
     }
 }
 
-/// Marks every blob reachable from `snapshots` in `index` (settled), returning warnings. A blob
+/// A status tree that did not read while marking: kept, not descended into.
+pub struct Unread {
+    /// The status tree's id.
+    pub id: Id,
+    /// Why, naming the snapshot, for the user.
+    pub warning: String,
+}
+
+/// Marks every blob reachable from `snapshots` in `index` (settled), returning the status trees
+/// that did not read. A blob
 /// the index lacks, or a tree that does not read, is an error naming the snapshot: pruning on a
 /// damaged repository could delete what a repair would still find. A status tree that does not
 /// read is only a warning: it stays marked (it is referenced) but is not descended into, since
@@ -53,8 +62,8 @@ pub fn mark(
     index: &Index,
     snapshots: &[(Id, Snapshot)],
     marks: &mut Marks,
-) -> Result<Vec<String>> {
-    let mut warnings = Vec::new();
+) -> Result<Vec<Unread>> {
+    let mut unread = Vec::new();
     for (snapshot_id, snapshot) in snapshots {
         let missing = |kind: BlobKind, id: &Id| Error::Missing {
             object: format!(
@@ -105,16 +114,19 @@ pub fn mark(
             }
             match repo.read_status_tree(index, &status_id) {
                 Ok(status) => pending.extend(status.entries.iter().filter_map(|e| e.subtree)),
-                Err(err) => warnings.push(format!(
-                    "status tree {} of snapshot {}: {err}; kept, but what only it names is \
-                     pruned (the next backup of that directory re-reads its files)",
-                    status_id.short(8),
-                    snapshot_id.short(8)
-                )),
+                Err(err) => unread.push(Unread {
+                    id: status_id,
+                    warning: format!(
+                        "status tree {} of snapshot {}: {err}; kept, but what only it names is \
+                         pruned (the next backup of that directory re-reads its files)",
+                        status_id.short(8),
+                        snapshot_id.short(8)
+                    ),
+                }),
             }
         }
     }
-    Ok(warnings)
+    Ok(unread)
 }
 
 /// Every blob reachable from `snapshots`, with its kind, read through `index`, for the few

@@ -87,6 +87,9 @@ pub struct Plan {
     pub(super) planned: HashSet<Id>,
     /// Problems that do not stop the prune (a status tree that does not read), for the user.
     pub warnings: Vec<String>,
+    /// Packs holding a status tree that does not read: never repacked, since copying verifies
+    /// every blob and would stop the prune on it.
+    pub(super) pinned: HashSet<Id>,
 }
 
 impl Plan {
@@ -145,7 +148,10 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
     let mut index = loaded.index;
     index.settle();
     let mut marks = Marks::new(index.len());
-    let warnings = mark(repo, &index, &snapshots, &mut marks)?;
+    let unread = mark(repo, &index, &snapshots, &mut marks)?;
+    let pinned = unread.iter().filter_map(|u| index.lookup(&u.id, BlobKind::Tree)).map(|l| l.pack);
+    let pinned = pinned.collect();
+    let warnings = unread.into_iter().map(|u| u.warning).collect();
 
     let listing = repo.backend().list("data").map_err(|e| Error::io("data", e))?;
     let present: HashMap<Id, u64> = listing
@@ -176,6 +182,7 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
         unindexed: Vec::new(),
         planned,
         warnings,
+        pinned,
     };
     let usage = usage(repo, &plan)?;
     decide(&mut plan, &usage, &present, options);
@@ -275,7 +282,7 @@ fn decide(
         plan.fates.insert(*id, Fate::Keep);
         used_total += use_.used_bytes;
         unused_total += use_.unused_bytes;
-        if use_.unused_bytes > 0 {
+        if use_.unused_bytes > 0 && !plan.pinned.contains(id) {
             // Shares of the blobs' bytes: a pack's header and trailer are no waste.
             let share = use_.unused_bytes as f64 / (use_.used_bytes + use_.unused_bytes) as f64;
             candidates.push((share, *id, use_.used_bytes, use_.unused_bytes, size));
@@ -321,6 +328,7 @@ mod tests {
             unindexed: Vec::new(),
             planned: HashSet::new(),
             warnings: Vec::new(),
+            pinned: HashSet::new(),
         }
     }
 
@@ -369,6 +377,20 @@ mod tests {
         assert_eq!(
             [fate(&plan, 1), fate(&plan, 2), fate(&plan, 3)],
             [Fate::Repack, Fate::Keep, Fate::Keep]
+        );
+        // A pack holding a status tree that does not read is never repacked (copying would
+        // stop on it): at 0 % the others still are.
+        let mut plan = empty_plan();
+        plan.pinned.insert(Id([1; 32]));
+        decide(
+            &mut plan,
+            &usage,
+            &present,
+            &PruneOptions { max_unused: 0.0, max_repack_bytes: None },
+        );
+        assert_eq!(
+            [fate(&plan, 1), fate(&plan, 2), fate(&plan, 3)],
+            [Fate::Keep, Fate::Repack, Fate::Repack]
         );
     }
 }
