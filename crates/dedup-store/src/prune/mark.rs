@@ -175,7 +175,60 @@ pub fn reachable_ids(
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+    use std::sync::Arc;
+
     use super::*;
+    use crate::backend::LocalBackend;
+    use crate::backup::{backup, BackupOptions, BackupProgress};
+    use crate::format::KdfParams;
+    use crate::repo::InitOptions;
+
+    #[test]
+    fn a_data_chunk_with_a_trees_bytes_does_not_stop_the_walk_into_that_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = InitOptions {
+            kdf: KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
+            ..InitOptions::default()
+        };
+        let repo = Repository::init(Arc::new(LocalBackend::new(dir.path().join("repo"))), options)
+            .unwrap();
+        let run = |path: std::path::PathBuf| {
+            let options =
+                BackupOptions { paths: vec![path], host: "h".into(), ..BackupOptions::default() };
+            let done = backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
+            (done.id.unwrap(), done.snapshot)
+        };
+        let a = dir.path().join("a");
+        fs::create_dir_all(a.join("inner")).unwrap();
+        fs::write(a.join("inner/f"), b"only here").unwrap();
+        let first = run(a);
+        // The tree holding `f`, and f's chunk.
+        let index = repo.load_index().unwrap().index;
+        let (mut pending, mut found) = (vec![first.1.tree], None);
+        while let Some(id) = pending.pop() {
+            for node in repo.read_tree(&index, &id).unwrap().nodes {
+                match node.content {
+                    Content::Subtree(sub) => pending.push(sub),
+                    Content::Chunks(chunks) if node.name == b"f" => found = Some((id, chunks[0])),
+                    _ => {}
+                }
+            }
+        }
+        let (tree, chunk) = found.expect("the tree holding f");
+        // A file whose bytes are that tree's: its one chunk has the tree's id.
+        let b = dir.path().join("b");
+        fs::create_dir(&b).unwrap();
+        fs::write(b.join("x"), repo.read_blob(&index, &tree, BlobKind::Tree).unwrap()).unwrap();
+        let second = run(b);
+        let index = repo.load_index().unwrap().index;
+        assert!(index.contains(&tree, BlobKind::Data), "the chunk does not have the tree's id");
+        // The second snapshot walked first: its chunk is seen before the tree.
+        let reached = reachable_ids(&repo, &index, &[second, first]);
+        for wanted in [(tree, BlobKind::Data), (tree, BlobKind::Tree), (chunk, BlobKind::Data)] {
+            assert!(reached.contains(&wanted), "{wanted:?} not reached");
+        }
+    }
 
     #[test]
     fn marks_count_each_blob_once() {
