@@ -171,3 +171,63 @@ fn an_independent_reader_extracts_what_dedup_wrote() {
     let damaged = read_repo(&repo, &["check-packs".as_ref()]);
     assert!(!damaged.status.success(), "a damaged pack passed check-packs");
 }
+
+/// §10: a status tree that does not pair with its tree (another entry count, a status subtree
+/// on an entry that is not a directory) leaves the status unknown (atime = mtime); the reader
+/// extracts on, as dedup does, rather than refusing. Driven through the reader's extractor with
+/// trees and status trees given in place of a repository's.
+#[test]
+fn the_reader_takes_an_unfit_status_tree_as_unknown_status() {
+    if !require(
+        reader_available(),
+        "the_reader_takes_an_unfit_status_tree_as_unknown_status",
+        "python3 with the modules blake3, pynacl, argon2-cffi and zstandard is needed",
+    ) {
+        return;
+    }
+    let dir = tmp();
+    let script = r#"
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("read_repo", sys.argv[1])
+rr = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rr)
+target = sys.argv[2]
+def link(name):
+    return {"name": name, "kind": 3, "target": b"elsewhere", "xattrs": [], "uid": 0, "gid": 0,
+            "mode": 0o777, "mtime": 2_000_000_000, "atime": 2_000_000_000, "flags": 0,
+            "nlink": 1, "dev": 0, "ino": 0}
+class Repo:
+    def tree(self, tree_id):
+        return [link(b"one"), link(b"two")]
+    def status_tree(self, status_id):
+        # short: one entry for two; misplaced: a status subtree on a symlink
+        if status_id == b"short":
+            return [(1, 5, 1_000_000_000, None)]
+        return [(1, 5, 1_000_000_000, None), (2, 5, 1_000_000_000, b"x" * 32)]
+    def blob(self, *args):
+        raise AssertionError("no data to read")
+for case in (b"short", b"misplaced", b"fits"):
+    out = os.path.join(target, case.decode())
+    os.mkdir(out)
+    ex = rr.Extractor(Repo())
+    if case == b"fits":
+        Repo.status_tree = lambda self, _: [(1, 5, 1_000_000_000, None), (2, 5, 1_000_000_000, None)]
+    ex.extract_tree(b"t", out.encode(), case)
+    atime = os.lstat(os.path.join(out, "one")).st_atime_ns
+    print(case.decode(), ex.counts["status_trees"], ex.counts["status_trees_unfit"], atime)
+"#;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(reader_script())
+        .arg(dir.path())
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["short 0 1 2000000000", "misplaced 0 1 2000000000", "fits 1 0 1000000000"],
+        "unfit status trees are unknown status (atime = mtime); one that fits gives the atimes"
+    );
+}
