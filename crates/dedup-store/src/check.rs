@@ -279,7 +279,7 @@ impl Walk<'_> {
                 continue;
             }
             match self.repo.read_status_tree(self.index, &id) {
-                Ok(status) => pending.extend(status.entries.iter().filter_map(|e| e.subtree)),
+                Ok(status) => pending.extend(status.subtrees()),
                 Err(err) => return Some(err.to_string()),
             }
             read.push(id);

@@ -49,6 +49,11 @@ impl StatusTree {
         StatusTree { entries }
     }
 
+    /// The status trees of the directory's subdirectories, in entry order.
+    pub fn subtrees(&self) -> impl Iterator<Item = Id> + '_ {
+        self.entries.iter().filter_map(|e| e.subtree)
+    }
+
     /// Gives `tree`'s entries (of version 2) their inode, ctime, atime and status subtree; false,
     /// leaving `tree` as it was, when this cannot be its status tree (another entry count, a
     /// status subtree on an entry that is not a directory).

@@ -113,7 +113,7 @@ pub fn mark(
                 continue;
             }
             match repo.read_status_tree(index, &status_id) {
-                Ok(status) => pending.extend(status.entries.iter().filter_map(|e| e.subtree)),
+                Ok(status) => pending.extend(status.subtrees()),
                 Err(err) => unread.push(Unread {
                     id: status_id,
                     warning: format!(
@@ -167,7 +167,7 @@ pub fn reachable_ids(
             }
             reached.insert((status_id, BlobKind::Tree));
             let Ok(status) = repo.read_status_tree(index, &status_id) else { continue };
-            pending.extend(status.entries.iter().filter_map(|e| e.subtree));
+            pending.extend(status.subtrees());
         }
     }
     reached

@@ -253,8 +253,7 @@ impl<'r> BlobSink<'r> {
                 continue;
             }
             note(&status_id, BlobKind::Tree);
-            let entries = self.read_status_tree(&status_id)?.entries;
-            pending.extend(entries.iter().filter_map(|e| e.subtree));
+            pending.extend(self.read_status_tree(&status_id)?.subtrees());
         }
         Ok(found)
     }
