@@ -6,13 +6,20 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::size::parse_size;
 
-/// dedup stops you storing the same bytes twice: it finds files whose contents are identical,
-/// byte for byte, fast on any tree and any disk.
+/// dedup stops you storing the same bytes twice: it finds duplicate files and acts on them,
+/// keeps deduplicated, encrypted snapshots of trees, and mirrors a tree one way.
 #[derive(Debug, Parser)]
-#[command(name = "dedup", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "dedup", version, max_term_width = 100)]
 #[command(
-    after_help = "Run `dedup find --help` for the options of the finder, `dedup link --help` \
-for those of the actions.\n\n\
+    about = "Store the same bytes only once: find duplicate files and act on them, keep \
+deduplicated encrypted snapshots, mirror trees.",
+    long_about = None,
+    after_help = "Three jobs:\n\
+\x20 find duplicates:  dedup find ~/Photos              (then: dedup link|reflink|remove|move ...)\n\
+\x20 snapshots:        dedup store -r /srv/backup init; dedup store -r /srv/backup backup ~\n\
+\x20 mirror a tree:    dedup sync ~/Photos /mnt/backup/Photos\n\n\
+Run `dedup find --help`, `dedup link --help`, `dedup store --help` or `dedup sync --help` for \
+each job's options and examples.\n\n\
 Exit status: 0 = complete; 1 = finished, but some paths could not be read or changed during \
 the run, so the result may be incomplete; 2 = usage or fatal error."
 )]
