@@ -17,15 +17,15 @@ use crate::tree::{walk_tree, Tree};
 use rayon::prelude::*;
 
 use crate::analysis::{analyse, Analysis, Recorder};
-use crate::cached::{CacheOptions, CacheRun, CacheUse, Learned};
-use crate::candidates::{size_classes, Class, SizeClasses};
-use crate::exact::compare_classes;
+use crate::cache::{CacheOptions, CacheRun, CacheUse, Learned};
 use crate::group_order::sort_groups;
 use crate::phases::{DONE, GROUP, WALK};
-use crate::reading::Reading;
-use crate::sample::{split_by_samples, Sampled};
+use crate::stages::candidates::{size_classes, Class, SizeClasses};
+use crate::stages::exact::compare_classes;
+use crate::stages::reading::Reading;
+use crate::stages::sample::{split_by_samples, Sampled};
+use crate::stages::whole_read::WholeRead;
 use crate::tuning::Tuning;
-use crate::whole_read::WholeRead;
 use crate::PARALLEL_FROM;
 
 /// What to find.

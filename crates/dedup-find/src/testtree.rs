@@ -8,7 +8,7 @@ use dedup_scan::NodeId;
 
 use crate::tree::{FileEntry, Root, Tree};
 
-use crate::candidates::{size_classes, Class};
+use crate::stages::candidates::{size_classes, Class};
 
 /// A tree under the roots named by each entry's first component. Entries: (path, size) for a
 /// file, (path, None) for an empty directory. Every file is its own inode.

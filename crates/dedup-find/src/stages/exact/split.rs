@@ -141,7 +141,7 @@ impl Split {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::candidates::Inode;
+    use crate::stages::candidates::Inode;
 
     fn member(n: u32) -> Member {
         Member { inode: Inode::numbered(n), file: None }

@@ -10,7 +10,7 @@ use dedup_cache::Digest;
 use dedup_core::Progress;
 use dedup_scan::read::{digest_file, Reader};
 
-use crate::candidates::Inode;
+use crate::stages::candidates::Inode;
 use crate::tree::Tree;
 
 /// What the content stages need from the run: where paths live, and the reader.

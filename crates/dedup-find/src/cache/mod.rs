@@ -14,6 +14,8 @@
 //! not stored: timestamps advance in coarse ticks, and a write in the same tick as the one we
 //! recorded would leave its times unchanged (git's "racily clean" problem).
 
+pub(crate) mod fingerprint;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -25,12 +27,12 @@ use dedup_scan::{NodeId, PathWriter};
 use crate::tree::Tree;
 use rayon::prelude::*;
 
-use crate::candidates::{Class, Inode};
+use crate::stages::candidates::{Class, Inode};
 
-use crate::fingerprint::{self, kind_for};
-use crate::reading::Reading;
+use crate::stages::reading::Reading;
 use crate::tuning::Tuning;
 use crate::PARALLEL_FROM;
+use fingerprint::kind_for;
 
 /// A file the exact stage read, with what the cache may keep of it.
 pub(crate) type Learned = (Inode, Entry);

@@ -8,14 +8,14 @@
 
 use dedup_cache::{Entry, Fingerprint};
 
-use crate::cached::Learned;
-use crate::candidates::{Class, Inode};
-use crate::fingerprint::{kind_for, sample_hash};
-use crate::keyed::{keyed, same_key_runs};
+use crate::cache::fingerprint::{kind_for, sample_hash};
+use crate::cache::Learned;
 use crate::phases::SAMPLE;
-use crate::reading::Reading;
+use crate::stages::candidates::{Class, Inode};
+use crate::stages::keyed::{keyed, same_key_runs};
+use crate::stages::reading::Reading;
+use crate::stages::whole_read::{self, Heads, WholeRead};
 use crate::tuning::Tuning;
-use crate::whole_read::{self, Heads, WholeRead};
 
 /// What the sample stage leaves for the full comparison.
 pub(crate) struct Sampled {
@@ -28,7 +28,7 @@ pub(crate) struct Sampled {
 }
 
 /// Split every class by the samples of its members; classes of small files pass unchanged, and
-/// so do the classes a slow device reads whole instead (`crate::whole_read`). The heads of every
+/// so do the classes a slow device reads whole instead (`crate::stages::whole_read`). The heads of every
 /// class are read first, then the tails of the files whose heads are alike, each round on one
 /// crew (the heads in two, when the switch to whole reads is measured on the first of them).
 pub(crate) fn split_by_samples(

@@ -10,7 +10,7 @@ use dedup_report::{Group, ReportFile};
 
 use crate::tree::Tree;
 
-use crate::content::Contents;
+use crate::analysis::content::Contents;
 use crate::group_order::sort_groups;
 
 /// Bounds on the number of copies of the files to list. Copies are distinct files (inodes), or

@@ -1,8 +1,8 @@
 //! Members of candidate sets keyed by a hash of what was read of them, and split into runs of one
 //! key: how the sample stage and the whole-read switch both split classes.
 
-use crate::candidates::Inode;
-use crate::reading::Reading;
+use crate::stages::candidates::Inode;
+use crate::stages::reading::Reading;
 
 /// Each set's members with their key, sorted by key and then as the walk sorted them (entries
 /// are sorted by (dev, ino), so `first` keeps that order); members that could not be read drop

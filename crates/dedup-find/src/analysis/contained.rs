@@ -14,9 +14,9 @@ use dedup_scan::NodeId;
 
 use crate::tree::Tree;
 
-use crate::content::{Content, Contents};
-use crate::dirs::{report_key, DirFacts};
-use crate::nodes::{Nodes, NONE};
+use crate::analysis::content::{Content, Contents};
+use crate::analysis::dirs::{report_key, DirFacts};
+use crate::analysis::nodes::{Nodes, NONE};
 
 /// Candidate directories B considered per directory A.
 const MAX_CANDIDATES: usize = 64;
@@ -213,7 +213,7 @@ impl Search<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dirs::{candidate_groups, path_text, Extras};
+    use crate::analysis::dirs::{candidate_groups, path_text, Extras};
     use crate::testtree::{build_linked, groups};
 
     fn contained(entries: &[(&str, Option<u64>, Option<u64>)]) -> Vec<(String, String, usize)> {

@@ -7,8 +7,8 @@ use dedup_cache::{Fingerprint, FingerprintKind, MAX_SAMPLE_LEN};
 use dedup_scan::ReadBuf;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::candidates::Inode;
-use crate::reading::Reading;
+use crate::stages::candidates::Inode;
+use crate::stages::reading::Reading;
 use crate::tuning::Tuning;
 use crate::tuning::FIRST_CHUNK;
 

@@ -22,7 +22,7 @@
 //! piece at a time as it is read (`chunk_read`). Chunks of 64 KiB or more are read into
 //! page-aligned buffers that the stage's threads share and reuse (`buffers`). On a device the
 //! samples measured slow per request, chunks are whole requests of the device, read around the
-//! page cache (`crate::direct`).
+//! page cache (`dedup_scan::read::direct`).
 
 mod chunk_read;
 mod split;
@@ -33,13 +33,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use dedup_cache::{Digest, Entry, Fingerprint, FingerprintKind};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::cached::Learned;
-use crate::candidates::{Class, Inode};
-use crate::fingerprint::kind_for;
+use crate::cache::fingerprint::kind_for;
+use crate::cache::Learned;
 use crate::phases::COMPARE;
-use crate::reading::Reading;
+use crate::stages::candidates::{Class, Inode};
+use crate::stages::reading::Reading;
+use crate::stages::whole_read::{direct_request, WholeRead};
 use crate::tuning::{Tuning, FIRST_CHUNK};
-use crate::whole_read::{direct_request, WholeRead};
 use chunk_read::Slot;
 use dedup_scan::read::direct::DirectBufs;
 use dedup_scan::read::BufferPool;
@@ -90,7 +90,7 @@ pub(crate) fn compare_classes(
             let size = class.size;
             // Every fingerprint lies in the first chunk: a small file's whole content, a larger
             // one's head sample. The sample stage took the head of the files it sampled, but not
-            // of those a slow device reads whole instead (`crate::whole_read`).
+            // of those a slow device reads whole instead (`crate::stages::whole_read`).
             let fingerprint = if hash { kind_for(size, tuning) } else { None };
             let direct_request = direct_request_of(&class, ctx, whole_reads);
             let comparer = Comparer {
@@ -207,7 +207,7 @@ struct Comparer<'a> {
     ctx: &'a Reading<'a>,
     buffers: &'a BufferPool,
     direct_bufs: &'a DirectBufs,
-    /// Read around the page cache, in chunks of whole requests of this size (`crate::direct`).
+    /// Read around the page cache, in chunks of whole requests of this size (`dedup_scan::read::direct`).
     direct_request: Option<u64>,
     hardlinks: bool,
     hash: bool,

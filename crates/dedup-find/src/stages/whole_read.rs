@@ -19,9 +19,9 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::candidates::{Class, Inode};
-use crate::keyed::{keyed, same_key_runs, sort_keyed};
-use crate::reading::Reading;
+use crate::stages::candidates::{Class, Inode};
+use crate::stages::keyed::{keyed, same_key_runs, sort_keyed};
+use crate::stages::reading::Reading;
 use crate::tuning::FIRST_CHUNK;
 use dedup_scan::read::direct;
 
@@ -52,7 +52,7 @@ pub struct WholeRead {
     /// Same-size files up to this size are read whole instead of sampled.
     pub up_to: u64,
     /// On a device slow per request, the full comparison reads around the page cache in
-    /// requests of this many bytes (`crate::direct`).
+    /// requests of this many bytes (`dedup_scan::read::direct`).
     pub direct: Option<u64>,
     /// The kernel gave a direct read buffer small pages, so the full comparison read through
     /// the page cache after all.

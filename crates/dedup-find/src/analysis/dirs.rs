@@ -1,8 +1,8 @@
 //! Identical directories: same names, same structure, same file contents. Every directory gets a
 //! class, bottom-up (node indices backwards visit children before parents): two directories are
 //! in one class when their sorted child lists match name for name, files by content key (group or
-//! inode, [`crate::content`]) and subdirectories by class, and their extra entries
-//! ([`crate::listing`]) match too. A 128-bit hash of the child list finds the candidate class in a
+//! inode, [`crate::analysis::content`]) and subdirectories by class, and their extra entries
+//! ([`crate::analysis::extras`]) match too. A 128-bit hash of the child list finds the candidate class in a
 //! hash map, and the child lists are then compared exactly, so a hash collision can only cost a
 //! comparison, never merge two different directories. O(n) time after the index, a few dozen
 //! bytes per node, no pairwise step.
@@ -17,9 +17,9 @@ use dedup_scan::NodeId;
 use crate::tree::Tree;
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::content::{Content, Contents};
-use crate::extras::Extra;
-use crate::nodes::{Nodes, NONE};
+use crate::analysis::content::{Content, Contents};
+use crate::analysis::extras::Extra;
+use crate::analysis::nodes::{Nodes, NONE};
 
 /// Extra entries per directory: `None` when its contents are unknown.
 pub(crate) type Extras = HashMap<u32, Option<Vec<(Vec<u8>, Extra)>>>;
@@ -223,7 +223,7 @@ pub(crate) fn path_text(tree: &Tree, node: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contained::choose;
+    use crate::analysis::contained::choose;
     use crate::testtree::{build_linked, groups};
 
     fn analyse(entries: &[(&str, Option<u64>, Option<u64>)]) -> Vec<Vec<String>> {

@@ -13,8 +13,8 @@ use dedup_scan::NodeId;
 
 use crate::tree::Tree;
 
-use crate::candidates::Class;
-use crate::nodes::Nodes;
+use crate::analysis::nodes::Nodes;
+use crate::stages::candidates::Class;
 
 /// Groups in more top-level directories than this are left out of `shared_with`.
 const MAX_PAIRED: usize = 64;

@@ -4,6 +4,14 @@
 //! tree and the final groups, read no file content (only directories that look duplicated are
 //! listed once more), and add sections to the report.
 
+pub(crate) mod contained;
+pub(crate) mod content;
+pub(crate) mod dir_summary;
+pub(crate) mod dirs;
+pub(crate) mod extras;
+pub(crate) mod nodes;
+pub(crate) mod replication;
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -14,14 +22,14 @@ use dedup_scan::NodeId;
 
 use crate::tree::Tree;
 
-use crate::candidates::Class;
-use crate::contained::{choose, Chosen, Contained};
-use crate::content::Contents;
-use crate::dir_summary::summarise;
-use crate::dirs::{candidate_groups, path_bytes, DirFacts, Extras};
-use crate::extras::extras;
-use crate::nodes::Nodes;
-use crate::replication::{copies, unique_files, Replication, Troubled};
+use crate::analysis::contained::{choose, Chosen, Contained};
+use crate::analysis::content::Contents;
+use crate::analysis::dir_summary::summarise;
+use crate::analysis::dirs::{candidate_groups, path_bytes, DirFacts, Extras};
+use crate::analysis::extras::extras;
+use crate::analysis::nodes::Nodes;
+use crate::analysis::replication::{copies, unique_files, Replication, Troubled};
+use crate::stages::candidates::Class;
 
 /// What to work out beyond the groups of identical files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

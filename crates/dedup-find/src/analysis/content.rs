@@ -8,8 +8,8 @@ use dedup_core::FileId;
 
 use crate::tree::Tree;
 
-use crate::candidates::Class;
-use crate::nodes::NONE;
+use crate::analysis::nodes::NONE;
+use crate::stages::candidates::Class;
 
 /// The content of one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
