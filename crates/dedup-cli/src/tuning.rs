@@ -1,5 +1,5 @@
 //! Sample-stage sizes from the environment, for benchmarks that measure which defaults are best
-//! (bench/, docs/BENCHMARKS.md). Users never need them: the defaults are the measured choice.
+//! (bench/, docs/benchmarks/find.md). Users never need them: the defaults are the measured choice.
 //!
 //! `DEDUP_WHOLE_READ_MAX=SIZE`: files up to SIZE are read whole instead of sampled, on every
 //! device (no measured switch to larger whole reads on slow devices).

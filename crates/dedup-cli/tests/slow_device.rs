@@ -1,6 +1,6 @@
 //! `dedup find` on a device that answers slowly: an XFS loop device read through a blkio cgroup
 //! throttled to 20 read requests per second, slower than a spinning disk (the HDD proxy of
-//! docs/BENCHMARKS.md). Measuring its first head reads, dedup reads same-size files of up to
+//! docs/benchmarks/find.md). Measuring its first head reads, dedup reads same-size files of up to
 //! a mebibyte whole instead of sampling them, and reads large files around the page cache in
 //! requests of the device's size, and so makes fewer requests, with the same groups.
 

@@ -1,4 +1,4 @@
-//! The sizes the content stages share, chosen by measurement (docs/BENCHMARKS.md): what the
+//! The sizes the content stages share, chosen by measurement (docs/benchmarks/find.md): what the
 //! sample stage samples and the first chunk of the full comparison, which the cache's
 //! fingerprints, the whole-read switch and the digests are sized by too.
 
@@ -6,7 +6,7 @@
 /// the exact stage's largest chunk).
 pub(crate) const FIRST_CHUNK: u64 = 1 << 20;
 
-/// Sizes of the sample stage, chosen by measurement (docs/BENCHMARKS.md); settable for
+/// Sizes of the sample stage, chosen by measurement (docs/benchmarks/find.md); settable for
 /// benchmarks only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {

@@ -5,7 +5,7 @@
 //!
 //! Why not rayon tasks on a pool sized for the highest level: every thread of the pool took one
 //! and then parked at the device's gate, so a warm walk kept dozens of threads waking and
-//! sleeping, and a small tree paid for starting threads it never used (docs/BENCHMARKS.md has
+//! sleeping, and a small tree paid for starting threads it never used (docs/benchmarks/find.md has
 //! the figures).
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};

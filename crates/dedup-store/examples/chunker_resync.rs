@@ -1,5 +1,5 @@
 //! How quickly keyed FastCDC finds its old cut points again after an edit, per normalisation
-//! level and minimum size (issue 24's "within 1.5x of the truly new bytes"; docs/BENCHMARKS.md,
+//! level and minimum size (issue 24's "within 1.5x of the truly new bytes"; docs/benchmarks/journal.md,
 //! "Chunker resynchronisation"). For each of KEYS random gear keys and every variant, on one
 //! random buffer of MIB MiB:
 //!

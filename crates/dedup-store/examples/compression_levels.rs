@@ -3,7 +3,7 @@
 //! per-blob rule (probed when large, kept only where it shrinks) at every level given. Prints,
 //! per level, the CPU time of compression alone (this thread's time on a CPU, so a loaded
 //! machine does not inflate it) and the bytes the data blobs would take in packs (sealed boxes,
-//! no trailers). For the choice of the default level (docs/BENCHMARKS.md, "Store first backup:
+//! no trailers). For the choice of the default level (docs/benchmarks/journal.md, "Store first backup:
 //! memory and compression level").
 //!
 //! `cargo run --release -p dedup-store --example compression_levels -- DIR [LEVELS]`

@@ -3,7 +3,7 @@
 //! default chunker and the distinct chunks held in memory; each rule then compresses all of them
 //! on one thread (its CPU time read from `/proc/thread-self/schedstat`, so a loaded machine
 //! does not inflate it). Sizes are payloads plus the sealed box's 40 bytes, no trailers.
-//! For the rule of `compress.rs` (docs/BENCHMARKS.md, "First backup CPU and repository size
+//! For the rule of `compress.rs` (docs/benchmarks/journal.md, "First backup CPU and repository size
 //! (issue 24)").
 //!
 //! `cargo run --release -p dedup-store --example compression_rules -- DIR`

@@ -176,7 +176,7 @@ impl Observer for Watch<'_> {
 /// after the I/O scheduler's first window (10 ms at one worker): the walk of the medium seed tree
 /// (2,000 entries) is done by one worker sooner than a second starts, the big one's (20,000)
 /// took 27 ms with one worker until the window closed and 18 ms with two from the start
-/// (docs/BENCHMARKS.md, "Sync per-entry costs (issue 27)").
+/// (docs/benchmarks/journal.md, "Sync per-entry costs (issue 27)").
 const HURRY_AFTER: usize = 4096;
 
 struct Collector<'a> {

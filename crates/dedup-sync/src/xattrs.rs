@@ -3,13 +3,13 @@
 //! changed status (`ctime`) since the destination entry was last written. Setting an attribute changes an entry's ctime and ctime cannot be set back, so
 //! a source entry whose ctime is older than its copy's has the attributes the copy was given.
 //! A run with nothing to do then costs the `lstat` calls alone instead of an `llistxattr` more
-//! per entry on each side (docs/BENCHMARKS.md, "dedup sync"). `--checksum` reads them all.
+//! per entry on each side (docs/benchmarks/journal.md, "Sync benchmark"). `--checksum` reads them all.
 //!
 //! A file that will be copied whatever its attributes say (new to DST, or of another size) is
 //! not read here at all ([`Defer`]): the copy reads the source's attributes through the
 //! descriptor it copies from, on the copy threads, and the old copy's are never needed, since a
 //! fresh file replaces it. Read here, by name and one after the other before the plan, they
-//! were a serial step of every first copy (docs/BENCHMARKS.md, "Sync fixed costs, 2026-11-26").
+//! were a serial step of every first copy (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26").
 
 use std::ffi::OsStr;
 use std::os::fd::AsFd;

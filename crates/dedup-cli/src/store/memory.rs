@@ -3,7 +3,7 @@
 //! glibc's default raises its mmap threshold each time such a block is freed, after which
 //! blocks of that size come from per-thread arenas that keep them resident once freed. Fixing the threshold makes every block of 4 MiB and more its own
 //! mapping, returned to the kernel when freed, and leaves the chunk-sized ones in the arenas
-//! (docs/BENCHMARKS.md, "Store memory": peak RSS of a first backup 215 to 99 MiB).
+//! (docs/benchmarks/journal.md, "Store memory": peak RSS of a first backup 215 to 99 MiB).
 
 /// Blocks from this size up are mapped on their own and unmapped when freed.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -18,7 +18,7 @@ const ARENA_KEEPS: libc::c_int = 16 << 20;
 /// the number of cores (glibc only; elsewhere the allocator's defaults stand). glibc gives up to
 /// eight arenas per core to the threads that allocate at once, and each keeps up to
 /// [`ARENA_KEEPS`] free: a first backup's walker, file and seal threads on glibc's arenas peaked
-/// at 69 MiB, on two arenas (two cores) at 51 MiB, for no measurable CPU (docs/BENCHMARKS.md,
+/// at 69 MiB, on two arenas (two cores) at 51 MiB, for no measurable CPU (docs/benchmarks/journal.md,
 /// "Store first backup: memory and compression level").
 #[allow(unsafe_code)]
 pub fn return_large_buffers() {

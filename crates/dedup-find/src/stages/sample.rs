@@ -2,7 +2,7 @@
 //! heads are alike, hashed, split classes cheaply before any full read. Files that differ usually
 //! differ in their first or last bytes (headers, trailers, indexes), most often in the first: a
 //! file whose head is unique in its class needs no second request (two requests per file cost
-//! more than a peer that reads the prefix first: docs/BENCHMARKS.md). Small files skip this
+//! more than a peer that reads the prefix first: docs/benchmarks/find.md). Small files skip this
 //! stage: one whole read costs about what a sample read costs, so reading twice would only add
 //! requests.
 

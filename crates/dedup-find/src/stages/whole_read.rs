@@ -2,12 +2,12 @@
 //!
 //! Sampling pays where a request is cheap next to the bytes a whole read would add. On a device
 //! that answers a small read only every few milliseconds (a spinning disk, a cloud disk capped
-//! in operations per second, the HDD proxy of docs/BENCHMARKS.md) a request costs as much time
+//! in operations per second, the HDD proxy of docs/benchmarks/find.md) a request costs as much time
 //! as streaming a megabyte. With `t` that time, `B` the streaming rate and `p` the share of
 //! same-size files whose heads differ, sampling a file of size `S` costs `t` plus, when its head
 //! is alike, a tail read `t` and the full read `t + S/B`; a whole read costs `t + S/B`. The whole
 //! read costs less while `S < 2·t·B·(1 − p)/p`. On this machine's real trees most same-size
-//! files of 64 KiB–1 MiB are copies (docs/BENCHMARKS.md has the shares). Taking `p = 1/2`, below what real trees show,
+//! files of 64 KiB–1 MiB are copies (docs/benchmarks/find.md has the shares). Taking `p = 1/2`, below what real trees show,
 //! files up to `2·t·B` are read whole, never more than one chunk of the full comparison, and
 //! only where `t` is a seek or an operation cap ([`SLOW_REQUEST`]): where requests are fast,
 //! trees whose same-size files all differ pay for the premise in bandwidth. A
@@ -34,7 +34,7 @@ const PROBE_READS_PER_DEVICE: usize = 8;
 
 /// Only a device slower than this per request reads more whole: a seek or an operation cap,
 /// not a queue of fast requests: below it, reading whole where heads do differ costs far more
-/// than it saves (docs/BENCHMARKS.md).
+/// than it saves (docs/benchmarks/find.md).
 const SLOW_REQUEST: Duration = Duration::from_millis(2);
 
 /// Streaming rate, in bytes per second, assumed of a device whose requests are slow: a spinning

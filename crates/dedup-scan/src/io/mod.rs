@@ -37,7 +37,7 @@ impl Default for Concurrency {
 /// Level listing starts at, at least, when adaptive. A listing is small random metadata reads on
 /// every kind of device, so more of them in flight cannot turn streams into seeks as large reads
 /// can; on a cold tree they are served from the device, and a walk of a small tree ends before
-/// a climb from 2 gets anywhere; starting higher measured no better (docs/BENCHMARKS.md).
+/// a climb from 2 gets anywhere; starting higher measured no better (docs/benchmarks/find.md).
 const LISTING_START: usize = 4;
 
 impl Concurrency {
@@ -59,7 +59,7 @@ const WINDOW: Duration = Duration::from_millis(150);
 const WINDOW_OPS: u64 = 16;
 /// While the first climb lasts, windows are shorter: a small tree is walked and sampled in tens
 /// of milliseconds each, and a climb of 150 ms steps never left the start level there
-/// (docs/BENCHMARKS.md). On a slow device the operation count, not the time, still ends the window (16
+/// (docs/benchmarks/find.md). On a slow device the operation count, not the time, still ends the window (16
 /// reads at 120 IOPS take 130 ms).
 const CLIMB_WINDOW: Duration = Duration::from_millis(10);
 

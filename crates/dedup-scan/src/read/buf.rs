@@ -4,7 +4,7 @@
 //! that starts 1 to 31 bytes past a page boundary at a fifth of its usual speed (about 2 GB/s
 //! instead of 11-14 for reads at page-aligned file offsets), and glibc places every large
 //! allocation exactly 16 bytes past one. A large [`ReadBuf`] starts on a page boundary instead.
-//! docs/BENCHMARKS.md has the measurement (`bench/copy-alignment.py`).
+//! docs/benchmarks/find.md has the measurement (`bench/copy-alignment.py`).
 
 const PAGE: usize = 4096;
 
@@ -45,7 +45,7 @@ impl ReadBuf {
 
     /// Make it `len` bytes long (at most its room). Bytes it never held before are zeroed by
     /// `memset`: pages first touched in user space cost less than pages first touched inside the
-    /// kernel's copy (docs/BENCHMARKS.md).
+    /// kernel's copy (docs/benchmarks/find.md).
     pub fn set_len(&mut self, len: usize) {
         assert!(len <= self.room, "a buffer for {} bytes cannot hold {len}", self.room);
         if self.storage.len() < self.start + len {

@@ -6,7 +6,7 @@
 //! of 1 MiB chunks) and the block layer cuts each window at the device's largest request
 //! (`max_sectors_kb`, 1,280 KiB on most disks), so a window of 2,064 KiB costs two requests
 //! where 1,280 KiB would cost one. Pages allocated one at a time can also cut a request early,
-//! at 128 segments. On the HDD proxy of docs/BENCHMARKS.md an 8 MiB file took 9 requests
+//! at 128 segments. On the HDD proxy of docs/benchmarks/find.md an 8 MiB file took 9 requests
 //! through the page cache where 7 would do. A direct read (`O_DIRECT`) of a multiple of the
 //! device's request size, into a buffer backed by huge pages so that it is a few physically
 //! contiguous segments, goes to the device as exactly that many requests (7.5 per 8 MiB file

@@ -18,7 +18,7 @@ use super::xattr;
 
 /// Bytes of entries one `getdents` call may return: a few hundred entries, so that most
 /// directories are listed in one call and a second that finds the end (rustix's `Dir` starts at
-/// 768 bytes and grows slowly; docs/BENCHMARKS.md, "the walk's listing buffer").
+/// 768 bytes and grows slowly; docs/benchmarks/find.md, "the walk's listing buffer").
 const LISTING_BUF: usize = 32 << 10;
 
 /// A directory's entries, and the names the exclusion globs left out.

@@ -8,7 +8,7 @@
 //! below one threshold, so the cut points are the same whatever byte a chunk started at, save for
 //! the `min` skipped; the **normalised** one (kind 1, level 2) asks for a rarer hash before `avg`
 //! and a commoner one after, which evens chunk sizes but makes a chunk that starts at a new place
-//! (after an edit) often miss the old cut points for several chunks (docs/BENCHMARKS.md, "Chunker
+//! (after an edit) often miss the old cut points for several chunks (docs/benchmarks/journal.md, "Chunker
 //! resynchronisation").
 
 /// A keyed FastCDC chunker.
@@ -125,7 +125,7 @@ impl FastCdc {
 /// the same hashes: `h(i+k) = h(i) << k + (sum of the next k entries, each shifted by the steps
 /// after it)`, where the sums do not depend on `h(i)`, so the chain from one group to the next
 /// is one shift and one add and the rest runs in parallel (3x the throughput of the byte loop
-/// on this machine's AMD EPYC; docs/BENCHMARKS.md, "Second write (issue 24)").
+/// on this machine's AMD EPYC; docs/benchmarks/journal.md, "Second write (issue 24)").
 #[inline(always)]
 fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, limit: u64) -> Option<usize> {
     let entry = |byte: u8| gear[usize::from(byte)];

@@ -45,7 +45,7 @@ pub enum ChunkerParams {
 }
 
 impl Default for ChunkerParams {
-    /// Flat FastCDC, 512 KiB / 1 MiB / 8 MiB (docs/BENCHMARKS.md, "Chunker resynchronisation").
+    /// Flat FastCDC, 512 KiB / 1 MiB / 8 MiB (docs/benchmarks/journal.md, "Chunker resynchronisation").
     fn default() -> Self {
         ChunkerParams::FastCdc { min: 512 << 10, avg: 1 << 20, max: 8 << 20 }
     }

@@ -44,7 +44,7 @@ const ACTIONS_PER_TASK: usize = 64;
 /// stack and heap, the hand-offs). With processors free, the 100-file first copy (about 120)
 /// took 0.85 of `cp -a`'s wall time on a crew against 0.96 on one thread, and the medium tree's
 /// incremental round (about 105) 0.74 of `cp -au`'s against 0.84, for 7-13 % more CPU
-/// (docs/BENCHMARKS.md, "Sync fixed costs, 2026-11-26"); a plan of a few files stays here.
+/// (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26"); a plan of a few files stays here.
 const WORK_FOR_ONE_THREAD: u64 = 32;
 
 /// Bytes of file content that weigh as much as one action: an action costs about ten system

@@ -31,7 +31,7 @@ use attrs::Mounter;
 use preflight::FUSERMOUNT;
 
 /// Threads answering the kernel: a read and an `ls` (or two reads) go on at once. More made
-/// `ls -l` slower on 2 cores, each request waking more threads (BENCHMARKS.md, "Mounted
+/// `ls -l` slower on 2 cores, each request waking more threads (docs/benchmarks/journal.md, "Mounted
 /// snapshots"); data is fetched ahead by the reader's own threads anyway.
 const FUSE_THREADS: usize = 2;
 

@@ -5,7 +5,7 @@
 //! read back by the comparison. When the lead is worth trying and the data is in the page
 //! cache, the chunk is read a piece at a time into a small buffer instead, each piece compared
 //! with the lead's bytes while both are in the core's own cache; a chunk equal to the lead is
-//! then never held whole (docs/BENCHMARKS.md). Data not in the page cache is read
+//! then never held whole (docs/benchmarks/find.md). Data not in the page cache is read
 //! whole, so that the device gets one large request; on a device measured slow per request, it
 //! is read around the page cache, in requests of the device's size (`dedup_scan::read::direct`).
 

@@ -57,7 +57,7 @@ const PARALLEL_READ_MIN: u64 = 256 << 10;
 /// Bytes of such chunks in flight at once for the classes of one pool together (beside their
 /// representatives' `REP_BUDGET`): it caps how many members of a class are read at once, and
 /// the scheduler's gate bounds the reads below that. It must leave room above the gate, or files
-/// of 1 MiB are read fewer at a time than the device wants (docs/BENCHMARKS.md).
+/// of 1 MiB are read fewer at a time than the device wants (docs/benchmarks/find.md).
 const IN_FLIGHT_BYTES: u64 = 32 << 20;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
