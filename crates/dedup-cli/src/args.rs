@@ -56,6 +56,36 @@ pub enum Command {
     Store(crate::store::args::StoreArgs),
     /// Mirror SRC into DST one way, copying only what changed and renaming what moved.
     Sync(crate::sync_cmd::args::SyncArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = COMPLETIONS_AFTER_HELP)]
+    Completions(CompletionsArgs),
+    /// Write a manual page for every command into DIR (dedup.1, dedup-store-backup.1, ...).
+    #[command(
+        after_help = "Example:\n  dedup man /usr/local/share/man/man1 && man dedup-store-restore"
+    )]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_AFTER_HELP: &str = "\
+Examples:
+  dedup completions bash > ~/.local/share/bash-completion/completions/dedup
+  dedup completions zsh > ~/.zfunc/_dedup        # with fpath+=~/.zfunc in ~/.zshrc
+  dedup completions fish > ~/.config/fish/completions/dedup.fish";
+
+/// `dedup completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write the script for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `dedup man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Directory to write the pages into (created if missing).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// `dedup cache`.

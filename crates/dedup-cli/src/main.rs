@@ -6,6 +6,7 @@ mod args;
 mod cache_cmd;
 mod config;
 mod find;
+mod generate;
 mod messages;
 mod progress;
 mod size;
@@ -53,5 +54,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         Command::Cache(args) => cache_cmd::run(args),
         Command::Store(args) => store::run(args),
         Command::Sync(args) => sync_cmd::run(args),
+        Command::Completions(args) => generate::completions(args.shell),
+        Command::Man(args) => generate::man_pages(&args.dir),
     }
 }
