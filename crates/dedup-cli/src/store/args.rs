@@ -306,6 +306,10 @@ pub struct ForgetArgs {
     /// Consider only snapshots that backed up PATH (repeatable: every PATH).
     #[arg(long = "path", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Allow a policy that keeps nothing (no --keep-* option, or every count 0), or that keeps
+    /// no snapshot of a group: every snapshot concerned is removed.
+    #[arg(long)]
+    pub unsafe_allow_remove_all: bool,
     /// Prune after forgetting.
     #[arg(long)]
     pub prune: bool,
