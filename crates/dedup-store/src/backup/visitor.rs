@@ -599,3 +599,6 @@ impl Visitor for BackupVisitor<'_, '_> {
         self.release(dir);
     }
 }
+
+#[cfg(test)]
+mod tests;
