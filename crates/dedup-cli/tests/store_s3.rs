@@ -455,3 +455,19 @@ fn many_objects_are_deleted_a_thousand_to_a_request_and_absent_ones_succeed() {
     assert!(backend.list("data").unwrap().is_empty(), "all gone");
     assert_eq!(proxy.deletions.load(Ordering::Relaxed), 3, "2,101 keys in three requests");
 }
+
+#[test]
+fn init_refuses_a_prefix_holding_part_of_a_repository() {
+    let Some(server) = S3Server::start("init over remains") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    tree(&src, 3, 5);
+    let repo = server.repo("repo");
+    init_repo(&repo);
+    store_ok(&repo, &["backup", src.to_str().unwrap()]);
+    std::fs::remove_file(server.dir("repo").join("config")).unwrap();
+    let out = store(&repo, &["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"]);
+    out.assert_code(2);
+    out.assert_message("error", "holds part of a repository (keys/ (1 file(s))");
+    assert!(!server.dir("repo").join("config").exists(), "a new config was written");
+}

@@ -202,3 +202,19 @@ fn three_hosts_back_up_into_one_sftp_repository_at_once() {
         assert_eq!(contents(&target), contents(src), "host{h}");
     }
 }
+
+#[test]
+fn init_refuses_a_folder_holding_part_of_a_repository() {
+    let Some(server) = SftpServer::start("init over remains") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    tree(&src, 3, 5);
+    let repo = server.repo("repo");
+    init_repo(&repo);
+    store_ok(&repo, &["backup", src.to_str().unwrap()]);
+    std::fs::remove_file(server.dir("repo").join("config")).unwrap();
+    let out = store(&repo, &["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"]);
+    out.assert_code(2);
+    out.assert_message("error", "holds part of a repository (keys/ (1 file(s))");
+    assert!(!server.dir("repo").join("config").exists(), "a new config was written");
+}

@@ -417,3 +417,6 @@ impl Rewriter<'_, '_> {
         Ok(Some(new))
     }
 }
+
+#[cfg(test)]
+mod tests;
