@@ -2,13 +2,15 @@
 //! pack's own trailer; from its trailer opened under the header `dedup` writes, when only the
 //! header is damaged (the trailer's associated data binds the header, so one flipped header byte
 //! hides every blob, though each blob box, bound to nothing of the pack, is intact); or from
-//! what an index file said the pack held, whole only when those entries cover every byte
-//! between the header and the trailer.
+//! what an index file said the pack held (a writer lists a pack whole, from its trailer), taken
+//! as whole only when those entries lie box after box from the end of the header and the pack
+//! is no longer than they and their trailer would make it: a list that lacked a blob would
+//! leave a gap, or a pack longer than it accounts for.
 
 use crate::blob::BlobKind;
-use crate::crypto::Sealer;
-use crate::format::{BlobEntry, Header, Magic, HEADER_LEN};
-use crate::pack::{parse_pack, TAIL_LEN, TAIL_MAGIC};
+use crate::crypto::{Sealer, NONCE_LEN, TAG_LEN};
+use crate::format::{BlobEntry, Header, Magic, ENTRY_LEN, HEADER_LEN};
+use crate::pack::{parse_pack, TAIL_LEN};
 
 /// The blobs of a damaged pack, as far as they can be located.
 #[derive(Debug)]
@@ -40,17 +42,11 @@ fn header_differences(found: &[u8], expected: &[u8; HEADER_LEN]) -> String {
     differing.join(", ")
 }
 
-/// Whether `entries` cover the pack `bytes` from the end of its header to the start of its
-/// trailer (found through the tail), box after box with no gap: then they are all its blobs.
+/// Whether `entries` are every blob of the pack `bytes`, of which the tail or the end may be
+/// lost: they lie box after box from the end of the header, and the pack is no longer than
+/// those boxes, a trailer listing them (its sealed version and count, then the entries) and the
+/// tail.
 fn cover_the_body(entries: &[BlobEntry], bytes: &[u8]) -> bool {
-    let Some(tail) = bytes.len().checked_sub(TAIL_LEN).map(|at| &bytes[at..]) else {
-        return false;
-    };
-    if &tail[4..] != TAIL_MAGIC {
-        return false;
-    }
-    let trailer_len = u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")) as usize;
-    let Some(body_end) = bytes.len().checked_sub(TAIL_LEN + trailer_len) else { return false };
     let mut sorted: Vec<&BlobEntry> = entries.iter().collect();
     sorted.sort_by_key(|e| e.offset);
     let mut next = HEADER_LEN as u64;
@@ -60,7 +56,8 @@ fn cover_the_body(entries: &[BlobEntry], bytes: &[u8]) -> bool {
         }
         next += u64::from(entry.stored_len);
     }
-    next == body_end as u64
+    let trailer = (NONCE_LEN + 1 + 4 + TAG_LEN + ENTRY_LEN * entries.len()) as u64;
+    bytes.len() as u64 <= next + trailer + TAIL_LEN as u64
 }
 
 /// Locates the blobs of the damaged pack `bytes`; `indexed` is what the old index files said it
@@ -155,11 +152,20 @@ mod tests {
         let located = locate(&sealer, &mut bytes, Some((BlobKind::Data, entries.clone()))).unwrap();
         assert!(located.whole);
         // An index file that lists only some of them proves nothing about the rest.
-        let partial = Some((BlobKind::Data, entries[..2].to_vec()));
-        assert!(!locate(&sealer, &mut bytes, partial).unwrap().whole);
-        // Nor does one of a pack whose tail is gone.
-        let cut = bytes.len() - 3;
-        let located = locate(&sealer, &mut bytes[..cut], Some((BlobKind::Data, entries))).unwrap();
-        assert!(!located.whole);
+        for partial in [&entries[..2], &entries[1..], &[entries[0].clone(), entries[2].clone()]] {
+            let partial = Some((BlobKind::Data, partial.to_vec()));
+            assert!(!locate(&sealer, &mut bytes, partial).unwrap().whole);
+        }
+        // A pack cut short (its tail and the end of its blobs lost) is still accounted for.
+        let cut = (entries[2].offset + 10) as usize;
+        let located =
+            locate(&sealer, &mut bytes[..cut], Some((BlobKind::Data, entries.clone()))).unwrap();
+        assert!(located.whole);
+        // Its tail damaged in place, the same.
+        let mut tail_damaged = bytes.clone();
+        let last = tail_damaged.len() - 1;
+        tail_damaged[last] ^= 1;
+        let located = locate(&sealer, &mut tail_damaged, Some((BlobKind::Data, entries))).unwrap();
+        assert!(located.whole);
     }
 }
