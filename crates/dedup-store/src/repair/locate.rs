@@ -152,7 +152,7 @@ mod tests {
         let located = locate(&sealer, &mut bytes, Some((BlobKind::Data, entries.clone()))).unwrap();
         assert!(located.whole);
         // An index file that lists only some of them proves nothing about the rest.
-        for partial in [&entries[..2], &entries[1..], &[entries[0].clone(), entries[2].clone()]] {
+        for partial in [&entries[..2], &entries[1..], &[entries[0], entries[2]]] {
             let partial = Some((BlobKind::Data, partial.to_vec()));
             assert!(!locate(&sealer, &mut bytes, partial).unwrap().whole);
         }
