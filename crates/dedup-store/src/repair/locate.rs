@@ -73,10 +73,14 @@ pub(super) fn locate(
     }
     if bytes.len() >= HEADER_LEN {
         let found: [u8; HEADER_LEN] = bytes[..HEADER_LEN].try_into().expect("the header's length");
-        for kind in [BlobKind::Data, BlobKind::Tree] {
-            let expected =
+        // Every version byte: a version this program does not read is refused before any
+        // decryption, so only the pack versions it knows cost a try.
+        let kinds = [BlobKind::Data, BlobKind::Tree];
+        for (version, kind) in (1..=u8::MAX).flat_map(|v| kinds.map(|k| (v, k))) {
+            let mut expected =
                 Header { magic: Magic::Pack, encrypted: sealer.encrypted(), sub_kind: kind.code() }
                     .encode();
+            expected[4] = version;
             if expected == found {
                 continue;
             }
