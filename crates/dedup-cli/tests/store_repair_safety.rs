@@ -138,3 +138,37 @@ fn init_refuses_a_location_holding_part_of_a_repository_and_changes_nothing() {
     fs::write(repo.join("config"), config).unwrap();
     assert_latest_restores(&repo, &src, &dir.path().join("restored"));
 }
+
+#[test]
+fn a_pack_that_cannot_be_read_keeps_its_index_entries() {
+    let test = "a_pack_that_cannot_be_read_keeps_its_index_entries";
+    if !require(is_root(), test, "running as user nobody (setpriv) needs root") {
+        return;
+    }
+    let dir = tmp();
+    let (repo, src) = backed_up(dir.path());
+    let pack = a_data_pack(&repo);
+    // Nobody repairs a repository of his in which one pack is root's alone: reading it fails
+    // with an I/O error, which is no sign of damage.
+    std::process::Command::new("chown").args(["-R", "65534:65534"]).arg(&repo).status().unwrap();
+    std::os::unix::fs::chown(repo.join(&pack), Some(0), Some(0)).unwrap();
+    let closed = <fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600);
+    fs::set_permissions(repo.join(&pack), closed).unwrap();
+    let mut up = Some(repo.as_path());
+    while let Some(d) = up.filter(|d| d.starts_with(dir.path())) {
+        let open = <fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+        fs::set_permissions(d, open).unwrap();
+        up = d.parent();
+    }
+
+    let out = store_as_nobody(&repo, &["repair", "index"]);
+    out.assert_code(1);
+    let named = out.stderr_lines().into_iter().any(|l| {
+        l.contains(&pack) && l.contains("Permission denied") && l.contains("stays indexed")
+    });
+    assert!(named, "{}", out.dump());
+    assert!(repo.join(&pack).exists());
+    // Read again by root, everything restores: the pack's blobs never left the index.
+    store_ok(&repo, &["check", "--read-data"]);
+    assert_latest_restores(&repo, &src, &dir.path().join("restored"));
+}

@@ -276,6 +276,12 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
             for damaged in &outcome.packs_damaged {
                 eprintln!("dedup: {damaged} (left in place, not indexed)");
             }
+            for unread in &outcome.packs_unread {
+                eprintln!(
+                    "dedup: {unread} (left in place; what the old index said it holds stays \
+                     indexed: run `dedup store repair index` again once it reads)"
+                );
+            }
             for pack in &outcome.packs_salvaged {
                 let fate = if pack.deleted {
                     "the pack is deleted"
@@ -302,7 +308,7 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
                 );
             }
             let whole = outcome.packs_salvaged.iter().all(|p| p.blobs_lost == 0 && p.deleted);
-            Ok(outcome.packs_damaged.is_empty() && whole)
+            Ok(outcome.packs_damaged.is_empty() && outcome.packs_unread.is_empty() && whole)
         }
         RepairWhat::Snapshots { forget } => {
             let outcome = dedup_store::repair::repair_snapshots(&repo, &host, forget)?;

@@ -34,6 +34,9 @@ pub struct IndexRepair {
     pub packs_damaged: Vec<String>,
     /// Damaged packs whose blobs that authenticate were copied into new packs.
     pub packs_salvaged: Vec<SalvagedPack>,
+    /// Packs that could not be read (the storage failed), each with why: what the old index
+    /// files said they hold is kept in the new index, so a passing failure drops nothing.
+    pub packs_unread: Vec<String>,
     /// Old index files replaced.
     pub index_files_replaced: u64,
 }
@@ -103,6 +106,8 @@ pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<In
     let mut damaged = Vec::new();
     let mut outcome = IndexRepair::default();
     let mut batch = Vec::new();
+    // What the old index files said each pack held (read once, only when a pack needs it).
+    let mut old_entries: Option<HashMap<Id, IndexedPack>> = None;
     for object in listing {
         let Some(id) = object.name.rsplit('/').next().and_then(Id::from_hex) else { continue };
         if object.name != pack_path(&id) || planned.contains(&id) {
@@ -114,7 +119,16 @@ pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<In
                 batch.push(IndexedPack { id, kind: parsed.kind, blobs: parsed.entries });
                 outcome.packs_indexed += 1;
             }
-            PackState::Unreadable(why) => outcome.packs_damaged.push(why),
+            PackState::Unreadable(why) => {
+                let known = old_entries.get_or_insert_with(|| packs_in_index_files(repo, &old));
+                match known.remove(&id) {
+                    Some(pack) => {
+                        batch.push(pack);
+                        outcome.packs_unread.push(why);
+                    }
+                    None => outcome.packs_damaged.push(why),
+                }
+            }
             PackState::Damaged(why) => damaged.push((object.name, id, why)),
         }
         if batch.len() >= PACKS_PER_INDEX_FILE {
@@ -123,7 +137,6 @@ pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<In
         }
     }
     let sink = BlobSink::new(repo, sound, false);
-    let mut old_entries: Option<HashMap<Id, IndexedPack>> = None;
     let mut doomed = Vec::new();
     for (name, id, why) in damaged {
         let mut bytes = match repo.backend().get(&name) {
@@ -133,8 +146,7 @@ pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<In
                 continue;
             }
         };
-        // What the old index files said the pack held (read once, only when a pack's trailer
-        // does not open).
+        // What the old index files said the pack held, when its trailer does not open.
         let indexed = match parse_pack(repo.sealer(), &bytes) {
             Ok(_) => None,
             Err(_) => old_entries
