@@ -277,6 +277,13 @@ fn files_and_directories_nobody_can_read_are_flagged_and_incomplete_snapshots_di
         );
         assert_eq!(out.stderr_lines().iter().filter(|l| l.contains("/secret")).count(), 1);
     }
+    // Nothing of these two can be read: no snapshot at all.
+    let (closed, secret) = (src.join("closed"), src.join("secret"));
+    let unreadable = [OsStr::new("backup"), closed.as_os_str(), secret.as_os_str()];
+    let out = store_as_nobody(&repo, &unreadable);
+    out.assert_code(2);
+    out.assert_message("error", "no snapshot written: nothing could be read of");
+    assert_eq!(listed(&repo).len(), 3);
     let secret = entry_in_latest(&repo, &src.join("secret"));
     assert!(secret.incomplete && secret.content == Content::Chunks(Vec::new()), "{secret:?}");
     assert!(entry_in_latest(&repo, &src.join("closed")).incomplete, "an unlisted directory");
