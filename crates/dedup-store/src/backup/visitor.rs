@@ -357,7 +357,9 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
     /// Takes a regular file's chunks from the parent when unchanged, else reads a small one here
     /// and queues a larger one for the file stage (its directory's tree then waits for it).
     /// With `xattrs_by_fd`, the node's attributes are still to be read: through the descriptor
-    /// once the file is open (no second name lookup), else with that function.
+    /// once the file is open (no second name lookup), with that function when it is taken
+    /// unopened from the parent, and not at all when it cannot be opened (its one message says
+    /// why, and it is stored without content).
     #[allow(clippy::too_many_arguments)]
     fn file(
         &self,
