@@ -131,8 +131,8 @@ fn hostname() -> String {
     dedup_store::repo::this_host()
 }
 
-/// The user's name, for key labels and snapshots: the name of the effective user id in the
-/// user database, else `uid<N>` (which `snapshots --json` shows as the number).
+/// The user's name, for key labels and snapshots: the name of the effective user id (see
+/// `user_name`), else `uid<N>` (which `snapshots --json` shows as the number).
 fn username() -> String {
     let uid = rustix::process::geteuid().as_raw();
     user_name::of_uid(uid).unwrap_or_else(|| format!("uid{uid}"))

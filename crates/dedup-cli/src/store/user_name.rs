@@ -1,43 +1,54 @@
-//! The name of a user id, from the system's user database (`getpwuid_r`), for the user a
-//! snapshot records: `$USER` may be unset (cron, containers) or name someone else (`sudo -E`).
+//! The name of a user id, for the user a snapshot records: from `/etc/passwd`, read directly
+//! since the binary links glibc statically and `getpwuid_r` would load NSS modules at run time
+//! (it crashes when their glibc is not the one linked in); else from `$USER` (a directory
+//! user's login sets it), which alone may be unset (cron, containers) or name someone else.
 
-#![allow(unsafe_code)]
+/// The `(name, uid)` of each entry of the passwd database `text` (lines `name:password:uid:…`).
+fn entries(text: &str) -> impl Iterator<Item = (&str, u32)> {
+    text.lines().filter_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next().filter(|n| !n.is_empty() && !n.starts_with('#'))?;
+        Some((name, fields.nth(1)?.parse().ok()?))
+    })
+}
 
-use std::ffi::CStr;
+/// The name of `uid` in the passwd database `text`.
+fn in_passwd(text: &str, uid: u32) -> Option<String> {
+    entries(text).find(|(_, id)| *id == uid).map(|(name, _)| name.to_owned())
+}
 
-/// The name of `uid`, or `None` when the user database has no entry for it (or the name is not
-/// UTF-8).
-pub fn of_uid(uid: u32) -> Option<String> {
-    let mut buf = vec![0u8; 1024];
-    loop {
-        // SAFETY: all-zero bytes are a valid `passwd` (null pointers and zero ids).
-        let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-        let mut found: *mut libc::passwd = std::ptr::null_mut();
-        // SAFETY: `entry`, `buf` (with its true length) and `found` are valid for writes for
-        // the call; the strings `getpwuid_r` sets point into `buf`, which outlives their use.
-        let err = unsafe {
-            libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr().cast(), buf.len(), &mut found)
-        };
-        if err == libc::ERANGE && buf.len() < 1 << 20 {
-            buf.resize(buf.len() * 4, 0);
-            continue;
-        }
-        if err != 0 || found.is_null() || entry.pw_name.is_null() {
-            return None;
-        }
-        // SAFETY: on success `pw_name` is a NUL-terminated string inside `buf`.
-        let name = unsafe { CStr::from_ptr(entry.pw_name) };
-        return name.to_str().ok().filter(|n| !n.is_empty()).map(str::to_owned);
+/// The name of `uid`: its entry in `/etc/passwd`; else `user` (`$USER`) unless that names a
+/// local user of another id (an environment inherited from someone else); else `None`.
+fn name_of(passwd: &str, uid: u32, user: Option<String>) -> Option<String> {
+    if let Some(name) = in_passwd(passwd, uid) {
+        return Some(name);
     }
+    // A directory user (LDAP, sssd) the local file does not list.
+    user.filter(|u| !u.is_empty() && !entries(passwd).any(|(name, _)| name == u))
+}
+
+/// The name of `uid` on this machine, if one is known.
+pub fn of_uid(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    name_of(&passwd, uid, std::env::var("USER").ok())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::of_uid;
+    use super::*;
 
     #[test]
-    fn root_has_a_name_and_an_unused_id_has_none() {
+    fn a_uid_is_named_by_its_passwd_line() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\n# a comment:x:7:7\n\nalice:x:1000:1000::/home/alice:/bin/sh\nbad:x:notanumber:0\n";
+        assert_eq!(in_passwd(passwd, 0).as_deref(), Some("root"));
+        assert_eq!(in_passwd(passwd, 1000).as_deref(), Some("alice"));
+        assert_eq!(in_passwd(passwd, 7), None);
+        assert_eq!(in_passwd(passwd, 4242), None);
         assert_eq!(of_uid(0).as_deref(), Some("root"));
-        assert_eq!(of_uid(3_999_999_999), None);
+        // Unlisted: $USER, unless it names a local user of another id.
+        assert_eq!(name_of(passwd, 4242, Some("carol".into())).as_deref(), Some("carol"));
+        assert_eq!(name_of(passwd, 4242, Some("root".into())), None);
+        assert_eq!(name_of(passwd, 4242, None), None);
+        assert_eq!(name_of(passwd, 1000, Some("root".into())).as_deref(), Some("alice"));
     }
 }
