@@ -209,12 +209,5 @@ fn init_refuses_a_folder_holding_part_of_a_repository() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     tree(&src, 3, 5);
-    let repo = server.repo("repo");
-    init_repo(&repo);
-    store_ok(&repo, &["backup", src.to_str().unwrap()]);
-    std::fs::remove_file(server.dir("repo").join("config")).unwrap();
-    let out = store(&repo, &["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"]);
-    out.assert_code(2);
-    out.assert_message("error", "holds part of a repository (keys/ (1 file(s))");
-    assert!(!server.dir("repo").join("config").exists(), "a new config was written");
+    assert_init_refuses_remains(&server.repo("repo"), &server.dir("repo"), &src);
 }

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_core::{Observer, Problem};
@@ -26,7 +26,10 @@ use crate::format::{Content, Node, NodeKind, Summary, Tree};
 use crate::id::Id;
 use crate::repo::BlobSink;
 
+mod dir_state;
 mod read;
+
+pub use dir_state::{DirState, Home};
 
 /// Timestamps closer than this to the parent snapshot's start cannot prove a file unchanged: it
 /// may have been written again within the same clock tick after the parent read it.
@@ -43,74 +46,6 @@ const SMALL_FILE: u64 = 256 << 10;
 thread_local! {
     /// The walk thread's window for small files, kept from one file to the next.
     static SMALL_FILE_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Where a finished node goes: into a directory's tree, or a root's slot.
-#[derive(Clone)]
-pub enum Home {
-    /// A child of this directory.
-    Dir(Arc<DirState>),
-    /// The root argument of this index.
-    Root(usize),
-}
-
-/// A directory from its listing until its tree is stored.
-pub struct DirState {
-    node: Mutex<Node>,
-    home: Home,
-    /// The directory's tree in the parent snapshot, and its status tree there (trees of
-    /// version 2), which together say what the directory held.
-    parent_tree: Option<Id>,
-    parent_status: Option<Id>,
-    children: Mutex<Vec<Node>>,
-    /// What the tree still waits for: the walk's leave, queued files, unfinished subdirectories.
-    pending: AtomicUsize,
-    /// Whether the walk listed it: one it could not open is stored flagged incomplete, not as
-    /// an empty directory.
-    listed: AtomicBool,
-    /// The device of its root, with `--one-file-system` (a directory of another device is a
-    /// mount point the walk leaves unlisted on purpose).
-    root_dev: Option<u64>,
-}
-
-impl DirState {
-    fn new(node: Node, home: Home, before: Option<&Node>, root_dev: Option<u64>) -> Self {
-        if let Home::Dir(parent) = &home {
-            parent.pending.fetch_add(1, Ordering::AcqRel);
-        }
-        let parent_tree = match before.map(|b| &b.content) {
-            Some(Content::Subtree(id)) => Some(*id),
-            _ => None,
-        };
-        DirState {
-            node: Mutex::new(node),
-            home,
-            parent_tree,
-            parent_status: before.and_then(|b| b.status_tree),
-            children: Mutex::new(Vec::new()),
-            pending: AtomicUsize::new(1),
-            listed: AtomicBool::new(false),
-            root_dev,
-        }
-    }
-
-    /// Whether the walk left this directory unlisted on purpose: a mount point under
-    /// `--one-file-system`, or a directory that is its own ancestor (a bind-mount loop).
-    fn skipped_on_purpose(&self, node: &Node) -> bool {
-        if self.root_dev.is_some_and(|dev| dev != node.dev) {
-            return true;
-        }
-        let mut home = &self.home;
-        while let Home::Dir(parent) = home {
-            let above = lock(&parent.node);
-            if (above.dev, above.ino) == (node.dev, node.ino) {
-                return true;
-            }
-            drop(above);
-            home = &parent.home;
-        }
-        false
-    }
 }
 
 /// A file for the file stage: its node, to be given its chunks, and where the node goes.
