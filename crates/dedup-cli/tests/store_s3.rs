@@ -455,3 +455,12 @@ fn many_objects_are_deleted_a_thousand_to_a_request_and_absent_ones_succeed() {
     assert!(backend.list("data").unwrap().is_empty(), "all gone");
     assert_eq!(proxy.deletions.load(Ordering::Relaxed), 3, "2,101 keys in three requests");
 }
+
+#[test]
+fn init_refuses_a_prefix_holding_part_of_a_repository() {
+    let Some(server) = S3Server::start("init over remains") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    tree(&src, 3, 5);
+    assert_init_refuses_remains(&server.repo("repo"), &server.dir("repo"), &src);
+}

@@ -202,3 +202,12 @@ fn three_hosts_back_up_into_one_sftp_repository_at_once() {
         assert_eq!(contents(&target), contents(src), "host{h}");
     }
 }
+
+#[test]
+fn init_refuses_a_folder_holding_part_of_a_repository() {
+    let Some(server) = SftpServer::start("init over remains") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    tree(&src, 3, 5);
+    assert_init_refuses_remains(&server.repo("repo"), &server.dir("repo"), &src);
+}

@@ -3,6 +3,11 @@
 //! (hourly … yearly) when it is the newest of a bucket not yet kept and that rule has a count
 //! left, by `within` when it is younger than the newest snapshot of its group by less than the
 //! duration, and by `tags` when it carries one. Buckets are calendar units in UTC.
+//!
+//! Incomplete snapshots (some entries could not be read) never take a place a complete one could
+//! have: the rules are applied to a group's complete snapshots alone, and each incomplete one is
+//! kept only in addition, when the rules applied to the whole group keep it. A run of failed
+//! nights therefore never pushes the last good snapshots out.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +42,15 @@ impl KeepPolicy {
     pub fn is_empty(&self) -> bool {
         self == &KeepPolicy::default()
     }
+
+    /// Whether no rule can keep any snapshot (`--keep-last 0` and the like, or none at all):
+    /// forget would remove every one, which callers refuse unless told to.
+    pub fn keeps_nothing(&self) -> bool {
+        let counts = [self.last, self.hourly, self.daily, self.weekly, self.monthly, self.yearly];
+        counts.iter().all(|n| n.unwrap_or(0) == 0)
+            && self.within_ns.is_none()
+            && self.tags.is_empty()
+    }
 }
 
 /// A group of snapshots: the same host and the same set of paths.
@@ -55,6 +69,8 @@ pub struct Verdict {
     pub id: Id,
     /// Its time.
     pub time: i64,
+    /// Whether it is incomplete (kept only in addition to the complete ones).
+    pub incomplete: bool,
     /// The rules that keep it (`last`, `daily`, `within`, `tag`…); empty: it is removed.
     pub kept_by: Vec<&'static str>,
 }
@@ -75,8 +91,28 @@ pub fn groups(snapshots: &[(Id, Snapshot)]) -> BTreeMap<GroupKey, Vec<(Id, &Snap
     out
 }
 
-/// The verdicts on one group, given newest first.
+/// The verdicts on one group, given newest first: a complete snapshot by the rules applied to the
+/// complete ones alone, an incomplete one by the rules applied to the whole group.
 pub fn apply(policy: &KeepPolicy, group: &[(Id, &Snapshot)]) -> Vec<Verdict> {
+    let complete: Vec<(Id, &Snapshot)> =
+        group.iter().filter(|(_, s)| !s.incomplete).copied().collect();
+    let mut among_complete = apply_rules(policy, &complete).into_iter();
+    let among_all = apply_rules(policy, group);
+    group
+        .iter()
+        .zip(among_all)
+        .map(|((_, snapshot), all)| {
+            if snapshot.incomplete {
+                all
+            } else {
+                among_complete.next().expect("one verdict per complete snapshot")
+            }
+        })
+        .collect()
+}
+
+/// The verdicts of the rules on `group`, newest first, as restic applies them.
+fn apply_rules(policy: &KeepPolicy, group: &[(Id, &Snapshot)]) -> Vec<Verdict> {
     type Bucket = fn(i64) -> i64;
     let buckets: [(&'static str, Option<u32>, Bucket); 5] = [
         ("hourly", policy.hourly, |t| t.div_euclid(3600 * NS_PER_SEC)),
@@ -117,7 +153,7 @@ pub fn apply(policy: &KeepPolicy, group: &[(Id, &Snapshot)]) -> Vec<Verdict> {
             if snapshot.tags.iter().any(|t| policy.tags.contains(t)) {
                 kept_by.push("tag");
             }
-            Verdict { id: *id, time: snapshot.time, kept_by }
+            Verdict { id: *id, time: snapshot.time, incomplete: snapshot.incomplete, kept_by }
         })
         .collect()
 }
@@ -221,6 +257,50 @@ mod tests {
         let verdicts = apply(&policy, groups.values().next().unwrap());
         let reasons: Vec<_> = verdicts.iter().map(|v| (v.time, v.kept_by.clone())).collect();
         assert_eq!(reasons, [(3, vec!["last"]), (2, vec![]), (1, vec!["tag"])]);
+    }
+
+    #[test]
+    fn incomplete_snapshots_never_displace_complete_ones() {
+        let kept_of = |policy: &KeepPolicy, times: &[i64], incomplete: &[usize]| {
+            let mut all = snapshots(times);
+            for &i in incomplete {
+                all[i].1.incomplete = true;
+            }
+            let grouped = groups(&all);
+            let verdicts = apply(policy, grouped.values().next().unwrap());
+            verdicts
+                .iter()
+                .filter(|v| !v.kept_by.is_empty())
+                .map(|v| (v.time, v.incomplete))
+                .collect::<Vec<_>>()
+        };
+        // One good night, then two that found the disk unreadable: keep-last 2 keeps the good
+        // one, and the bad ones only in addition.
+        let last2 = KeepPolicy { last: Some(2), ..KeepPolicy::default() };
+        assert_eq!(
+            kept_of(&last2, &[DAY, 2 * DAY, 3 * DAY], &[1, 2]),
+            [(3 * DAY, true), (2 * DAY, true), (DAY, false)]
+        );
+        // Older complete snapshots beyond the rule's count still go.
+        let last1 = KeepPolicy { last: Some(1), ..KeepPolicy::default() };
+        assert_eq!(
+            kept_of(&last1, &[DAY, 2 * DAY, 3 * DAY, 4 * DAY], &[3]),
+            [(4 * DAY, true), (3 * DAY, false)]
+        );
+        // Daily slots: an incomplete snapshot of a day does not take that day's slot.
+        let daily = KeepPolicy { daily: Some(1), ..KeepPolicy::default() };
+        assert_eq!(kept_of(&daily, &[MONDAY + HOUR, MONDAY + 2 * HOUR], &[1]).len(), 2);
+    }
+
+    #[test]
+    fn a_policy_of_zero_counts_keeps_nothing() {
+        assert!(KeepPolicy::default().keeps_nothing());
+        assert!(
+            KeepPolicy { last: Some(0), daily: Some(0), ..KeepPolicy::default() }.keeps_nothing()
+        );
+        assert!(!KeepPolicy { last: Some(1), ..KeepPolicy::default() }.keeps_nothing());
+        assert!(!KeepPolicy { tags: vec!["t".into()], ..KeepPolicy::default() }.keeps_nothing());
+        assert!(!KeepPolicy { within_ns: Some(1), ..KeepPolicy::default() }.keeps_nothing());
     }
 
     #[test]

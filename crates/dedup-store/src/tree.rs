@@ -28,20 +28,18 @@ pub fn resolve_with_status(
 ) -> Result<Node> {
     let mut node = root_node(root);
     node.status_tree = status;
+    // Named as `ls` prints paths, from the snapshot's root, whether or not the `/` was given.
+    let below_root = &path[path.iter().position(|&b| b != b'/').unwrap_or(path.len())..];
+    let shown = || format!("/{}", String::from_utf8_lossy(below_root));
     for part in path.split(|&b| b == b'/').filter(|p| !p.is_empty() && *p != b".") {
         let Content::Subtree(id) = node.content else {
-            return Err(Error::Invalid(format!(
-                "{}: not a directory in the snapshot",
-                String::from_utf8_lossy(path)
-            )));
+            return Err(Error::Invalid(format!("{}: not a directory in the snapshot", shown())));
         };
         let tree = repo.read_tree_with_status(index, &id, node.status_tree.as_ref())?;
-        node = tree.find(part).cloned().ok_or_else(|| {
-            Error::Invalid(format!(
-                "{}: no such path in the snapshot",
-                String::from_utf8_lossy(path)
-            ))
-        })?;
+        node = tree
+            .find(part)
+            .cloned()
+            .ok_or_else(|| Error::Invalid(format!("{}: no such path in the snapshot", shown())))?;
     }
     Ok(node)
 }

@@ -52,6 +52,11 @@ pub enum StoreCommand {
     /// Create a repository.
     Init(InitArgs),
     /// Save a snapshot of PATHs (or of standard input).
+    ///
+    /// What could not be read whole (a file unreadable, or changed again while read a second
+    /// time; a directory that cannot be listed; a PATH that does not exist) is named on stderr
+    /// with what the snapshot holds of it, and the snapshot is marked incomplete (exit 1). With
+    /// no PATH present, or none readable, no snapshot is written (exit 2).
     Backup(BackupArgs),
     /// List snapshots.
     Snapshots(SnapshotsArgs),
@@ -89,8 +94,11 @@ pub enum StoreCommand {
     /// Snapshots are grouped by host and paths; in each group, newest first, a snapshot is kept
     /// by --keep-last while any remain, by --keep-hourly … --keep-yearly when it is the newest of
     /// an hour, day, ISO week, month or year (UTC) not yet kept, by --keep-within when it is
-    /// younger than the group's newest by less than DURATION, and by --keep-tag. Only snapshot
-    /// files are removed; `prune` (or --prune) frees the data.
+    /// younger than the group's newest by less than DURATION, and by --keep-tag. The rules are
+    /// applied to the complete snapshots alone; an incomplete one is kept only in addition, when
+    /// the rules applied to the whole group keep it. A policy that keeps nothing is refused
+    /// unless --unsafe-allow-remove-all. Only snapshot files are removed; `prune` (or --prune)
+    /// frees the data.
     Forget(ForgetArgs),
     /// Delete data no snapshot needs, repacking mostly-unused packs; safe while backups run.
     Prune(PruneArgs),
@@ -306,6 +314,10 @@ pub struct ForgetArgs {
     /// Consider only snapshots that backed up PATH (repeatable: every PATH).
     #[arg(long = "path", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Allow a policy that keeps nothing (no --keep-* option, or every count 0), or that keeps
+    /// no snapshot of a group: every snapshot concerned is removed.
+    #[arg(long)]
+    pub unsafe_allow_remove_all: bool,
     /// Prune after forgetting.
     #[arg(long)]
     pub prune: bool,
@@ -364,8 +376,10 @@ pub struct RepairArgs {
 #[derive(Debug, Subcommand)]
 pub enum RepairWhat {
     /// Rebuild the index from the trailers of the packs present: blobs of missing packs leave
-    /// the index, so the next backup stores them again. A pack whose trailer is damaged is
-    /// salvaged: the blobs of it that still open are copied into new packs, then it is deleted.
+    /// the index, so the next backup stores them again. A damaged pack is salvaged: the blobs of
+    /// it that still authenticate (located by its trailer, by its trailer under a restored
+    /// header, or by the old index files) are copied into new packs; it is deleted only when
+    /// its blob list is known whole, else left in place, not indexed.
     Index {
         /// Read every pack whole and salvage each that does not match its name (as `check
         /// --read-data` finds them), so that no damaged blob stays indexed.

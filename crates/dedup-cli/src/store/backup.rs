@@ -109,7 +109,8 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         match outcome.id {
             Some(id) if outcome.snapshot.incomplete => {
                 println!(
-                    "snapshot {} saved, INCOMPLETE: {} entries could not be read",
+                    "snapshot {} saved, INCOMPLETE: {} entries or paths could not be read whole \
+                     (each is named above with what the snapshot holds of it)",
                     id.short(8),
                     s.errors
                 )

@@ -14,7 +14,7 @@ use super::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
 use super::show_time;
 
 /// A path in JSON: text when UTF-8, else `{"bytes": base64}` (the report's convention).
-fn json_path(bytes: &[u8]) -> serde_json::Value {
+pub(super) fn json_path(bytes: &[u8]) -> serde_json::Value {
     match std::str::from_utf8(bytes) {
         Ok(text) => serde_json::Value::from(text),
         Err(_) => {
@@ -39,31 +39,11 @@ pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
     let filter = super::filter(&args.filter);
     all.retain(|(_, s)| filter.accepts(s));
     if args.json {
-        let list: Vec<_> = all
-            .iter()
-            .map(|(id, s)| {
-                serde_json::json!({
-                    "id": id.to_hex(), "short_id": id.short(8), "time": show_time(s.time), "time_ns": s.time,
-                    "host": s.host, "user": s.user, "paths": s.paths.iter().map(|p| json_path(p)).collect::<Vec<_>>(),
-                    "tags": s.tags, "tree": s.tree.to_hex(), "parent": s.parent.map(|p| p.to_hex()),
-                    "incomplete": s.incomplete, "bytes_total": s.summary.bytes_total, "bytes_added": s.summary.bytes_added,
-                })
-            })
-            .collect();
+        let list: Vec<_> = all.iter().map(|(id, s)| super::snapshot_view::json(id, s)).collect();
         println!("{}", serde_json::Value::from(list));
     } else {
         for (id, s) in &all {
-            let paths: Vec<String> = s.paths.iter().map(|p| shown(p)).collect();
-            let tags =
-                if s.tags.is_empty() { String::new() } else { format!(" [{}]", s.tags.join(",")) };
-            let mark = if s.incomplete { " (incomplete)" } else { "" };
-            println!(
-                "{}  {}  {}  {}{tags}{mark}",
-                id.short(8),
-                show_time(s.time),
-                s.host,
-                paths.join(" ")
-            );
+            println!("{}", super::snapshot_view::line(id, s));
         }
     }
     Ok(bad.is_empty())

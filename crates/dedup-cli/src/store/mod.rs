@@ -12,7 +12,9 @@ mod mount;
 mod password;
 mod report;
 mod restore;
+mod snapshot_view;
 mod upkeep;
+mod user_name;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -129,9 +131,11 @@ fn hostname() -> String {
     dedup_store::repo::this_host()
 }
 
-/// The user's name, for key labels and snapshots.
+/// The user's name, for key labels and snapshots: the name of the effective user id (see
+/// `user_name`), else `uid<N>` (which `snapshots --json` shows as the number).
 fn username() -> String {
-    std::env::var("USER").unwrap_or_else(|_| format!("uid{}", rustix::process::geteuid().as_raw()))
+    let uid = rustix::process::geteuid().as_raw();
+    user_name::of_uid(uid).unwrap_or_else(|| format!("uid{uid}"))
 }
 
 /// A time in ns since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.

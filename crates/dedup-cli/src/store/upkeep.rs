@@ -18,12 +18,21 @@ pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let policy = policy(&args)?;
     let doomed = if args.snapshots.is_empty() {
-        if policy.is_empty() {
-            bail!("no snapshot and no --keep-* option given: nothing would be kept, so nothing is removed");
+        if policy.keeps_nothing() && !args.unsafe_allow_remove_all {
+            if policy.is_empty() {
+                bail!(
+                    "no snapshot and no --keep-* option given: nothing would be kept, so nothing \
+                     is removed (--unsafe-allow-remove-all removes every snapshot)"
+                );
+            }
+            bail!(
+                "this policy keeps no snapshot (every --keep-* count is 0), so nothing is \
+                 removed (--unsafe-allow-remove-all removes every snapshot)"
+            );
         }
         by_policy(&repo, &policy, &args, common.quiet)?
     } else {
-        if !policy.is_empty() {
+        if !policy.is_empty() || args.unsafe_allow_remove_all {
             bail!("give either SNAPSHOTs or --keep-* options, not both");
         }
         named(&repo, &args.snapshots)?
@@ -74,10 +83,31 @@ fn by_policy(
     let filter = dedup_store::repo::SnapshotFilter { host: args.host.clone(), paths: wanted };
     all.retain(|(_, s)| filter.accepts(s));
     let mut doomed = Vec::new();
-    for (key, group) in groups(&all) {
-        let paths: Vec<String> =
-            key.paths.iter().map(|p| String::from_utf8_lossy(p).into_owned()).collect();
-        let verdicts = apply(policy, &group);
+    let judged: Vec<_> = groups(&all)
+        .into_iter()
+        .map(|(key, group)| {
+            let verdicts = apply(policy, &group);
+            (key, verdicts)
+        })
+        .collect();
+    let shown_paths = |paths: &[Vec<u8>]| -> String {
+        paths.iter().map(|p| super::snapshot_view::quote(p)).collect::<Vec<_>>().join(" ")
+    };
+    if !args.unsafe_allow_remove_all {
+        // Only --keep-tag alone can get here: any count or --keep-within keeps a group's newest.
+        if let Some((key, verdicts)) =
+            judged.iter().find(|(_, v)| v.iter().all(|v| v.kept_by.is_empty()))
+        {
+            bail!(
+                "host {}, paths {}: the policy keeps none of its {} snapshot(s), so nothing is \
+                 removed (--unsafe-allow-remove-all removes them all)",
+                super::snapshot_view::quote(key.host.as_bytes()),
+                shown_paths(&key.paths),
+                verdicts.len()
+            );
+        }
+    }
+    for (key, verdicts) in judged {
         let keep = verdicts.iter().filter(|v| !v.kept_by.is_empty()).count();
         if quiet {
             doomed.extend(verdicts.iter().filter(|v| v.kept_by.is_empty()).map(|v| v.id));
@@ -85,8 +115,8 @@ fn by_policy(
         }
         println!(
             "host {}, paths {}: keep {keep} of {} snapshot(s)",
-            key.host,
-            paths.join(" "),
+            super::snapshot_view::quote(key.host.as_bytes()),
+            shown_paths(&key.paths),
             verdicts.len()
         );
         for verdict in verdicts {
@@ -96,7 +126,9 @@ fn by_policy(
             } else {
                 ("keep  ", verdict.kept_by.join(", "))
             };
-            println!("  {what}  {}  {}  {why}", verdict.id.short(8), show_time(verdict.time));
+            // An incomplete snapshot is kept only in addition to the complete ones.
+            let mark = if verdict.incomplete { " (incomplete)" } else { "" };
+            println!("  {what}  {}  {}  {why}{mark}", verdict.id.short(8), show_time(verdict.time));
         }
     }
     Ok(doomed)
@@ -244,11 +276,23 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
             for damaged in &outcome.packs_damaged {
                 eprintln!("dedup: {damaged} (left in place, not indexed)");
             }
-            for pack in &outcome.packs_salvaged {
+            for unread in &outcome.packs_unread {
                 eprintln!(
-                    "dedup: {}: damaged: {}: {} blob(s) copied into new packs, {} lost; the pack \
-                     is deleted",
-                    pack.name, pack.damage, pack.blobs_saved, pack.blobs_lost
+                    "dedup: {unread} (left in place; what the old index said it holds stays \
+                     indexed: run `dedup store repair index` again once it reads)"
+                );
+            }
+            for pack in &outcome.packs_salvaged {
+                let fate = if pack.deleted {
+                    "the pack is deleted"
+                } else {
+                    "the pack is left in place, not indexed: no trailer or index file proves \
+                     which blobs it holds, so blobs of it may still be found"
+                };
+                eprintln!(
+                    "dedup: {}: damaged: {}: {} blob(s) copied into new packs, {} already in \
+                     other packs, {} lost (they do not authenticate); {fate}",
+                    pack.name, pack.damage, pack.blobs_saved, pack.blobs_elsewhere, pack.blobs_lost
                 );
             }
             if outcome.packs_salvaged.iter().any(|p| p.blobs_lost > 0) && !common.quiet {
@@ -263,7 +307,8 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
                     outcome.packs_indexed, outcome.index_files_replaced
                 );
             }
-            Ok(outcome.packs_damaged.is_empty())
+            let whole = outcome.packs_salvaged.iter().all(|p| p.blobs_lost == 0 && p.deleted);
+            Ok(outcome.packs_damaged.is_empty() && outcome.packs_unread.is_empty() && whole)
         }
         RepairWhat::Snapshots { forget } => {
             let outcome = dedup_store::repair::repair_snapshots(&repo, &host, forget)?;
@@ -289,10 +334,14 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
                     );
                 }
             }
-            if outcome.rewritten.is_empty() && outcome.unreadable.is_empty() && !common.quiet {
+            for (id, why) in &outcome.left_alone {
+                eprintln!("dedup: snapshot {}: could not be read ({why}); left alone", id.short(8));
+            }
+            let nothing = outcome.rewritten.is_empty() && outcome.unreadable.is_empty();
+            if nothing && outcome.left_alone.is_empty() && !common.quiet {
                 println!("no snapshot needs repair");
             }
-            Ok(forget || outcome.unreadable.is_empty())
+            Ok((forget || outcome.unreadable.is_empty()) && outcome.left_alone.is_empty())
         }
     }
 }

@@ -307,3 +307,17 @@ pub fn assert_restores(
     out.assert_code(0);
     assert_looks_equal(expected, &look(target), &format!("snapshot {snapshot}"));
 }
+
+/// Backs `src` up into a new repository at `repo`, whose files lie in `on_disk` (the server's
+/// folder of a remote one), loses its config, and asserts that `init` there is refused and
+/// writes no new config.
+#[track_caller]
+pub fn assert_init_refuses_remains(repo: &Path, on_disk: &Path, src: &Path) {
+    init_repo(repo);
+    store_ok(repo, &[std::ffi::OsStr::new("backup"), src.as_os_str()]);
+    fs::remove_file(on_disk.join("config")).unwrap();
+    let out = store(repo, &["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"]);
+    out.assert_code(2);
+    out.assert_message("error", "holds part of a repository (keys/ (1 file(s))");
+    assert!(!on_disk.join("config").exists(), "a new config was written");
+}

@@ -6,6 +6,8 @@
 mod estimate;
 mod file;
 mod pipeline;
+mod problems;
+mod pseudo_fs;
 mod queue;
 mod roots;
 mod visitor;
@@ -73,7 +75,9 @@ pub struct BackupOutcome {
 }
 
 /// Backs up `options.paths`. Problems with single entries go to `observer` (the snapshot is then
-/// marked incomplete); a repository error stops the backup with no snapshot written.
+/// marked incomplete); a repository error stops the backup with no snapshot written. A path that
+/// does not exist is left out of the snapshot and of its paths (restic's rule), and makes it
+/// incomplete; when no path exists, or none could be read at all, no snapshot is written.
 pub fn backup(
     repo: &Repository,
     options: &BackupOptions,
@@ -81,11 +85,8 @@ pub fn backup(
     progress: &BackupProgress,
 ) -> Result<BackupOutcome> {
     let start = now_ns();
-    let mut paths = Vec::new();
-    for path in &options.paths {
-        paths
-            .push(std::path::absolute(path).map_err(|e| Error::io(path.display().to_string(), e))?);
-    }
+    check_labels(options)?;
+    let (paths, missing) = roots::present(&options.paths, observer)?;
     let session = Session::begin(repo, options)?;
     let mut walk_options = WalkOptions::default()
         .with_excludes(&options.excludes)
@@ -96,8 +97,14 @@ pub fn backup(
     walk_options.one_file_system = options.one_file_system;
     let parent_time = options.parent.as_ref().map(|(_, s)| s.time);
     let stages = pipeline::Stages::new();
-    let visitor =
-        visitor::BackupVisitor::new(&session.sink, &stages, observer, progress, parent_time);
+    let visitor = visitor::BackupVisitor::new(
+        &session.sink,
+        &stages,
+        observer,
+        progress,
+        parent_time,
+        options.one_file_system,
+    );
     let parent_root = options.parent.as_ref().map(|(_, s)| (s.tree, s.status_tree));
     let roots = visitor.parent_roots(parent_root, &paths);
     visitor.set_parent_roots(roots);
@@ -106,9 +113,26 @@ pub fn backup(
     pipeline::run(&session.sink, &visitor, &stages, || {
         walk(&paths, &walk_options, &io, &visitor, &visitor);
     });
-    let (found, counts) = visitor.finish()?;
+    let (found, mut counts) = visitor.finish()?;
+    counts.errors += missing;
+    roots::some_read(&paths, &found)?;
     let tree = roots::store_root(&session.sink, &paths, found)?;
-    session.commit(options, tree, counts, start)
+    session.commit(options, &paths, tree, counts, start)
+}
+
+/// Refuses a host or tag with a control character: `snapshots` would print it raw, and a
+/// newline in it could forge a line of output.
+fn check_labels(options: &BackupOptions) -> Result<()> {
+    let labels =
+        std::iter::once(("host", &options.host)).chain(options.tags.iter().map(|tag| ("tag", tag)));
+    for (what, label) in labels {
+        if label.chars().any(char::is_control) {
+            return Err(Error::Invalid(format!(
+                "{what} {label:?}: control characters (newlines, tabs…) are not allowed"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Backs up one stream as the file `name` at the top of the snapshot.
@@ -120,6 +144,7 @@ pub fn backup_stream(
     progress: &BackupProgress,
 ) -> Result<BackupOutcome> {
     let start = now_ns();
+    check_labels(options)?;
     if !crate::format::valid_name(name) {
         return Err(Error::Invalid(format!(
             "{:?}: not a valid file name",
@@ -149,7 +174,7 @@ pub fn backup_stream(
     let tree = session.sink.store_tree(Tree { nodes: vec![node], ..Tree::default() })?;
     let counts =
         Summary { files_new: 1, bytes_read: size, bytes_total: size, ..Summary::default() };
-    session.commit(options, tree, counts, start)
+    session.commit(options, &[], tree, counts, start)
 }
 
 /// A writing session: marker, sink over the index; committed by writing the snapshot.
@@ -176,10 +201,11 @@ impl<'r> Session<'r> {
         Ok(Session { repo, sink, marker, planned })
     }
 
-    /// Writes the snapshot of the root tree `tree` and its status tree.
+    /// Writes the snapshot of the root tree `tree` and its status tree, which holds `paths`.
     fn commit(
         mut self,
         options: &BackupOptions,
+        paths: &[PathBuf],
         (tree, status_tree): (Id, Option<Id>),
         mut summary: Summary,
         start: i64,
@@ -198,16 +224,7 @@ impl<'r> Session<'r> {
             parent: options.parent.as_ref().map(|(id, _)| *id),
             host: options.host.clone(),
             user: options.user.clone(),
-            paths: options
-                .paths
-                .iter()
-                .map(|p| {
-                    std::path::absolute(p)
-                        .unwrap_or_else(|_| p.clone())
-                        .into_os_string()
-                        .into_encoded_bytes()
-                })
-                .collect(),
+            paths: paths.iter().map(|p| p.as_os_str().as_encoded_bytes().to_vec()).collect(),
             tags: options.tags.clone(),
             incomplete: summary.errors > 0,
             summary,

@@ -1,13 +1,17 @@
-//! The snapshot's root tree, which mirrors the absolute paths backed up: `/home/a/docs` becomes
-//! `home` → `a` → `docs`, the directories on the way with their own metadata.
+//! The paths given to back up, and the snapshot's root tree, which mirrors them: `/home/a/docs`
+//! becomes `home` → `a` → `docs`, the directories on the way with their own metadata. A path
+//! that does not exist is left out (and named); with none left, or none read, there is no
+//! snapshot to write.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use dedup_core::Observer;
 use dedup_scan::Metadata;
 
+use super::problems;
 use super::visitor::node_of;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::{Content, Node, NodeKind, Tree};
 use crate::id::Id;
 use crate::repo::BlobSink;
@@ -17,6 +21,46 @@ enum Slot {
     Between(Node, BTreeMap<Vec<u8>, Slot>),
     /// A root's own node.
     Root(Node),
+}
+
+/// The paths of `given` that exist, made absolute (not resolved), and how many do not: each of
+/// those is reported to `observer` as left out of the snapshot. None existing is an error naming
+/// every one: a backup of an unmounted disk must not write an empty snapshot.
+pub fn present(given: &[PathBuf], observer: &dyn Observer) -> Result<(Vec<PathBuf>, u64)> {
+    if given.is_empty() {
+        return Err(Error::Invalid("no path to back up".into()));
+    }
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for path in given {
+        let path =
+            std::path::absolute(path).map_err(|e| Error::io(path.display().to_string(), e))?;
+        // Followed, as the walk follows a root that is a symlink.
+        match std::fs::metadata(&path) {
+            Ok(_) => found.push(path),
+            Err(err) => missing.push((path, err)),
+        }
+    }
+    if found.is_empty() {
+        let why: Vec<String> =
+            missing.iter().map(|(path, err)| format!("{}: {err}", path.display())).collect();
+        return Err(Error::Invalid(format!("nothing to back up: {}", why.join("; "))));
+    }
+    let count = missing.len() as u64;
+    for (path, err) in missing {
+        observer.problem(problems::missing_root(path, &err));
+    }
+    Ok((found, count))
+}
+
+/// Fails when not one of the roots `found` (by index of `paths`) was read: every one vanished,
+/// or could not be listed or read (each was named as it was met).
+pub fn some_read(paths: &[PathBuf], found: &[Option<Node>]) -> Result<()> {
+    if found.iter().flatten().any(|node| !node.incomplete) {
+        return Ok(());
+    }
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    Err(Error::Invalid(format!("nothing could be read of {}", shown.join(", "))))
 }
 
 fn between(path: &Path, name: &[u8]) -> Node {

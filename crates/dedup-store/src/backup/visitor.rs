@@ -10,21 +10,26 @@ use std::fs::File;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use dedup_core::{Observer, Problem, ProblemKind};
+use dedup_core::{Observer, Problem};
 use dedup_scan::{Entry, EntryKind, Listing, Metadata, RootVisit, Visitor};
 
-use super::file::{chunk_file, Scheduled, StreamError};
 use super::pipeline::Stages;
+use super::problems;
+use super::pseudo_fs::PseudoDevices;
 use super::{bump, BackupProgress};
 use crate::blob::BlobKind;
-use crate::chunker::ChunkStream;
 use crate::error::{Error, Result};
 use crate::format::{Content, Node, NodeKind, Summary, Tree};
 use crate::id::Id;
 use crate::repo::BlobSink;
+
+mod dir_state;
+mod read;
+
+pub use dir_state::{DirState, Home};
 
 /// Timestamps closer than this to the parent snapshot's start cannot prove a file unchanged: it
 /// may have been written again within the same clock tick after the parent read it.
@@ -41,48 +46,6 @@ const SMALL_FILE: u64 = 256 << 10;
 thread_local! {
     /// The walk thread's window for small files, kept from one file to the next.
     static SMALL_FILE_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Where a finished node goes: into a directory's tree, or a root's slot.
-#[derive(Clone)]
-pub enum Home {
-    /// A child of this directory.
-    Dir(Arc<DirState>),
-    /// The root argument of this index.
-    Root(usize),
-}
-
-/// A directory from its listing until its tree is stored.
-pub struct DirState {
-    node: Mutex<Node>,
-    home: Home,
-    /// The directory's tree in the parent snapshot, and its status tree there (trees of
-    /// version 2), which together say what the directory held.
-    parent_tree: Option<Id>,
-    parent_status: Option<Id>,
-    children: Mutex<Vec<Node>>,
-    /// What the tree still waits for: the walk's leave, queued files, unfinished subdirectories.
-    pending: AtomicUsize,
-}
-
-impl DirState {
-    fn new(node: Node, home: Home, before: Option<&Node>) -> Self {
-        if let Home::Dir(parent) = &home {
-            parent.pending.fetch_add(1, Ordering::AcqRel);
-        }
-        let parent_tree = match before.map(|b| &b.content) {
-            Some(Content::Subtree(id)) => Some(*id),
-            _ => None,
-        };
-        DirState {
-            node: Mutex::new(node),
-            home,
-            parent_tree,
-            parent_status: before.and_then(|b| b.status_tree),
-            children: Mutex::new(Vec::new()),
-            pending: AtomicUsize::new(1),
-        }
-    }
 }
 
 /// A file for the file stage: its node, to be given its chunks, and where the node goes.
@@ -104,6 +67,9 @@ pub struct BackupVisitor<'a, 'r> {
     observer: &'a dyn Observer,
     progress: &'a BackupProgress,
     parent_time: Option<i64>,
+    one_file_system: bool,
+    /// Which devices are pseudo file systems, read up to a limit rather than to their size.
+    pseudo: PseudoDevices,
     /// Each root's node in the parent snapshot, and whether its status (inode, ctime) is known.
     parent_roots: Mutex<Vec<Option<(Node, bool)>>>,
     found: Mutex<Vec<Option<Node>>>,
@@ -161,6 +127,7 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         observer: &'a dyn Observer,
         progress: &'a BackupProgress,
         parent_time: Option<i64>,
+        one_file_system: bool,
     ) -> Self {
         BackupVisitor {
             sink,
@@ -168,6 +135,8 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
             observer,
             progress,
             parent_time,
+            one_file_system,
+            pseudo: PseudoDevices::default(),
             parent_roots: Mutex::new(Vec::new()),
             found: Mutex::new(Vec::new()),
             fatal: Mutex::new(None),
@@ -302,7 +271,9 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         same.then(|| before.xattrs.clone())
     }
 
-    /// The attributes `read` finds; none, with a warning naming `path`, if it fails.
+    /// The attributes `read` finds; none, with an error naming `path`, if it fails (the
+    /// snapshot is then incomplete: it would claim the entry has none). An entry gone meanwhile
+    /// is not reported here: whatever comes next for it (its open, its listing) says so.
     fn read_xattrs(
         &self,
         read: impl FnOnce() -> io::Result<Vec<dedup_scan::Xattr>>,
@@ -310,8 +281,9 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
     ) -> Vec<(Vec<u8>, Vec<u8>)> {
         match read() {
             Ok(found) => found.into_iter().map(|x| (x.name, x.value)).collect(),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(err) => {
-                self.report(Problem::warning(path(), ProblemKind::Io(err)));
+                self.report(problems::xattrs_unread(path(), &err));
                 Vec::new()
             }
         }
@@ -320,7 +292,9 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
     /// Takes a regular file's chunks from the parent when unchanged, else reads a small one here
     /// and queues a larger one for the file stage (its directory's tree then waits for it).
     /// With `xattrs_by_fd`, the node's attributes are still to be read: through the descriptor
-    /// once the file is open (no second name lookup), else with that function.
+    /// once the file is open (no second name lookup), with that function when it is taken
+    /// unopened from the parent, and not at all when it cannot be opened (its one message says
+    /// why, and it is stored without content).
     #[allow(clippy::too_many_arguments)]
     fn file(
         &self,
@@ -348,24 +322,27 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
             node.content = Content::Chunks(chunks);
             return self.deliver(home, node);
         }
-        bump(if before.is_some() { &self.files_changed } else { &self.files_new }, 1);
-        let opened = open();
-        if let Some(fallback) = xattrs_by_fd {
-            let read = || match &opened {
-                Ok(file) => dedup_scan::read_xattrs_fd(std::os::fd::AsFd::as_fd(file)),
-                Err(_) => fallback(),
-            };
-            node.xattrs = self.read_xattrs(read, &shown);
-        }
-        let file = match opened {
+        let file = match open() {
             Ok(file) => file,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                // Removed since it was listed: the snapshot shows the directory without it, as
+                // a listing taken a moment later would have. One message, nothing stored.
+                return self.report(problems::vanished(shown()));
+            }
             Err(err) => {
+                // One message for the file: its attributes are not read by path either.
+                bump(if before.is_some() { &self.files_changed } else { &self.files_new }, 1);
                 node.incomplete = true;
                 node.content = Content::Chunks(Vec::new());
-                self.report(Problem::error(shown(), ProblemKind::Io(err)));
+                self.report(problems::unreadable(shown(), &err));
                 return self.deliver(home, node);
             }
         };
+        bump(if before.is_some() { &self.files_changed } else { &self.files_new }, 1);
+        if xattrs_by_fd.is_some() {
+            let read = || dedup_scan::read_xattrs_fd(std::os::fd::AsFd::as_fd(&file));
+            node.xattrs = self.read_xattrs(read, &shown);
+        }
         if node.size < SMALL_FILE {
             SMALL_FILE_BUFFER.with_borrow_mut(|buf| {
                 self.read_file(&mut node, &file, shown, buf, SMALL_FILE as usize);
@@ -382,60 +359,6 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
             if let Home::Dir(dir) = job.home {
                 self.release(dir);
             }
-        }
-    }
-
-    /// The file stage's work on one queued file: read, chunk, hash, look up, queue new chunks
-    /// for sealing; then the node goes to its directory.
-    pub fn run_file(&self, job: FileJob, buf: &mut Vec<u8>) {
-        let FileJob { mut node, file, home, shown } = job;
-        if !self.failed() {
-            let window = ChunkStream::<&[u8]>::usual_window(self.sink.repo().chunker());
-            self.read_file(&mut node, &file, || shown.clone(), buf, window);
-        }
-        self.deliver(home.clone(), node);
-        if let Home::Dir(dir) = home {
-            self.release(dir);
-        }
-    }
-
-    /// Reads `file` through a window of `window` bytes in `buf`, and gives `node` its chunks;
-    /// `shown` names it in a problem.
-    fn read_file(
-        &self,
-        node: &mut Node,
-        file: &File,
-        shown: impl FnOnce() -> PathBuf,
-        buf: &mut Vec<u8>,
-        window: usize,
-    ) {
-        let mut reader = Scheduled { file, io: &self.stages.reads, dev: node.dev };
-        let seal = &self.stages.seal;
-        match chunk_file(self.sink, &mut reader, buf, window, seal, self.progress) {
-            Ok((chunks, size)) => {
-                let after = rustix::fs::fstat(file).ok();
-                let changed = after.as_ref().is_none_or(|st| {
-                    st.st_size as u64 != size
-                        || Metadata::from_stat(st)
-                            .is_none_or(|m| m.mtime_ns != node.mtime || m.ctime_ns != node.ctime)
-                });
-                if changed {
-                    self.observer.problem(Problem::warning(shown(), ProblemKind::Changed));
-                    if let Some(meta) = after.as_ref().and_then(Metadata::from_stat) {
-                        node.mtime = meta.mtime_ns;
-                        node.ctime = meta.ctime_ns;
-                    }
-                    // The content is what was read; its size is what was read.
-                    node.size = size;
-                }
-                node.content = Content::Chunks(chunks);
-            }
-            Err(StreamError::Read(err)) => {
-                node.incomplete = true;
-                node.content = Content::Chunks(Vec::new());
-                self.report(Problem::error(shown(), ProblemKind::Io(err)));
-            }
-            Err(StreamError::Store(err)) => self.fail(err),
         }
     }
 
@@ -481,6 +404,11 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         }
         let tree = Tree { nodes: std::mem::take(&mut *lock(&dir.children)), ..Tree::default() };
         let mut node = std::mem::take(&mut *lock(&dir.node));
+        if !dir.listed.load(Ordering::Acquire) && !dir.skipped_on_purpose(&node) {
+            // The walk could not open it and said why: stored as it is known, flagged, rather
+            // than as an empty directory.
+            node.incomplete = true;
+        }
         match self.sink.store_tree(tree) {
             Ok((id, status)) => {
                 (node.content, node.status_tree) = (Content::Subtree(id), status);
@@ -525,7 +453,9 @@ impl Visitor for BackupVisitor<'_, '_> {
         match node.kind {
             NodeKind::Dir => {
                 bump(&self.dirs, 1);
-                return Some(Arc::new(DirState::new(node, Home::Root(index), before)));
+                let root_dev = self.one_file_system.then_some(meta.dev);
+                let state = DirState::new(node, Home::Root(index), before, root_dev);
+                return Some(Arc::new(state));
             }
             NodeKind::File => {
                 let open = || File::open(root.path);
@@ -543,6 +473,7 @@ impl Visitor for BackupVisitor<'_, '_> {
         if self.failed() {
             return Vec::new();
         }
+        dir.listed.store(true, Ordering::Release);
         {
             // The open directory's own stat is the fresher; its xattrs came with its entry.
             let mut own = lock(&dir.node);
@@ -579,7 +510,8 @@ impl Visitor for BackupVisitor<'_, '_> {
             match node.kind {
                 NodeKind::Dir => {
                     bump(&self.dirs, 1);
-                    let state = DirState::new(node, Home::Dir(Arc::clone(dir)), previous);
+                    let home = Home::Dir(Arc::clone(dir));
+                    let state = DirState::new(node, home, previous, dir.root_dev);
                     subdirs.push((i, Arc::new(state)));
                     continue;
                 }
@@ -604,3 +536,6 @@ impl Visitor for BackupVisitor<'_, '_> {
         self.release(dir);
     }
 }
+
+#[cfg(test)]
+mod tests;

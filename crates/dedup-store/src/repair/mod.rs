@@ -1,7 +1,9 @@
 //! `repair`: an index rebuilt from the packs' own trailers (damaged packs salvaged: what still
 //! opens copied into new packs), and snapshots rewritten without what is lost. Both only add
 //! files before they remove any, so an interrupted repair leaves the repository as it was or
-//! repaired, never worse; run again, it finishes.
+//! repaired, never worse; run again, it finishes. A damaged pack is deleted only when its blob
+//! list is known whole and every blob of it that authenticates is stored in another pack and
+//! indexed; otherwise it stays where it is.
 
 use std::collections::HashMap;
 
@@ -13,8 +15,10 @@ use crate::index::Index;
 use crate::pack::{pack_path, parse_pack, read_trailer, ParsedPack};
 use crate::repo::{BlobSink, Repository, WriterMarker};
 
+mod locate;
 mod salvage;
 
+use locate::locate;
 use salvage::salvage;
 
 /// Packs listed per new index file.
@@ -25,78 +29,85 @@ const PACKS_PER_INDEX_FILE: usize = 256;
 pub struct IndexRepair {
     /// Packs whose trailers were read and indexed.
     pub packs_indexed: u64,
-    /// Packs that could not be read at all, each with the reason (left in place, not indexed).
+    /// Packs that could not be read at all, or whose blobs cannot be located, each with the
+    /// reason (left in place, not indexed).
     pub packs_damaged: Vec<String>,
-    /// Damaged packs whose readable blobs were copied into new packs before they were deleted.
+    /// Damaged packs whose blobs that authenticate were copied into new packs.
     pub packs_salvaged: Vec<SalvagedPack>,
+    /// Packs that could not be read (the storage failed), each with why: what the old index
+    /// files said they hold is kept in the new index, so a passing failure drops nothing.
+    pub packs_unread: Vec<String>,
     /// Old index files replaced.
     pub index_files_replaced: u64,
 }
 
-/// A damaged pack that `repair index` replaced by the blobs of it that still open.
+/// A damaged pack whose blobs that still authenticate `repair index` stored anew.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SalvagedPack {
-    /// The pack, deleted once the new index no longer listed it.
+    /// The pack.
     pub name: String,
     /// What is wrong with it.
     pub damage: String,
     /// Blobs copied into new packs.
     pub blobs_saved: u64,
-    /// Blobs that did not open: lost, unless a later backup stores them again.
+    /// Blobs that authenticate and were already stored in a sound pack.
+    pub blobs_elsewhere: u64,
+    /// Blobs that did not authenticate: lost, unless a later backup stores them again.
     pub blobs_lost: u64,
+    /// Whether the pack was deleted (after the copies were indexed): only when its blob list
+    /// is known whole. Otherwise it stays, not indexed, for a closer look.
+    pub deleted: bool,
 }
 
 /// What `repair index` found a pack to be.
 enum PackState {
     Sound(ParsedPack),
-    /// Read whole, and damaged: its bytes and why.
-    Damaged(Vec<u8>, String),
+    /// Damaged: why.
+    Damaged(String),
     /// Not readable at all (an I/O error): left alone.
     Unreadable(String),
 }
 
 /// A pack's state: by its trailer alone, or (`read_data`) by its whole content and name.
 fn inspect(repo: &Repository, name: &str, id: &Id, size: u64, read_data: bool) -> PackState {
-    let why = if read_data {
-        None
-    } else {
-        match read_trailer(repo.backend(), repo.sealer(), name, size) {
-            Ok(parsed) => return PackState::Sound(parsed),
-            Err(Error::Damaged { reason, .. }) => Some(reason),
-            Err(err) => return PackState::Unreadable(err.to_string()),
-        }
-    };
+    if !read_data {
+        return match read_trailer(repo.backend(), repo.sealer(), name, size) {
+            Ok(parsed) => PackState::Sound(parsed),
+            Err(Error::Damaged { reason, .. }) => PackState::Damaged(reason),
+            Err(err) => PackState::Unreadable(err.to_string()),
+        };
+    }
     let bytes = match repo.backend().get(name) {
         Ok(bytes) => bytes,
         Err(err) => return PackState::Unreadable(Error::io(name, err).to_string()),
     };
-    if let Some(why) = why {
-        return PackState::Damaged(bytes, why);
-    }
     if Id::of_file(&bytes) != *id {
-        return PackState::Damaged(bytes, "content does not match its name (hash)".into());
+        return PackState::Damaged("content does not match its name (hash)".into());
     }
     match parse_pack(repo.sealer(), &bytes) {
         Ok(parsed) => PackState::Sound(parsed),
-        Err(err) => PackState::Damaged(bytes, err.to_string()),
+        Err(err) => PackState::Damaged(err.to_string()),
     }
 }
 
 /// Rebuilds the index from the trailers of every pack present (less those a deletion plan
 /// names): new index files first, the last superseding every old one, then the old ones go.
-/// With `read_data` every pack is read whole and verified against its name. A damaged pack
-/// (its trailer lost, or with `read_data` any damage) is salvaged: the blobs of it that still
-/// open are copied into new packs, it is left out of the new index and deleted after it.
+/// With `read_data` every pack is read whole and verified against its name. A damaged pack is
+/// salvaged once every sound pack is indexed: its blobs are located ([`locate`]), each that
+/// authenticates and no sound pack holds is copied into a new pack, and the pack is deleted
+/// after the copies are indexed, if its blob list is known whole; else it stays, not indexed.
 pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<IndexRepair> {
     let marker = WriterMarker::create(repo, host)?;
     let planned = repo.planned_deletions()?;
     let old = repo.list_index_files()?;
     let listing = repo.backend().list("data").map_err(|e| Error::io("data", e))?;
-    let sink = BlobSink::new(repo, Index::new(), false);
-    let mut old_entries: Option<HashMap<Id, IndexedPack>> = None;
-    let mut doomed = Vec::new();
+    // What the sound packs hold: a damaged pack's blob found there is stored already.
+    let mut sound = Index::new();
+    let mut damaged = Vec::new();
     let mut outcome = IndexRepair::default();
     let mut batch = Vec::new();
+    // What the old index files said each pack held (read once, only when a pack needs it).
+    let mut old_entries: Option<HashMap<Id, IndexedPack>> = None;
     for object in listing {
         let Some(id) = object.name.rsplit('/').next().and_then(Id::from_hex) else { continue };
         if object.name != pack_path(&id) || planned.contains(&id) {
@@ -104,38 +115,70 @@ pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<In
         }
         match inspect(repo, &object.name, &id, object.size, read_data) {
             PackState::Sound(parsed) => {
+                sound.add_pack(id, parsed.kind, &parsed.entries);
                 batch.push(IndexedPack { id, kind: parsed.kind, blobs: parsed.entries });
                 outcome.packs_indexed += 1;
             }
-            PackState::Unreadable(why) => outcome.packs_damaged.push(why),
-            PackState::Damaged(bytes, damage) => {
-                // Where the blobs are: the pack's own trailer if it still reads, else what the
-                // old index files said (read once, only when a pack needs them).
-                let known = match parse_pack(repo.sealer(), &bytes) {
-                    Ok(parsed) => Some((parsed.kind, parsed.entries)),
-                    Err(_) => old_entries
-                        .get_or_insert_with(|| packs_in_index_files(repo, &old))
-                        .remove(&id)
-                        .map(|pack| (pack.kind, pack.blobs)),
-                };
-                let (kind, entries) = known.unwrap_or((BlobKind::Data, Vec::new()));
-                let found = salvage(repo.sealer(), &repo.keys().id, kind, &entries, &bytes);
-                for (blob, plain) in &found.saved {
-                    sink.store_with_id(*blob, kind, plain)?;
+            PackState::Unreadable(why) => {
+                let known = old_entries.get_or_insert_with(|| packs_in_index_files(repo, &old));
+                match known.remove(&id) {
+                    Some(pack) => {
+                        batch.push(pack);
+                        outcome.packs_unread.push(why);
+                    }
+                    None => outcome.packs_damaged.push(why),
                 }
-                outcome.packs_salvaged.push(SalvagedPack {
-                    name: object.name.clone(),
-                    damage,
-                    blobs_saved: found.saved.len() as u64,
-                    blobs_lost: found.lost.len() as u64,
-                });
-                doomed.push(object.name);
             }
+            PackState::Damaged(why) => damaged.push((object.name, id, why)),
         }
         if batch.len() >= PACKS_PER_INDEX_FILE {
             let packs = std::mem::take(&mut batch);
             repo.write_index_file(&IndexFile { supersedes: Vec::new(), packs })?;
         }
+    }
+    let sink = BlobSink::new(repo, sound, false);
+    let mut doomed = Vec::new();
+    for (name, id, why) in damaged {
+        let mut bytes = match repo.backend().get(&name) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                outcome.packs_damaged.push(Error::io(&name, err).to_string());
+                continue;
+            }
+        };
+        // What the old index files said the pack held, when its trailer does not open.
+        let indexed = match parse_pack(repo.sealer(), &bytes) {
+            Ok(_) => None,
+            Err(_) => old_entries
+                .get_or_insert_with(|| packs_in_index_files(repo, &old))
+                .remove(&id)
+                .map(|pack| (pack.kind, pack.blobs)),
+        };
+        let located = locate(repo.sealer(), &mut bytes, indexed);
+        let Some(located) = located else {
+            outcome.packs_damaged.push(format!(
+                "{name}: damaged: {why}; its blobs cannot be located (its trailer does not open \
+                 and no index file lists it)"
+            ));
+            continue;
+        };
+        let kind = located.kind;
+        let found = salvage(repo.sealer(), &repo.keys().id, kind, &located.entries, &bytes);
+        let mut copied = 0;
+        for (blob, plain) in &found.saved {
+            copied += u64::from(sink.store_with_id(*blob, kind, plain)?);
+        }
+        if located.whole {
+            doomed.push(name.clone());
+        }
+        outcome.packs_salvaged.push(SalvagedPack {
+            name,
+            damage: located.header_damage.unwrap_or(why),
+            blobs_saved: copied,
+            blobs_elsewhere: found.saved.len() as u64 - copied,
+            blobs_lost: found.lost.len() as u64,
+            deleted: located.whole,
+        });
     }
     // The copies and their index files are written before anything is deleted.
     sink.flush()?;
@@ -175,9 +218,12 @@ pub struct SnapshotRepair {
 pub struct SnapshotsRepair {
     /// The snapshots rewritten.
     pub rewritten: Vec<SnapshotRepair>,
-    /// Snapshot files that do not read (nothing in them can be recovered), each with why;
+    /// Snapshot files that are damaged (nothing in them can be recovered), each with why;
     /// removed with `forget`.
     pub unreadable: Vec<(Id, String)>,
+    /// Snapshot files that could not be read for another reason (the storage failed, or a newer
+    /// program wrote them), each with why: left alone, even with `forget`.
+    pub left_alone: Vec<(Id, String)>,
 }
 
 /// Writes, for every snapshot that refers to a blob the index lacks (or a tree that does not
@@ -194,7 +240,9 @@ pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<S
     for id in repo.list_snapshot_ids()? {
         match repo.load_snapshot(&id) {
             Ok(snapshot) => snapshots.push((id, snapshot)),
-            Err(err) => outcome.unreadable.push((id, err.to_string())),
+            // Only a snapshot that read and proved damaged is beyond recovery.
+            Err(err @ Error::Damaged { .. }) => outcome.unreadable.push((id, err.to_string())),
+            Err(err) => outcome.left_alone.push((id, err.to_string())),
         }
     }
     snapshots.sort_by(|a, b| a.1.time.cmp(&b.1.time).then(a.0.cmp(&b.0)));
@@ -381,3 +429,6 @@ impl Rewriter<'_, '_> {
         Ok(Some(new))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -68,6 +68,7 @@ impl Repository {
         if backend.exists(CONFIG).map_err(|e| Error::io(&location, e))? {
             return Err(Error::AlreadyExists(location));
         }
+        refuse_remains(backend.as_ref(), &location)?;
         let master = MasterKey::generate();
         let (kdf, password) = match &options.password {
             Some(password) => (Kdf::Argon2id, password.as_slice()),
@@ -102,6 +103,33 @@ impl Repository {
     }
 }
 
+/// The folders of a repository (docs/store-format.md §1), in the order `init` looks into them:
+/// the small ones first, `data/` last (listing it costs one request per 1,000 packs).
+const FOLDERS: [&str; 6] = ["keys", "snapshots", "index", "writers", "deletions", "data"];
+
+/// Refuses a location that holds any file of a repository, though no config: a new master key
+/// there would not open the packs, index files and snapshots already in it, and a later `repair
+/// index` under the new key would take every old pack for damaged.
+fn refuse_remains(backend: &dyn Backend, location: &str) -> Result<()> {
+    let mut found = Vec::new();
+    for folder in FOLDERS {
+        let count =
+            backend.list(folder).map_err(|e| Error::io(format!("{location}/{folder}"), e))?.len();
+        if count > 0 {
+            found.push(format!("{folder}/ ({count} file(s))"));
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "{location}: holds part of a repository ({}) but no config: nothing was written. If the \
+         config was lost, put back a copy of it (the password opens the repository again); to \
+         start anew, choose an empty location or move these files away first",
+        found.join(", ")
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,7 +162,11 @@ mod tests {
             let winners: Vec<usize> = (0..2).filter(|&i| results[i].is_ok()).collect();
             assert_eq!(winners.len(), 1, "round {round}: both inits claimed the location");
             let loser = 1 - winners[0];
-            assert!(matches!(results[loser], Err(Error::AlreadyExists(_))), "round {round}");
+            // Refused either for the winner's config or, seen before it, for its key slot.
+            assert!(
+                matches!(results[loser], Err(Error::AlreadyExists(_) | Error::Invalid(_))),
+                "round {round}"
+            );
             let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(&location));
             assert_eq!(backend.list("keys").unwrap().len(), 1, "round {round}: a stray key slot");
             let passwords = [b"first".as_slice(), b"second"];
@@ -144,5 +176,33 @@ mod tests {
                 Err(Error::WrongPassword)
             ));
         }
+    }
+
+    #[test]
+    fn a_location_holding_any_file_of_a_repository_is_refused_and_left_as_it_was() {
+        let options = || InitOptions {
+            password: Some(b"pw".to_vec()),
+            kdf: KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
+            ..InitOptions::default()
+        };
+        for folder in FOLDERS {
+            let dir = tempfile::tempdir().unwrap();
+            let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path()));
+            let name = format!("{folder}/ab/{}", "ab".repeat(32));
+            backend.put(&name, b"old").unwrap();
+            let err = Repository::init(Arc::clone(&backend), options()).err().unwrap();
+            assert!(err.to_string().contains(&format!("{folder}/ (1 file(s))")), "{err}");
+            assert!(!backend.exists(CONFIG).unwrap(), "{folder}: a config was written");
+            for other in FOLDERS {
+                let count = backend.list(other).unwrap().len();
+                assert_eq!(count, usize::from(other == folder), "{folder}: {other} changed");
+            }
+        }
+        // Files of no repository (or a writer's leftover temporaries) are no reason to refuse.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), b"mine").unwrap();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/.tmp-x"), b"partial").unwrap();
+        assert!(Repository::init(Arc::new(LocalBackend::new(dir.path())), options()).is_ok());
     }
 }

@@ -1,0 +1,175 @@
+//! Where the blobs of a damaged pack lie, and whether that list is known to be whole: from the
+//! pack's own trailer; from its trailer opened under the header `dedup` writes, when only the
+//! header is damaged (the trailer's associated data binds the header, so one flipped header byte
+//! hides every blob, though each blob box, bound to nothing of the pack, is intact); or from
+//! what an index file said the pack held (a writer lists a pack whole, from its trailer), taken
+//! as whole only when those entries lie box after box from the end of the header and the pack
+//! is no longer than they and their trailer would make it: a list that lacked a blob would
+//! leave a gap, or a pack longer than it accounts for.
+
+use crate::blob::BlobKind;
+use crate::crypto::{Sealer, NONCE_LEN, TAG_LEN};
+use crate::format::{BlobEntry, Header, Magic, ENTRY_LEN, HEADER_LEN};
+use crate::pack::{parse_pack, TAIL_LEN};
+
+/// The blobs of a damaged pack, as far as they can be located.
+#[derive(Debug)]
+pub(super) struct Located {
+    /// Their kind.
+    pub kind: BlobKind,
+    /// Where each lies.
+    pub entries: Vec<BlobEntry>,
+    /// Whether these are known to be every blob of the pack: only then may the pack go once
+    /// those that open are stored elsewhere.
+    pub whole: bool,
+    /// What differs from the header `dedup` writes, when restoring it opened the trailer.
+    pub header_damage: Option<String>,
+}
+
+/// The names of the header's bytes (docs/store-format.md §2).
+const HEADER_FIELDS: [&str; HEADER_LEN] =
+    ["magic", "magic", "magic", "magic", "version", "flags", "sub-kind", "reserved"];
+
+/// `found` against `expected`, byte by byte: `header byte 7 (reserved) is 0x01, not 0x00`.
+fn header_differences(found: &[u8], expected: &[u8; HEADER_LEN]) -> String {
+    let differing: Vec<String> = (0..HEADER_LEN)
+        .filter(|&i| found.get(i) != Some(&expected[i]))
+        .map(|i| {
+            let byte = found.get(i).map_or("missing".into(), |b| format!("0x{b:02x}"));
+            format!("header byte {i} ({}) is {byte}, not 0x{:02x}", HEADER_FIELDS[i], expected[i])
+        })
+        .collect();
+    differing.join(", ")
+}
+
+/// Whether `entries` are every blob of the pack `bytes`, of which the tail or the end may be
+/// lost: they lie box after box from the end of the header, and the pack is no longer than
+/// those boxes, a trailer listing them (its sealed version and count, then the entries) and the
+/// tail.
+fn cover_the_body(entries: &[BlobEntry], bytes: &[u8]) -> bool {
+    let mut sorted: Vec<&BlobEntry> = entries.iter().collect();
+    sorted.sort_by_key(|e| e.offset);
+    let mut next = HEADER_LEN as u64;
+    for entry in sorted {
+        if u64::from(entry.offset) != next {
+            return false;
+        }
+        next += u64::from(entry.stored_len);
+    }
+    let trailer = (NONCE_LEN + 1 + 4 + TAG_LEN + ENTRY_LEN * entries.len()) as u64;
+    bytes.len() as u64 <= next + trailer + TAIL_LEN as u64
+}
+
+/// Locates the blobs of the damaged pack `bytes`; `indexed` is what the old index files said it
+/// held, if any. `None` when nothing says where they are.
+pub(super) fn locate(
+    sealer: &Sealer,
+    bytes: &mut [u8],
+    indexed: Option<(BlobKind, Vec<BlobEntry>)>,
+) -> Option<Located> {
+    if let Ok(parsed) = parse_pack(sealer, bytes) {
+        let (kind, entries) = (parsed.kind, parsed.entries);
+        return Some(Located { kind, entries, whole: true, header_damage: None });
+    }
+    if bytes.len() >= HEADER_LEN {
+        let found: [u8; HEADER_LEN] = bytes[..HEADER_LEN].try_into().expect("the header's length");
+        // Every version byte: a version this program does not read is refused before any
+        // decryption, so only the pack versions it knows cost a try.
+        let kinds = [BlobKind::Data, BlobKind::Tree];
+        for (version, kind) in (1..=u8::MAX).flat_map(|v| kinds.map(|k| (v, k))) {
+            let mut expected =
+                Header { magic: Magic::Pack, encrypted: sealer.encrypted(), sub_kind: kind.code() }
+                    .encode();
+            expected[4] = version;
+            if expected == found {
+                continue;
+            }
+            bytes[..HEADER_LEN].copy_from_slice(&expected);
+            let parsed = parse_pack(sealer, bytes);
+            bytes[..HEADER_LEN].copy_from_slice(&found);
+            if let Ok(parsed) = parsed {
+                return Some(Located {
+                    kind,
+                    entries: parsed.entries,
+                    whole: true,
+                    header_damage: Some(header_differences(&found, &expected)),
+                });
+            }
+        }
+    }
+    let (kind, entries) = indexed?;
+    let whole = cover_the_body(&entries, bytes);
+    Some(Located { kind, entries, whole, header_damage: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blob::{blob_id, seal};
+    use crate::format::CompressionMode;
+    use crate::pack::PackWriter;
+
+    fn pack(sealer: &Sealer, kind: BlobKind, count: u8) -> (Vec<u8>, Vec<BlobEntry>) {
+        let mut writer = PackWriter::new(kind, sealer.encrypted());
+        for i in 0..count {
+            let blob = vec![i; 300];
+            writer.add(&seal(sealer, blob_id(&[7; 32], &blob), kind, &blob, CompressionMode::Off));
+        }
+        let finished = writer.finish(sealer);
+        (finished.bytes, finished.entries)
+    }
+
+    #[test]
+    fn any_header_byte_flipped_still_locates_every_blob_and_names_the_byte() {
+        for encrypted in [true, false] {
+            let sealer = Sealer::new([3; 32], encrypted);
+            for kind in [BlobKind::Data, BlobKind::Tree] {
+                let (good, entries) = pack(&sealer, kind, 3);
+                for at in 0..HEADER_LEN {
+                    let mut damaged = good.clone();
+                    damaged[at] ^= 0x01;
+                    let mut bytes = damaged.clone();
+                    let located = locate(&sealer, &mut bytes, None).expect("located");
+                    assert_eq!((located.kind, &located.entries), (kind, &entries));
+                    assert!(located.whole);
+                    let damage = located.header_damage.unwrap();
+                    assert!(damage.starts_with(&format!("header byte {at} (")), "{damage}");
+                    assert_eq!(bytes, damaged, "the pack's bytes are given back as they were");
+                }
+            }
+        }
+        let sealer = Sealer::new([3; 32], true);
+        let (mut bytes, _) = pack(&sealer, BlobKind::Data, 1);
+        bytes[7] = 1;
+        let damage = locate(&sealer, &mut bytes, None).unwrap().header_damage.unwrap();
+        assert_eq!(damage, "header byte 7 (reserved) is 0x01, not 0x00");
+    }
+
+    #[test]
+    fn without_a_trailer_index_entries_locate_the_blobs_whole_only_when_they_cover_the_body() {
+        let sealer = Sealer::new([3; 32], true);
+        let (mut bytes, entries) = pack(&sealer, BlobKind::Data, 3);
+        // The trailer box damaged: only an index file says where the blobs are.
+        let trailer_at = bytes.len() - TAIL_LEN - 10;
+        bytes[trailer_at] ^= 1;
+        assert!(locate(&sealer, &mut bytes, None).is_none(), "nothing says where they are");
+        let located = locate(&sealer, &mut bytes, Some((BlobKind::Data, entries.clone()))).unwrap();
+        assert!(located.whole);
+        // An index file that lists only some of them proves nothing about the rest.
+        for partial in [&entries[..2], &entries[1..], &[entries[0], entries[2]]] {
+            let partial = Some((BlobKind::Data, partial.to_vec()));
+            assert!(!locate(&sealer, &mut bytes, partial).unwrap().whole);
+        }
+        // A pack cut short (its tail and the end of its blobs lost) is still accounted for.
+        let cut = (entries[2].offset + 10) as usize;
+        let located =
+            locate(&sealer, &mut bytes[..cut], Some((BlobKind::Data, entries.clone()))).unwrap();
+        assert!(located.whole);
+        // Its tail damaged in place, the same.
+        let mut tail_damaged = bytes.clone();
+        let last = tail_damaged.len() - 1;
+        tail_damaged[last] ^= 1;
+        let located = locate(&sealer, &mut tail_damaged, Some((BlobKind::Data, entries))).unwrap();
+        assert!(located.whole);
+    }
+}
