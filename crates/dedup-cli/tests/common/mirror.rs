@@ -215,3 +215,35 @@ pub fn changes(out: &Out) -> Vec<String> {
 pub fn ino(p: &Path) -> u64 {
     fs::symlink_metadata(p).unwrap().ino()
 }
+
+/// What a run's summary line counts (`copied 1, ..., deleted 3; 2 B`), the same words for a dry
+/// run as for a real one, so that the two can be compared.
+pub fn counts(out: &Out) -> String {
+    let text = String::from_utf8_lossy(&out.stderr);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("dedup sync"))
+        .unwrap_or_else(|| panic!("no summary line\n{}", out.dump()));
+    let after = line.split_once("checked; ").map_or(line, |(_, rest)| rest);
+    let counted = after.split(" copied in ").next().unwrap_or(after);
+    counted.replace("would be ", "")
+}
+
+/// Asserts that a dry run printed the changes, and counted what, a real run then made.
+#[track_caller]
+pub fn assert_same_run(dry: &Out, real: &Out) {
+    assert_eq!(changes(dry), changes(real), "dry run\n{}\nreal run\n{}", dry.dump(), real.dump());
+    assert_eq!(counts(dry), counts(real), "dry run\n{}\nreal run\n{}", dry.dump(), real.dump());
+}
+
+/// Gives a tree to user and group nobody, as `chown -R` does.
+pub fn give_to_nobody(p: &Path) {
+    let ok = std::process::Command::new("chown")
+        .arg("-R")
+        .arg("65534:65534")
+        .arg(p)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "chown -R nobody {p:?}");
+}
