@@ -120,3 +120,45 @@ fn modes_and_owners_survive_the_creation_shortcuts() {
     sync(&[s.as_os_str(), d.as_os_str()]).assert_code(0);
     assert_mirror(&s, &d);
 }
+
+/// Symlinks, FIFOs and devices with several links stay linked, as rsync -aHSX keeps them; a
+/// rerun has nothing to do; one that stops being linked in SRC is split in DST.
+#[test]
+fn hard_linked_symlinks_fifos_and_devices_stay_linked() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    fs::create_dir(&s).unwrap();
+    symlink(&s, "target/of/the/link", "sym");
+    fs::hard_link(s.join("sym"), s.join("sym2")).unwrap();
+    mkfifo(&s.join("fifo"));
+    fs::hard_link(s.join("fifo"), s.join("sub-fifo2")).unwrap();
+    let mut pairs = vec![("sym", "sym2"), ("fifo", "sub-fifo2")];
+    if is_root() {
+        let ok = std::process::Command::new("mknod")
+            .arg(s.join("null"))
+            .args(["c", "1", "3"])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        fs::hard_link(s.join("null"), s.join("null2")).unwrap();
+        pairs.push(("null", "null2"));
+    }
+    let out = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    for (a, b) in &pairs {
+        assert_eq!(ino(&d.join(a)), ino(&d.join(b)), "{a} and {b}\n{}", out.dump());
+    }
+    assert_eq!(fs::read_link(d.join("sym2")).unwrap(), Path::new("target/of/the/link"));
+    assert_mirror(&s, &d);
+    let again = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    again.assert_code(0);
+    assert!(changes(&again).is_empty(), "{}", again.dump());
+    // No longer linked in SRC: no longer linked in DST.
+    fs::remove_file(s.join("sym2")).unwrap();
+    symlink(&s, "target/of/the/link", "sym2");
+    let out = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    assert_ne!(ino(&d.join("sym")), ino(&d.join("sym2")), "{}", out.dump());
+    assert_mirror(&s, &d);
+}
