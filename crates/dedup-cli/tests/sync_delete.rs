@@ -170,3 +170,53 @@ fn anchored_and_directory_only_exclusions_match_as_in_rsync() {
     assert!(!d.join("build").exists(), "{}", out.dump());
     assert_eq!(fs::read(d.join("x/build")).unwrap(), b"a file called build: mirrored");
 }
+
+/// A run that fits only once its deletions are made makes them first (no source part unread):
+/// moved files are renamed out of the deleted directory before it goes, and the dry run lists
+/// the deletions before the copies, as the run makes them.
+#[test]
+fn deletions_come_first_when_the_copies_need_their_room() {
+    let test = "deletions_come_first_when_the_copies_need_their_room";
+    if !require(is_root(), test, "mounting a small tmpfs needs root") {
+        return;
+    }
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    fs::create_dir(&d).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&d)
+        .status();
+    if !require(mounted.is_ok_and(|m| m.success()), test, "mount -t tmpfs failed") {
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(d.clone());
+    write(&s, "old/big", &pattern(5 << 20, 1));
+    write(&s, "old/moved", &pattern(1 << 20, 2));
+    sync(&[s.clone(), d.clone()]).assert_code(0);
+    fs::remove_file(s.join("old/big")).unwrap();
+    // Two new files with it: not enough of old/ for a renamed directory.
+    write(&s, "kept/a", b"a");
+    write(&s, "kept/b", b"b");
+    fs::rename(s.join("old/moved"), s.join("kept/moved")).unwrap();
+    fs::remove_dir(s.join("old")).unwrap();
+    write(&s, "new", &pattern(5 << 20, 3));
+    let dry = sync(&[os(b"-n"), os(b"--delete"), s.clone().into(), d.clone().into()]);
+    dry.assert_code(0);
+    let order: Vec<String> =
+        String::from_utf8_lossy(&dry.stdout).lines().map(str::to_owned).collect();
+    let at = |line: &str| order.iter().position(|l| l == line);
+    let (renamed, deleted, copied) =
+        (at("rename kept/moved <- old/moved"), at("delete old"), at("copy new"));
+    assert!(renamed < deleted && deleted < copied && renamed.is_some(), "{}", dry.dump());
+    let real = sync(&[os(b"-v"), os(b"--delete"), s.clone().into(), d.clone().into()]);
+    real.assert_code(0);
+    assert_same_run(&dry, &real);
+    assert_mirror(&s, &d);
+}
