@@ -18,6 +18,7 @@ mod execute;
 pub mod options;
 pub mod plan;
 mod precision;
+mod readable;
 mod roots;
 mod share;
 mod space;
@@ -168,7 +169,7 @@ pub fn sync(
         checksum: options.checksum,
         precision: &grain,
     };
-    let cx = plan::Context {
+    let mut cx = plan::Context {
         src_root: src,
         dst_root: dst,
         options,
@@ -178,6 +179,20 @@ pub fn sync(
         link_dest: link_dest.as_ref(),
     };
     let mut plan = plan::plan(&cx, &walked);
+    let unreadable = readable::unreadable(&plan, src, &readable::Ids::current());
+    if !unreadable.is_empty() {
+        // Files the plan would copy but cannot read are parts of SRC not read: planned again
+        // with them, as for what the walk could not read.
+        let mut paths = walked.unread.paths().to_vec();
+        for (rel, e) in unreadable {
+            events.problem(Problem::error(tree::under(src, &rel), ProblemKind::Io(e)));
+            walked.src_errors += 1;
+            paths.push(rel);
+        }
+        walked.unread = unread::Unread::new(paths);
+        cx.deleting = false;
+        plan = plan::plan(&cx, &walked);
+    }
     if let Some(limit) = options.max_delete {
         let planned = plan.deletion_count();
         if planned > limit {

@@ -19,7 +19,7 @@ use rustix::fs::{statat, AtFlags, FileType, RawDir};
 
 use super::merge::Merged;
 use super::{Before, Context, Deletion, Plan, Refused};
-use crate::tree::{join, split, under, within, Walked};
+use crate::tree::{join, split, under, Walked};
 
 /// A destination file a moved source file may come from.
 #[derive(Debug, Clone)]
@@ -170,7 +170,7 @@ impl Removals<'_> {
             let Some(dir) = self.walked.dst.dir(orig) else { return };
             for e in &dir.entries {
                 let (o, a) = (join(orig, &e.name), join(at, &e.name));
-                if !self.consumed.iter().any(|c| within(&o, c)) {
+                if !self.consumed.contains(&o) {
                     self.remove(&o, &a, e);
                 }
             }
@@ -192,7 +192,8 @@ impl Removals<'_> {
 
     /// Entries in the destination subtree at `orig` (itself included), less renamed-away parts
     /// and our own temporary names (removed before, as strays); its files are added to the
-    /// sources at their path below `at`.
+    /// sources at their path below `at`. A directory renamed away is skipped whole; `orig` may
+    /// itself lie below a renamed one (an entry of a renamed directory the source lacks).
     fn subtree(&mut self, orig: &[u8], at: &[u8], deletion: Option<usize>) -> u64 {
         let Some(dir) = self.walked.dst.dir(orig) else { return 1 };
         let mut count = 1;
@@ -201,7 +202,7 @@ impl Removals<'_> {
         }
         for e in &dir.entries {
             let (o, a) = (join(orig, &e.name), join(at, &e.name));
-            if self.consumed.iter().any(|c| within(&o, c)) {
+            if self.consumed.contains(&o) {
                 continue;
             }
             match e.kind {

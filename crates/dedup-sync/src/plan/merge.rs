@@ -173,6 +173,13 @@ impl Merger<'_> {
             // Everything here is new: one action per entry (less the subdirectories).
             self.out.plan.dirs[index].actions.reserve(src.entries.len());
         }
+        // Names the exclusions leave out on one side only (a pattern for directories, an entry of
+        // another kind on the other side): what stands in DST there is left as it is.
+        let out_in = |excluded: &[(Vec<u8>, Option<EntryKind>)]| -> HashSet<Vec<u8>> {
+            excluded.iter().map(|(n, _)| n.clone()).collect()
+        };
+        let src_out = out_in(&src.excluded);
+        let dst_out = dst.map(|d| out_in(&d.excluded)).unwrap_or_default();
         let (mut i, mut j) = (0, 0);
         while i < src.entries.len() || j < dst_entries.len() {
             let order = match (src.entries.get(i), dst_entries.get(j)) {
@@ -182,9 +189,17 @@ impl Merger<'_> {
             };
             match order {
                 Ordering::Less => {
-                    self.entry(index, rel, dst_rel.as_deref(), &src.entries[i], None);
+                    let name = &src.entries[i].name;
+                    if dst_out.contains(name) {
+                        let reason = "an entry the exclusions leave out stands here in DST; left \
+                                      as it is";
+                        self.out.plan.refused.push(Refused { rel: join(rel, name), reason });
+                    } else {
+                        self.entry(index, rel, dst_rel.as_deref(), &src.entries[i], None);
+                    }
                     i += 1;
                 }
+                Ordering::Greater if src_out.contains(&dst_entries[j].name) => j += 1,
                 Ordering::Greater => {
                     let d = &dst_entries[j];
                     let orig = join(dst_rel.as_deref().unwrap_or_default(), &d.name);
