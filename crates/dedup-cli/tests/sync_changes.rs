@@ -198,23 +198,13 @@ fn an_exact_mirror_on_a_read_only_file_system_is_nothing_to_do() {
     write(&s, "plain", b"plain");
     run_ok(&s, &d, &[]);
     fs::create_dir(&ro).unwrap();
-    let mounted = std::process::Command::new("mount").arg("--bind").arg(&d).arg(&ro).status();
-    if !require(mounted.is_ok_and(|m| m.success()), test, "mount --bind failed") {
+    let mounted = Mounted::new(&[os(b"--bind"), d.clone().into()], &ro);
+    if !require(mounted.is_some(), test, "mount --bind failed") {
         return;
     }
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(self.0).status();
-        }
-    }
-    let _guard = Unmount(&ro);
-    let remount = std::process::Command::new("mount")
-        .args(["-o", "remount,bind,ro"])
-        .arg(&ro)
-        .status()
-        .unwrap();
-    assert!(remount.success());
+    let remounted = Mounted::new(&["-o", "remount,bind,ro"], &ro);
+    assert!(remounted.is_some(), "remount read-only failed");
+    std::mem::forget(remounted);
     let out = run_ok(&s, &ro, &[]);
     assert!(changes(&out).is_empty(), "{}", out.dump());
 }

@@ -183,20 +183,10 @@ fn deletions_come_first_when_the_copies_need_their_room() {
     let t = tmp();
     let (s, d) = (t.path().join("src"), t.path().join("dst"));
     fs::create_dir(&d).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
-        .arg(&d)
-        .status();
-    if !require(mounted.is_ok_and(|m| m.success()), test, "mount -t tmpfs failed") {
+    let mounted = Mounted::new(&["-t", "tmpfs", "-o", "size=8m", "tmpfs"], &d);
+    if !require(mounted.is_some(), test, "mount -t tmpfs failed") {
         return;
     }
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(d.clone());
     write(&s, "old/big", &pattern(5 << 20, 1));
     write(&s, "old/moved", &pattern(1 << 20, 2));
     sync(&[s.clone(), d.clone()]).assert_code(0);

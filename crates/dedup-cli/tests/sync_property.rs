@@ -14,23 +14,6 @@ use std::path::{Path, PathBuf};
 use common::mirror::*;
 use common::*;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
-
 /// The exclusion patterns of every case: a name glob, an anchored path, a directory-only name.
 const EXCLUDES: [&str; 3] = ["*.tmp", "/top-secret", "cache/"];
 
@@ -81,8 +64,8 @@ fn grow(root: &Path, rng: &mut Rng, entries: usize, tag: &str) {
     fs::create_dir_all(root).unwrap();
     for i in 0..entries {
         let dirs = dirs_of(root);
-        let parent = dirs[rng.below(dirs.len())].clone();
-        let name = match rng.below(12) {
+        let parent = dirs[rng.pick(dirs.len())].clone();
+        let name = match rng.pick(12) {
             0 => format!("{tag}{i}.tmp"),
             1 => "cache".to_owned(),
             2 if parent == root => "top-secret".to_owned(),
@@ -92,11 +75,11 @@ fn grow(root: &Path, rng: &mut Rng, entries: usize, tag: &str) {
         if fs::symlink_metadata(&p).is_ok() {
             continue;
         }
-        match rng.below(10) {
+        match rng.pick(10) {
             0..=2 => fs::create_dir(&p).unwrap(),
-            3 => std::os::unix::fs::symlink(format!("t{}", rng.below(3)), &p).unwrap(),
+            3 => std::os::unix::fs::symlink(format!("t{}", rng.pick(3)), &p).unwrap(),
             _ => {
-                let len = [0, 10, 3_000, 20_000, 20_000, 70_000][rng.below(6)];
+                let len = [0, 10, 3_000, 20_000, 20_000, 70_000][rng.pick(6)];
                 fs::write(&p, pattern(len, rng.next())).unwrap();
                 set_mtime(
                     &p,
@@ -111,36 +94,36 @@ fn grow(root: &Path, rng: &mut Rng, entries: usize, tag: &str) {
 /// Moves, renames, deletions and additions in SRC; entries of DST's own.
 fn change(s: &Path, d: &Path, rng: &mut Rng) {
     let mine = |p: &PathBuf| !excluded(&rel_of(s, p), s);
-    for _ in 0..2 + rng.below(5) {
+    for _ in 0..2 + rng.pick(5) {
         let files: Vec<PathBuf> = files_of(s).into_iter().filter(mine).collect();
         let dirs: Vec<PathBuf> = dirs_of(s).into_iter().filter(mine).collect();
         if files.is_empty() {
             break;
         }
-        let f = &files[rng.below(files.len())];
-        let to = dirs[rng.below(dirs.len())].join(format!("moved{}", rng.below(1000)));
+        let f = &files[rng.pick(files.len())];
+        let to = dirs[rng.pick(dirs.len())].join(format!("moved{}", rng.below(1000)));
         if fs::symlink_metadata(&to).is_err() {
             fs::rename(f, to).unwrap();
         }
     }
     let dirs: Vec<PathBuf> = dirs_of(s).into_iter().skip(1).filter(mine).collect();
     if !dirs.is_empty() && rng.chance(60) {
-        let from = &dirs[rng.below(dirs.len())];
+        let from = &dirs[rng.pick(dirs.len())];
         let to = from.with_file_name(format!("renamed{}", rng.below(1000)));
         if fs::symlink_metadata(&to).is_err() {
             fs::rename(from, to).unwrap();
         }
     }
-    for _ in 0..rng.below(3) {
+    for _ in 0..rng.pick(3) {
         let files = files_of(s);
         if !files.is_empty() {
-            fs::remove_file(&files[rng.below(files.len())]).unwrap();
+            fs::remove_file(&files[rng.pick(files.len())]).unwrap();
         }
     }
     // A copy of a file with its stamp (cp -p): a new file that a moved one's old copy may give.
     let files = files_of(s);
     if !files.is_empty() && rng.chance(50) {
-        let f = &files[rng.below(files.len())];
+        let f = &files[rng.pick(files.len())];
         let ok = std::process::Command::new("cp")
             .arg("-p")
             .arg(f)
@@ -149,7 +132,7 @@ fn change(s: &Path, d: &Path, rng: &mut Rng) {
             .unwrap();
         assert!(ok.success());
     }
-    let (new, own) = (rng.below(6), rng.below(6));
+    let (new, own) = (rng.pick(6), rng.pick(6));
     grow(s, rng, new, "new");
     grow(d, rng, own, "dst-own");
 }
@@ -192,7 +175,7 @@ impl Closed {
             .filter(|p| new(p) && !excluded(&rel_of(s, p), s) && !d.join(rel_of(s, p)).exists())
             .collect();
         if !dirs.is_empty() && rng.chance(40) {
-            let p = &dirs[rng.below(dirs.len())];
+            let p = &dirs[rng.pick(dirs.len())];
             chmod(p, 0o000);
             self.unlisted.push(rel_of(s, p));
         }
@@ -201,7 +184,7 @@ impl Closed {
                 .is_ok_and(|mut r| r.any(|e| !excluded(&rel_of(s, &e.unwrap().path()), s)))
         };
         if !dirs.is_empty() && rng.chance(40) {
-            let p = &dirs[rng.below(dirs.len())];
+            let p = &dirs[rng.pick(dirs.len())];
             let rel = rel_of(s, p);
             let nested = self
                 .unlisted
@@ -214,7 +197,7 @@ impl Closed {
             }
         }
         if !files.is_empty() && rng.chance(40) {
-            let f = &files[rng.below(files.len())];
+            let f = &files[rng.pick(files.len())];
             let rel = rel_of(s, f);
             if !self.covers(&rel) {
                 chmod(f, 0o000);
@@ -274,7 +257,7 @@ fn one_case(case: u64) {
     let t = tmp();
     chmod(t.path(), 0o755);
     let (s, d) = (t.path().join("src"), t.path().join("dst"));
-    let entries = 8 + rng.below(20);
+    let entries = 8 + rng.pick(20);
     grow(&s, &mut rng, entries, "e");
     fs::create_dir(&d).unwrap();
     give_to_nobody(&s);

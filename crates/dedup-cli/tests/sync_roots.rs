@@ -5,25 +5,9 @@
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::mirror::*;
 use common::*;
-
-/// Unmounts on drop.
-struct Bind(PathBuf);
-
-impl Drop for Bind {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
-fn bind(from: &Path, to: &Path) -> Option<Bind> {
-    let ok = Command::new("mount").arg("--bind").arg(from).arg(to).status();
-    ok.is_ok_and(|s| s.success()).then(|| Bind(to.to_path_buf()))
-}
 
 /// The case: `data/` bind-mounted at `view/`. Mirroring `data/photos` into `view` would
 /// rename the photos out of SRC and delete the rest of `data`; mirroring `data` into
@@ -40,7 +24,7 @@ fn a_bind_mount_does_not_hide_that_one_tree_lies_inside_the_other() {
     write(&data, "photos/p2.jpg", &pattern(40_000, 2));
     write(&data, "doc1", b"a document");
     fs::create_dir(&view).unwrap();
-    let Some(_mounted) = bind(&data, &view) else {
+    let Some(_mounted) = Mounted::new(&[os(b"--bind"), data.clone().into()], &view) else {
         require(false, test, "mount --bind failed");
         return;
     };

@@ -247,3 +247,47 @@ pub fn give_to_nobody(p: &Path) {
         .success();
     assert!(ok, "chown -R nobody {p:?}");
 }
+
+/// A small deterministic generator (xorshift) for the random trees of the sync tests.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// An index below `n`.
+    pub fn pick(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// A mount made by a test (`mount ARGS... POINT`), unmounted when dropped; `None` when `mount`
+/// failed.
+pub struct Mounted(std::path::PathBuf);
+
+impl Mounted {
+    pub fn new<S: AsRef<OsStr>>(args: &[S], point: &Path) -> Option<Mounted> {
+        let ok = std::process::Command::new("mount").args(args).arg(point).status();
+        ok.is_ok_and(|s| s.success()).then(|| Mounted(point.to_path_buf()))
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
