@@ -180,6 +180,7 @@ impl Merger<'_> {
         };
         let src_out = out_in(&src.excluded);
         let dst_out = dst.map(|d| out_in(&d.excluded)).unwrap_or_default();
+        let left_out = |set: &HashSet<Vec<u8>>, name: &[u8]| !set.is_empty() && set.contains(name);
         let (mut i, mut j) = (0, 0);
         while i < src.entries.len() || j < dst_entries.len() {
             let order = match (src.entries.get(i), dst_entries.get(j)) {
@@ -190,7 +191,7 @@ impl Merger<'_> {
             match order {
                 Ordering::Less => {
                     let name = &src.entries[i].name;
-                    if dst_out.contains(name) {
+                    if left_out(&dst_out, name) {
                         let reason = "an entry the exclusions leave out stands here in DST; left \
                                       as it is";
                         self.out.plan.refused.push(Refused { rel: join(rel, name), reason });
@@ -199,7 +200,7 @@ impl Merger<'_> {
                     }
                     i += 1;
                 }
-                Ordering::Greater if src_out.contains(&dst_entries[j].name) => j += 1,
+                Ordering::Greater if left_out(&src_out, &dst_entries[j].name) => j += 1,
                 Ordering::Greater => {
                     let d = &dst_entries[j];
                     let orig = join(dst_rel.as_deref().unwrap_or_default(), &d.name);
