@@ -3,7 +3,7 @@
 //! [`compare`], renamed directories and moved files recognised so they are renamed instead of
 //! copied); then the plan is carried out with the safe file operations: new content under a
 //! temporary name renamed over with its metadata already set, directories' metadata after their
-//! contents, deletions last (first where the copies need the room they free: [`space`]) and
+//! contents, deletions last (first where the copies need the room they free) and
 //! never after a source read failed: a part of SRC that could not be read ([`unread`]) blocks
 //! every deletion and rename, and the run reports itself incomplete. `--dry-run` reports the
 //! same plan without carrying it out ([`dry_run`]).
@@ -179,7 +179,8 @@ pub fn sync(
         link_dest: link_dest.as_ref(),
     };
     let mut plan = plan::plan(&cx, &walked);
-    let unreadable = readable::unreadable(&plan, src, &readable::Ids::current());
+    // Root reads every file: asked only of an unprivileged run.
+    let unreadable = if privileged { Vec::new() } else { readable::unreadable(&plan, src) };
     if !unreadable.is_empty() {
         // Files the plan would copy but cannot read are parts of SRC not read: planned again
         // with them, as for what the walk could not read.

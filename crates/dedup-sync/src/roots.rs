@@ -11,7 +11,7 @@ use std::path::Path;
 
 use dedup_core::FileId;
 use dedup_scan::open_dir;
-use rustix::fs::{fstat, open, openat, Mode, OFlags};
+use rustix::fs::{fstat, open, statat, AtFlags, Mode, OFlags};
 
 use crate::SyncError;
 
@@ -25,12 +25,13 @@ pub struct Roots {
 /// Check SRC and DST.
 pub fn check(src: &Path, dst: &Path) -> Result<Roots, SyncError> {
     let io_err = |p: &Path, e: io::Error| SyncError::Io(p.to_path_buf(), e);
-    let src_meta = std::fs::metadata(src).map_err(|e| io_err(src, e))?;
-    if !src_meta.is_dir() {
-        return Err(SyncError::SourceNotDir(src.to_path_buf()));
-    }
     // Opened to be listed: a SRC this process cannot read is refused before DST is made.
-    let src_fd = open_dir(src, true).map_err(|e| io_err(src, e))?;
+    let src_fd = open_dir(src, true).map_err(|e| match e.raw_os_error() {
+        Some(code) if code == rustix::io::Errno::NOTDIR.raw_os_error() => {
+            SyncError::SourceNotDir(src.to_path_buf())
+        }
+        _ => io_err(src, e),
+    })?;
     let (dst_exists, anchor) = match std::fs::metadata(dst) {
         Ok(m) if m.is_dir() => (true, dst.to_path_buf()),
         Ok(_) => return Err(SyncError::DestNotDir(dst.to_path_buf())),
@@ -70,21 +71,19 @@ fn path_flags() -> OFlags {
 }
 
 /// The identity of the open directory `dir` and of each directory above it, up to the root
-/// of the file system tree (whose `..` is itself).
+/// of the file system tree (whose `..` is itself): `..`, `../..` and so on, each resolved by the
+/// kernel from `dir` (through a mount to the directory it is mounted on), one call a level.
 fn chain(dir: &OwnedFd) -> io::Result<Vec<FileId>> {
-    let id = |fd: &OwnedFd| -> io::Result<FileId> {
-        let st = fstat(fd)?;
-        Ok(FileId { dev: st.st_dev, ino: st.st_ino })
-    };
-    let mut ids = vec![id(dir)?];
-    let mut cur = openat(dir.as_fd(), "..", path_flags(), Mode::empty())?;
+    let id = |st: rustix::fs::Stat| FileId { dev: st.st_dev, ino: st.st_ino };
+    let mut ids = vec![id(fstat(dir)?)];
+    let mut up = String::from("..");
     loop {
-        let parent = id(&cur)?;
+        let parent = id(statat(dir.as_fd(), up.as_str(), AtFlags::empty())?);
         if ids.contains(&parent) {
             return Ok(ids);
         }
         ids.push(parent);
-        cur = openat(cur.as_fd(), "..", path_flags(), Mode::empty())?;
+        up.push_str("/..");
     }
 }
 
