@@ -118,10 +118,11 @@ pub fn sync(
     walk_options.one_file_system = options.one_file_system;
     // Not the finder's listing start (`for_listing`, 4): a mirror mostly runs over a warm tree,
     // where four walkers on a small one cost more in threads than they gain
-    // (docs/BENCHMARKS.md, "dedup sync"). And not at 2 either: a second walker thread costs its
-    // start and the hand-offs (futex waits) on every run, and a warm tree of up to thousands of
-    // entries is walked faster by one (docs/BENCHMARKS.md, "Sync benchmark (issue 27), second
-    // run"); a tree that takes longer than the tuner's first windows climbs as before.
+    // (docs/BENCHMARKS.md, "dedup sync"); a cold or fast device still climbs from 2.
+    // And not at 2 either: a second walker thread costs its start and the hand-offs (futex
+    // waits) on every run, and a warm tree of up to thousands of entries is walked faster by one
+    // (docs/BENCHMARKS.md, "Sync benchmark (issue 27), second run"); a tree that takes longer
+    // than the tuner's first windows climbs as before.
     let io = IoScheduler::new(match options.io {
         Concurrency::Adaptive { max, .. } => Concurrency::Adaptive { start: 1, max },
         fixed => fixed,
