@@ -6,8 +6,10 @@
 //! copy's has the attributes the copy was given, and a run gives a directory its times after
 //! every change inside it, so a destination entry whose ctime is later than its directory's was
 //! changed by someone else since (its attributes taken away, a capability dropped). A change
-//! made to an entry and then to its directory as well is found by `--checksum`, which reads
-//! them all. A run with nothing to do costs the `lstat` calls alone instead of an `llistxattr`
+//! made to an entry and then to its directory as well, or within the clock tick of the run's
+//! last change to the directory (change times are stamped by the kernel's coarse clock: equal
+//! times tell nothing, and our own writes end in that tick), is found by `--checksum`, which
+//! reads them all. A run with nothing to do costs the `lstat` calls alone instead of an `llistxattr`
 //! more per entry on each side (docs/BENCHMARKS.md, "dedup sync").
 //!
 //! A file that will be copied whatever its attributes say (new to DST, or of another size) is

@@ -85,9 +85,9 @@ pub fn apply_parts(
         if !mode_right {
             set_mode(target, m.mode)?;
         }
-        // A change of owner makes the kernel drop `security.capability`: what the entry has is
-        // read again, and set again where it lost it.
-        let old = if chown { None } else { old };
+        // A change of owner makes the kernel drop `security.capability`: what an entry that had
+        // attributes has is read again, and set again where it lost them.
+        let old = if chown && old.is_some_and(|o| !o.is_empty()) { None } else { old };
         xattrs(target, want, old, rules)?;
     }
     set_times(target, m.atime_ns, m.mtime_ns)
