@@ -271,7 +271,7 @@ impl Merger<'_> {
             }
             Some(d) => Before::Entry(d.kind),
         };
-        let verdict = dst.map(|d| (d, self.verdict(src, d, || join(rel, &src.name))));
+        let verdict = dst.map(|d| (d, self.verdict(src, d, rel)));
         // Only an entry of several links can be in a hard-link group (`Leaders::follow`): files,
         // and symlinks, FIFOs, sockets and devices linked as they are (`ln` of a symlink).
         if meta.nlink > 1 {
@@ -321,7 +321,7 @@ impl Merger<'_> {
     /// so does one that is the `--link-dest` copy at its path (an earlier run linked it), as
     /// long as nothing of it must be set: its bytes are compared where the stamps cannot tell,
     /// and a copy is written instead where its metadata differs.
-    fn verdict(&self, src: &Entry, dst: &Entry, rel: impl FnOnce() -> Vec<u8>) -> Verdict {
+    fn verdict(&self, src: &Entry, dst: &Entry, dir: &[u8]) -> Verdict {
         let v = self.cx.rules.compare(src, dst);
         let shared = |e: &Entry| e.meta.is_some_and(|m| m.kind != EntryKind::Dir && m.nlink > 1);
         let linked_by_dedup = self.cx.options.dedup == Some(crate::DedupMode::Hardlink);
@@ -330,7 +330,7 @@ impl Merger<'_> {
         }
         if v != Verdict::Replace && shared(dst) && !shared(src) {
             let linked_dest = self.cx.link_dest.is_some_and(|base| {
-                let theirs = base.file(&rel());
+                let theirs = base.file(&join(dir, &src.name));
                 theirs.is_some_and(|t| dst.meta.is_some_and(|d| d.id() == t.id()))
             });
             return match v {
