@@ -12,6 +12,9 @@ writes a JSON file of every timing.
   bench/sync/run.py --base /dev/shm/syncbench            # in RAM (tmpfs)
   bench/sync/run.py --base /work/syncbench --trees big    # on disk
 
+An old build against a new one, in turn in every round (ratios dedup/dedup-base):
+  bench/sync/run.py --base /dev/shm/syncbench --tools dedup,dedup-base --dedup NEW --against OLD
+
 Three more rows, each named like a tree in --trees:
   linux    a real source tree (--linux-src DIR: e.g. the linux-source-6.1 tarball from Debian,
            `apt-get download linux-source-6.1`, extracted): first copy and no-op
@@ -42,10 +45,14 @@ TREES = {
 }
 
 
+AGAINST = None  # --against: another dedup binary, timed as the tool "dedup-base"
+
+
 def tools(dedup):
     """name -> (first-copy argv, later argv) as functions of (src, dst)."""
     return {
         "dedup": (lambda s, d: [dedup, "sync", "-q", s, d],) * 2,
+        "dedup-base": (lambda s, d: [AGAINST, "sync", "-q", s, d],) * 2,
         "cp": (lambda s, d: ["cp", "-a", s + "/.", d], lambda s, d: ["cp", "-au", s + "/.", d]),
         "rsync": (lambda s, d: ["rsync", "-a", s + "/", d + "/"],) * 2,
         "rsync-HSX": (lambda s, d: ["rsync", "-aHSX", s + "/", d + "/"],) * 2,
@@ -60,6 +67,7 @@ def deleting(dedup):
     """The same tools asked to delete what the source no longer has (for the renamed row)."""
     t = tools(dedup)
     t["dedup"] = (lambda s, d: [dedup, "sync", "-q", "--delete", s, d],) * 2
+    t["dedup-base"] = (lambda s, d: [AGAINST, "sync", "-q", "--delete", s, d],) * 2
     t["rsync"] = (lambda s, d: ["rsync", "-a", "--delete", s + "/", d + "/"],) * 2
     t["rsync-HSX"] = (lambda s, d: ["rsync", "-aHSX", "--delete", s + "/", d + "/"],) * 2
     return t
@@ -242,13 +250,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--incremental-rounds", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--against", help="another dedup binary, timed in turn with --dedup as the tool "
+                    "'dedup-base' (add it to --tools): an old build against a new one")
     ap.add_argument("--out", default="bench/results/sync.json")
     ap.add_argument("--linux-src", help="a real source tree for the linux row")
     ap.add_argument("--back-to-back", action="store_true",
                     help="run each incremental round right after its change, without letting it age "
                          "past dedup's racily-clean window (50 ms)")
     a = ap.parse_args()
+    global AGAINST
+    AGAINST = os.path.abspath(a.against) if a.against else None
     names = [t for t in a.tools.split(",") if t]
+    if "dedup-base" in names and not AGAINST:
+        sys.exit("the tool dedup-base needs --against BIN")
     results = {}
     for tree in a.trees.split(","):
         dedup = os.path.abspath(a.dedup)

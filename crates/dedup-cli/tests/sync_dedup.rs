@@ -135,3 +135,32 @@ fn dedup_without_reflinks_changes_nothing_and_succeeds() {
     sync(&[os(b"--dedup"), os(b"-n"), src.path().into(), e.clone().into()]).assert_code(0);
     assert!(!e.exists());
 }
+
+/// Access times do not keep identical files apart (every read moves them, and the up-to-date
+/// test does not compare them): the linked files keep the first copy's, and the next run has
+/// nothing to do.
+#[test]
+fn dedup_hardlink_links_identical_files_whatever_their_access_times() {
+    let src = tmp();
+    let data = pattern(50_000, 9);
+    write(src.path(), "a", &data);
+    write(src.path(), "b", &data);
+    for (p, atime) in [("a", "@1500000000"), ("b", "@1550000000")] {
+        for args in [["-m", "-d", "@1600000000.5"], ["-a", "-d", atime]] {
+            let ok = Command::new("touch")
+                .args(args)
+                .arg(src.path().join(p))
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        }
+    }
+    let dst = tmp();
+    let d = dst.path().join("m");
+    let out = sync(&[os(b"--dedup=hardlink"), os(b"-v"), src.path().into(), d.clone().into()]);
+    out.assert_code(0);
+    assert_eq!(ino(&d.join("a")), ino(&d.join("b")), "{}", out.dump());
+    assert_eq!(std::fs::read(d.join("b")).unwrap(), data);
+    no_changes_on_rerun(src.path(), &d, &["--dedup=hardlink"]);
+}

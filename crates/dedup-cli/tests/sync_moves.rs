@@ -91,3 +91,40 @@ fn files_copied_renamed_or_cloned_carry_the_sources_attributes() {
     assert!(d.join("cloned").exists(), "the old name stays without --delete");
     assert_mirror(&s.join("sub"), &d.join("sub"));
 }
+
+/// A rename is trusted on sampled bytes (head, middle, tail) only where the stamp is as strong as
+/// the one a file at the same path is trusted on: nanosecond digits no other file of that size
+/// shares. A whole-second stamp, or one shared by several files (as copying tools leave them),
+/// has every byte compared: a file that differs from the old one outside the samples is copied,
+/// and files that differ only there are each paired with their own old copy.
+#[test]
+fn a_move_is_trusted_on_samples_only_where_the_stamp_is_strong() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    let data = pattern(100_000, 7);
+    // Byte 20,000 lies outside the samples (0-4 KiB, 48-52 KiB, the last 4 KiB).
+    let other = flip(&data, 20_000);
+    write(&s, "old.db", &data);
+    set_mtime(&s.join("old.db"), 1_600_000_000, 0);
+    write(&s, "x1", &data);
+    write(&s, "x2", &other);
+    for x in ["x1", "x2"] {
+        set_mtime(&s.join(x), 1_600_000_000, 123_456_789);
+    }
+    sync(&[os(b"--delete"), s.clone().into(), d.clone().into()]).assert_code(0);
+    fs::remove_file(s.join("old.db")).unwrap();
+    write(&s, "new.db", &other);
+    set_mtime(&s.join("new.db"), 1_600_000_000, 0);
+    // x1 and x2 swap names by way of new ones: y1 holds x2's bytes, y2 x1's.
+    fs::rename(s.join("x2"), s.join("y1")).unwrap();
+    fs::rename(s.join("x1"), s.join("y2")).unwrap();
+    let out = sync(&[os(b"-v"), os(b"--delete"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    assert_eq!(fs::read(d.join("new.db")).unwrap(), other, "{}", out.dump());
+    assert_eq!(fs::read(d.join("y1")).unwrap(), other, "{}", out.dump());
+    assert_eq!(fs::read(d.join("y2")).unwrap(), data, "{}", out.dump());
+    let lines = changes(&out);
+    assert!(lines.contains(&"copy new.db".to_owned()), "{lines:?}");
+    assert!(lines.contains(&"rename y1 <- x2".to_owned()), "{lines:?}");
+    assert_mirror(&s, &d);
+}

@@ -11,20 +11,6 @@ use std::process::Command;
 use common::mirror::*;
 use common::*;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// A random tree: files (some empty, some hard-linked), directories, symlinks, FIFOs, xattrs.
 fn random_tree(root: &Path, rng: &mut Rng) {
     fs::create_dir_all(root).unwrap();

@@ -56,7 +56,8 @@ fn an_awkward_tree_is_mirrored_in_every_field_and_a_rerun_changes_nothing() {
     assert!(!d.exists(), "a dry run creates nothing");
     let real = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
     real.assert_code(0);
-    assert_eq!(changes(&dry), changes(&real), "the dry run lists what the real run does");
+    // Lines and counts, bytes too (a symlink's target and a sparse file's holes included).
+    assert_same_run(&dry, &real);
     assert_mirror(&s, &d);
     let m = fs::metadata(d.join("sparse")).unwrap();
     assert!(m.blocks() * 512 < 1 << 20, "sparse file inflated: {} blocks", m.blocks());
@@ -119,4 +120,66 @@ fn modes_and_owners_survive_the_creation_shortcuts() {
     chmod(&s.join("sgid"), 0o711);
     sync(&[s.as_os_str(), d.as_os_str()]).assert_code(0);
     assert_mirror(&s, &d);
+}
+
+/// Symlinks, FIFOs and devices with several links stay linked, as rsync -aHSX keeps them; a
+/// rerun has nothing to do; one that stops being linked in SRC is split in DST.
+#[test]
+fn hard_linked_symlinks_fifos_and_devices_stay_linked() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    fs::create_dir(&s).unwrap();
+    symlink(&s, "target/of/the/link", "sym");
+    fs::hard_link(s.join("sym"), s.join("sym2")).unwrap();
+    mkfifo(&s.join("fifo"));
+    fs::hard_link(s.join("fifo"), s.join("sub-fifo2")).unwrap();
+    let mut pairs = vec![("sym", "sym2"), ("fifo", "sub-fifo2")];
+    if is_root() {
+        let ok = std::process::Command::new("mknod")
+            .arg(s.join("null"))
+            .args(["c", "1", "3"])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        fs::hard_link(s.join("null"), s.join("null2")).unwrap();
+        pairs.push(("null", "null2"));
+    }
+    let out = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    for (a, b) in &pairs {
+        assert_eq!(ino(&d.join(a)), ino(&d.join(b)), "{a} and {b}\n{}", out.dump());
+    }
+    assert_eq!(fs::read_link(d.join("sym2")).unwrap(), Path::new("target/of/the/link"));
+    assert_mirror(&s, &d);
+    let again = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    again.assert_code(0);
+    assert!(changes(&again).is_empty(), "{}", again.dump());
+    // No longer linked in SRC: no longer linked in DST.
+    fs::remove_file(s.join("sym2")).unwrap();
+    symlink(&s, "target/of/the/link", "sym2");
+    let out = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    assert_ne!(ino(&d.join("sym")), ino(&d.join("sym2")), "{}", out.dump());
+    assert_mirror(&s, &d);
+}
+
+/// Source entries named like our temporary files are not mirrored (a later run would take them
+/// for leftovers of its own), and `-v` says so for each.
+#[test]
+fn source_entries_named_like_our_temporary_files_are_left_out_and_named() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "a", b"a");
+    write(&s, ".dedup-new.0123456789abcdef", b"looks like ours");
+    write(&s, "sub/.dedup-tmp.fedcba9876543210", b"so does this");
+    let out = sync(&[os(b"-v"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    out.assert_message("note", ".dedup-new.0123456789abcdef");
+    out.assert_message("note", "sub/.dedup-tmp.fedcba9876543210");
+    assert!(temp_names(&d).is_empty(), "{:?}", temp_names(&d));
+    assert_eq!(fs::read(d.join("a")).unwrap(), b"a");
+    let quiet = sync(&[s.clone(), d.clone()]);
+    quiet.assert_code(0);
+    quiet.assert_no_message_about(".dedup-new");
 }

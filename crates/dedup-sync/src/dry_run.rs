@@ -20,7 +20,7 @@ pub fn path(rel: &[u8]) -> PathBuf {
 pub fn change_of(dir: &[u8], action: &Action, bytes: u64) -> Change {
     let rel = join(dir, action.name());
     let (kind, from) = match &action.op {
-        Op::Meta | Op::Settle => (ChangeKind::Update, None),
+        Op::Meta => (ChangeKind::Update, None),
         Op::Rename { from } => (ChangeKind::Rename, Some(path(from))),
         Op::CloneFrom { from } => (ChangeKind::Clone, Some(path(from))),
         Op::LinkDest { from } => (ChangeKind::LinkDest, Some(path(from))),
@@ -38,48 +38,73 @@ pub fn change_of(dir: &[u8], action: &Action, bytes: u64) -> Change {
     Change { kind, path, from, bytes }
 }
 
-/// Every change of `plan`, in the order of a real run's phases.
-pub fn changes(plan: &Plan) -> Vec<Change> {
+/// The content bytes an action writes, as a real run reports them: the length of each regular
+/// file copied or cloned.
+fn bytes(a: &Action) -> u64 {
+    let writes = matches!(a.op, Op::Create | Op::CloneFrom { .. }) && a.src.kind == EntryKind::File;
+    if writes {
+        a.src.meta.map_or(0, |m| m.size)
+    } else {
+        0
+    }
+}
+
+/// Every change of `plan`, in the order of a real run's phases, with the entries each removes
+/// (a deletion counts everything below it; every other change one).
+pub fn changes(plan: &Plan) -> Vec<(Change, u64)> {
     let mut out = Vec::new();
-    let plain = |kind, rel: &[u8]| Change { kind, path: path(rel), from: None, bytes: 0 };
+    let plain = |kind, rel: &[u8]| (Change { kind, path: path(rel), from: None, bytes: 0 }, 1);
     for s in &plan.strays {
         out.push(plain(ChangeKind::RemoveTemp, s));
     }
     for d in &plan.dirs {
         match &d.state {
             DirState::Create => out.push(plain(ChangeKind::Mkdir, &d.rel)),
-            DirState::Renamed { from } => out.push(Change {
-                kind: ChangeKind::Rename,
-                path: path(&d.rel),
-                from: Some(path(from)),
-                bytes: 0,
-            }),
+            DirState::Renamed { from } => out.push((
+                Change {
+                    kind: ChangeKind::Rename,
+                    path: path(&d.rel),
+                    from: Some(path(from)),
+                    bytes: 0,
+                },
+                1,
+            )),
             DirState::Exists => {}
         }
     }
     let deferred = |a: &Action| a.before == crate::plan::Before::DeletedDir;
-    for d in &plan.dirs {
-        for a in d.actions.iter().filter(|a| !deferred(a) && a.op != Op::Settle) {
-            let bytes = if a.op == Op::Create { a.src.meta.map_or(0, |m| m.size) } else { 0 };
-            out.push(change_of(&d.rel, a, bytes));
+    let renamed = |a: &Action| matches!(a.op, Op::Rename { .. });
+    let actions = |out: &mut Vec<(Change, u64)>, which: &dyn Fn(&Action) -> bool| {
+        for d in &plan.dirs {
+            for a in d.actions.iter().filter(|a| which(a)) {
+                out.push((change_of(&d.rel, a, bytes(a)), 1));
+            }
         }
+    };
+    let deletions = |out: &mut Vec<(Change, u64)>| {
+        for d in &plan.deletions {
+            out.push((plain(ChangeKind::Delete, &d.rel).0, d.entries));
+        }
+        actions(out, &deferred);
+    };
+    if plan.delete_first {
+        actions(&mut out, &|a| !deferred(a) && renamed(a));
+        deletions(&mut out);
+        actions(&mut out, &|a| !deferred(a) && !renamed(a));
+    } else {
+        actions(&mut out, &|a| !deferred(a));
     }
     for l in &plan.links {
-        out.push(Change {
+        let change = Change {
             kind: ChangeKind::Link,
             path: path(&l.rel),
             from: Some(path(&l.leader)),
             bytes: 0,
-        });
+        };
+        out.push((change, 1));
     }
-    for d in &plan.deletions {
-        out.push(plain(ChangeKind::Delete, &d.rel));
-    }
-    for d in &plan.dirs {
-        for a in d.actions.iter().filter(|a| deferred(a)) {
-            let bytes = if a.op == Op::Create { a.src.meta.map_or(0, |m| m.size) } else { 0 };
-            out.push(change_of(&d.rel, a, bytes));
-        }
+    if !plan.delete_first {
+        deletions(&mut out);
     }
     for d in &plan.dirs {
         if d.set_meta && d.state != DirState::Create {

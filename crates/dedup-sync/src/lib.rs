@@ -3,21 +3,28 @@
 //! [`compare`], renamed directories and moved files recognised so they are renamed instead of
 //! copied); then the plan is carried out with the safe file operations: new content under a
 //! temporary name renamed over with its metadata already set, directories' metadata after their
-//! contents, deletions last and never after a source read failed. `--dry-run` reports the same
-//! plan without carrying it out ([`dry_run`]).
+//! contents, deletions last (first where the copies need the room they free) and
+//! never after a source read failed: a part of SRC that could not be read ([`unread`]) blocks
+//! every deletion and rename, and the run reports itself incomplete. `--dry-run` reports the
+//! same plan without carrying it out ([`dry_run`]).
 //!
 //! Libraries never print: changes and problems go to the caller's [`Events`].
 
 pub mod change;
 pub mod compare;
 pub mod dry_run;
+pub mod exclude;
 mod execute;
 pub mod options;
 pub mod plan;
 mod precision;
+mod readable;
+mod roots;
 mod share;
+mod space;
 pub mod summary;
 pub mod tree;
+pub mod unread;
 pub mod verify;
 mod xattrs;
 
@@ -30,6 +37,7 @@ use std::time::Instant;
 use dedup_core::{Phase, Problem, ProblemKind, Progress, Shows};
 use dedup_scan::io::{Concurrency, IoScheduler};
 use dedup_scan::{open_dir, Detail, WalkOptions, WalkOptionsError};
+use plan::LinkDest;
 
 pub use change::{Change, ChangeKind, Events};
 pub use options::{DedupMode, SyncOptions};
@@ -58,11 +66,17 @@ pub enum SyncError {
     /// SRC is not a directory.
     #[error("{0}: not a directory")]
     SourceNotDir(PathBuf),
+    /// SRC could not be listed at all; nothing was changed.
+    #[error("{0}: could not be listed; nothing changed")]
+    SourceUnlisted(PathBuf),
     /// DST exists and is not a directory.
     #[error("{0}: exists and is not a directory")]
     DestNotDir(PathBuf),
     /// One tree lies inside the other.
-    #[error("{0} and {1} overlap: one lies inside the other")]
+    #[error(
+        "{0} and {1} overlap: one lies inside the other (compared by device and inode, so a bind \
+         mount or a symlink is seen through)"
+    )]
     Overlap(PathBuf, PathBuf),
     /// More deletions than `--max-delete` allows; nothing was changed.
     #[error("{planned} entries would be deleted, more than --max-delete {limit}; nothing changed")]
@@ -90,13 +104,15 @@ pub fn sync(
     progress: &Progress,
 ) -> Result<Summary, SyncError> {
     let started = Instant::now();
-    let mut dst_exists = check_roots(src, dst)?;
+    let excludes = exclude::Excludes::parse(&options.excludes)?;
+    let mut walk_options = WalkOptions::default().with_excludes(excludes.plain())?;
+    let mut dst_exists = roots::check(src, dst)?.dst_exists;
     let created = !dst_exists && !options.dry_run;
     if created {
         std::fs::create_dir_all(dst).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?;
         dst_exists = true;
     }
-    let mut walk_options = WalkOptions::default().with_excludes(&options.excludes)?;
+    let link_dest = open_link_dest(options, dst, events);
     walk_options.detail = Detail::Everything;
     walk_options.xattrs = options.checksum;
     walk_options.one_file_system = options.one_file_system;
@@ -113,16 +129,23 @@ pub fn sync(
     });
     progress.start_phase(WALK, 0);
     let is_temp = |name: &[u8]| dedup_fs::is_temp_name(std::ffi::OsStr::from_bytes(name));
-    let walked = tree::walk_both(
+    let scope = tree::Scope { is_temp: &is_temp, excludes: &excludes };
+    let mut walked = tree::walk_both(
         src,
         dst_exists.then_some(dst),
         &walk_options,
-        &is_temp,
+        &scope,
         &io,
         events,
         progress,
     );
-    let mut walked = walked;
+    if walked.src.dir(b"").is_none() {
+        // The walk reported why. DST, if this run made it, is still empty: it goes again.
+        if created {
+            let _ = std::fs::remove_dir(dst);
+        }
+        return Err(SyncError::SourceUnlisted(src.to_path_buf()));
+    }
     if !options.checksum {
         // `--link-dest` and `--dedup` compare a source file's attributes with another copy's
         // before deciding to copy it; renamed directories (`--delete`) pair files across paths.
@@ -133,7 +156,7 @@ pub fn sync(
         } else {
             xattrs::Defer::Copied
         };
-        xattrs::fill(&mut walked, src, dst, defer);
+        xattrs::fill(&mut walked, src, dst, defer, events);
     }
     progress.start_phase(PLAN, 0);
     let euid = rustix::process::geteuid();
@@ -147,15 +170,38 @@ pub fn sync(
         checksum: options.checksum,
         precision: &grain,
     };
-    let cx =
-        plan::Context { src_root: src, dst_root: dst, options, rules: &rules, observer: events };
+    let mut cx = plan::Context {
+        src_root: src,
+        dst_root: dst,
+        options,
+        deleting: options.delete && walked.unread.is_empty(),
+        rules: &rules,
+        observer: events,
+        link_dest: link_dest.as_ref(),
+    };
     let mut plan = plan::plan(&cx, &walked);
+    // Root reads every file: asked only of an unprivileged run.
+    let unreadable = if privileged { Vec::new() } else { readable::unreadable(&plan, src) };
+    if !unreadable.is_empty() {
+        // Files the plan would copy but cannot read are parts of SRC not read: planned again
+        // with them, as for what the walk could not read.
+        let mut paths = walked.unread.paths().to_vec();
+        for (rel, e) in unreadable {
+            events.problem(Problem::error(tree::under(src, &rel), ProblemKind::Io(e)));
+            walked.src_errors += 1;
+            paths.push(rel);
+        }
+        walked.unread = unread::Unread::new(paths);
+        cx.deleting = false;
+        plan = plan::plan(&cx, &walked);
+    }
     if let Some(limit) = options.max_delete {
         let planned = plan.deletion_count();
         if planned > limit {
             return Err(SyncError::TooManyDeletions { planned, limit });
         }
     }
+    plan.delete_first = dst_exists && space::deletions_make_room(&plan, dst);
     for r in &plan.refused {
         let e = std::io::Error::other(r.reason);
         events.problem(Problem::error(tree::under(dst, &r.rel), ProblemKind::Io(e)));
@@ -169,30 +215,21 @@ pub fn sync(
         tally.count(&change, 1);
         events.change(&change);
     }
-    let deletions_allowed = options.delete && !walked.src_failed;
     let summary = if options.dry_run {
-        for change in dry_run::changes(&plan) {
-            let entries = match change.kind {
-                ChangeKind::Delete => plan
-                    .deletions
-                    .iter()
-                    .find(|d| dry_run::path(&d.rel) == change.path)
-                    .map_or(1, |d| d.entries),
-                _ => 1,
-            };
+        for (change, entries) in dry_run::changes(&plan) {
             tally.count(&change, entries);
             events.change(&change);
         }
-        finish(&plan, &tally, started, walked.src_failed, events)
+        finish(src, &plan, &walked, &tally, started, false, events)
     } else if plan.is_empty() {
-        finish(&plan, &tally, started, walked.src_failed, events)
+        finish(src, &plan, &walked, &tally, started, false, events)
     } else {
         let exec = execute::Exec {
             src,
             dst,
             src_fd: open_dir(src, true).map_err(|e| SyncError::Io(src.to_path_buf(), e))?,
             dst_fd: open_dir(dst, true).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?,
-            link_dest_fd: options.link_dest.as_deref().and_then(|p| open_dir(p, true).ok()),
+            link_dest_fd: link_dest.as_ref().and_then(|l| open_dir(l.path(), true).ok()),
             rules: &rules,
             reflink: options.reflink,
             events,
@@ -203,10 +240,11 @@ pub fn sync(
             touched: Mutex::default(),
             refused: execute::Refused::default(),
             ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
+            racy: execute::Pending::default(),
         };
-        execute::run(&exec, &plan, &walked, options.dedup, deletions_allowed);
-        let src_failed = walked.src_failed || exec.src_failed.load(Ordering::Relaxed);
-        finish(&plan, &tally, started, src_failed, events)
+        execute::run(&exec, &plan, &walked, options.dedup);
+        let failed_now = exec.src_failed.load(Ordering::Relaxed);
+        finish(src, &plan, &walked, &tally, started, failed_now, events)
     };
     if options.exit_after {
         // Freeing every entry, name and action one by one is work the process's exit does at
@@ -217,49 +255,43 @@ pub fn sync(
     Ok(summary)
 }
 
+/// The `--link-dest` directory, resolved against DST when relative (as rsync does), open; a
+/// warning when it cannot be used (files are then copied).
+fn open_link_dest(options: &SyncOptions, dst: &Path, events: &dyn Events) -> Option<LinkDest> {
+    let given = options.link_dest.as_deref()?;
+    let path = if given.is_relative() { dst.join(given) } else { given.to_path_buf() };
+    match LinkDest::open_root(&path) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            let e = std::io::Error::new(
+                e.kind(),
+                format!("--link-dest: {e}; files are copied instead of linked"),
+            );
+            events.problem(Problem::warning(path, ProblemKind::Io(e)));
+            None
+        }
+    }
+}
+
 /// The summary, and a warning when deletions were skipped for a source read failure.
 fn finish(
+    src: &Path,
     plan: &plan::Plan,
+    walked: &tree::Walked,
     tally: &summary::Tally,
     started: Instant,
-    src_failed: bool,
+    failed_during_run: bool,
     events: &dyn Events,
 ) -> Summary {
     let mut summary = tally.summary(plan.checked, started.elapsed());
     summary.failed += plan.refused.len() as u64;
-    summary.deletions_skipped = src_failed && !plan.deletions.is_empty();
+    summary.unread = walked.src_errors + walked.dst_errors;
+    let skipped_now = failed_during_run && !plan.deletions.is_empty();
+    summary.deletions_skipped = plan.deletions_skipped || skipped_now;
     if summary.deletions_skipped {
-        let why = "some source entries could not be read: nothing was deleted";
+        let why = "some source entries could not be read: nothing was deleted or renamed away";
         let e = std::io::Error::other(why);
-        events.problem(Problem::warning(PathBuf::from("."), ProblemKind::Io(e)));
+        events.problem(Problem::warning(src, ProblemKind::Io(e)));
     }
     summary
-}
-
-/// Check SRC is a directory and DST a directory or missing (true when it exists), and that
-/// neither lies inside the other.
-fn check_roots(src: &Path, dst: &Path) -> Result<bool, SyncError> {
-    let io_err = |p: &Path, e| SyncError::Io(p.to_path_buf(), e);
-    let s = std::fs::metadata(src).map_err(|e| io_err(src, e))?;
-    if !s.is_dir() {
-        return Err(SyncError::SourceNotDir(src.to_path_buf()));
-    }
-    let exists = match std::fs::metadata(dst) {
-        Ok(m) if m.is_dir() => true,
-        Ok(_) => return Err(SyncError::DestNotDir(dst.to_path_buf())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => return Err(io_err(dst, e)),
-    };
-    let canon_src = std::fs::canonicalize(src).map_err(|e| io_err(src, e))?;
-    let canon_dst = if exists {
-        std::fs::canonicalize(dst).map_err(|e| io_err(dst, e))?
-    } else {
-        let parent = dst.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let parent = std::fs::canonicalize(parent).map_err(|e| io_err(dst, e))?;
-        parent.join(dst.file_name().unwrap_or_default())
-    };
-    if canon_dst.starts_with(&canon_src) || canon_src.starts_with(&canon_dst) {
-        return Err(SyncError::Overlap(src.to_path_buf(), dst.to_path_buf()));
-    }
-    Ok(exists)
 }

@@ -6,8 +6,10 @@
 //! sharing itself is validated again (the kernel compares under lock before it shares extents;
 //! a hard link replaces the file only if it is unchanged since it was read). Content never
 //! changes. Hard links are made only between files whose metadata is the same in the source
-//! (mode, owner, times, extended attributes), since linked files have one set of metadata and
-//! the next run would otherwise "repair" one of them through the other.
+//! (mode, owner, modification time, extended attributes), since linked files have one set of
+//! metadata and the next run would otherwise "repair" one of them through the other. The access
+//! time is not among them: every read moves it, the up-to-date test does not compare it, and
+//! linked files keep the first copy's.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -121,6 +123,7 @@ fn share_equal(x: &Exec<'_>, size: u64, files: Vec<(Candidate<'_>, Opened)>, mod
                 x.done(change, 1);
                 if mode == DedupMode::Hardlink {
                     x.touch_parent(&c.rel);
+                    x.touch_parent(&kept_c.rel);
                 }
             }
             // Another file system, or one without reflinks: nothing to share, nothing wrong.
@@ -139,7 +142,6 @@ fn same_metadata(a: &dedup_scan::Entry, b: &dedup_scan::Entry) -> bool {
                 && m.uid == n.uid
                 && m.gid == n.gid
                 && m.mtime_ns == n.mtime_ns
-                && m.atime_ns == n.atime_ns
                 && a.xattrs == b.xattrs
         }
         _ => false,

@@ -31,6 +31,8 @@ pub struct Summary {
     pub bytes_copied: u64,
     /// Entries that could not be made right (each reported with its reason).
     pub failed: u64,
+    /// Source and destination entries that could not be read (each reported with its reason).
+    pub unread: u64,
     /// Deletions were skipped because some source entry could not be read.
     pub deletions_skipped: bool,
     /// Wall time of the run.
@@ -89,6 +91,7 @@ impl Tally {
             strays_removed: self.strays.load(Relaxed),
             bytes_copied: self.bytes.load(Relaxed),
             failed: self.failed.load(Relaxed),
+            unread: 0,
             deletions_skipped: false,
             duration,
         }

@@ -7,12 +7,15 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use dedup_core::{Observer, Problem, Progress, Severity};
+use dedup_core::{Observer, Problem, ProblemKind, Progress, Severity};
 use dedup_scan::io::IoScheduler;
 use dedup_scan::{walk, Entry, EntryKind, Listing, Metadata, RootVisit, Visitor, WalkOptions};
+
+use crate::exclude::Excludes;
+use crate::unread::Unread;
 
 /// One listed directory.
 #[derive(Debug, Clone)]
@@ -71,6 +74,11 @@ pub fn join(parent: &[u8], name: &[u8]) -> Vec<u8> {
     p
 }
 
+/// True when `a` is `b` or lies below it (`b` empty: the root, which holds everything).
+pub fn within(a: &[u8], b: &[u8]) -> bool {
+    a.starts_with(b) && (a.len() == b.len() || b.is_empty() || a[b.len()] == b'/')
+}
+
 /// `root/rel` as a path.
 pub fn under(root: &Path, rel: &[u8]) -> PathBuf {
     if rel.is_empty() {
@@ -94,10 +102,20 @@ pub struct Walked {
     pub src: Tree,
     /// The destination tree (empty when it does not exist yet).
     pub dst: Tree,
-    /// Some source entry could not be examined or listed.
-    pub src_failed: bool,
-    /// Some destination entry could not be examined or listed.
-    pub dst_failed: bool,
+    /// The source parts that could not be read.
+    pub unread: Unread,
+    /// Problems met reading the source (each reported).
+    pub src_errors: u64,
+    /// Problems met reading the destination (each reported).
+    pub dst_errors: u64,
+}
+
+/// What the walk needs to know besides the walker's options.
+pub struct Scope<'a> {
+    /// Our own temporary names, never mirrored.
+    pub is_temp: &'a (dyn Fn(&[u8]) -> bool + Sync),
+    /// The anchored and directory-only exclusion patterns.
+    pub excludes: &'a Excludes,
 }
 
 /// Walk `src` and (when given) `dst` at once.
@@ -105,7 +123,7 @@ pub fn walk_both(
     src: &Path,
     dst: Option<&Path>,
     options: &WalkOptions,
-    is_temp: &(dyn Fn(&[u8]) -> bool + Sync),
+    scope: &Scope<'_>,
     io: &IoScheduler,
     observer: &dyn Observer,
     progress: &Progress,
@@ -119,15 +137,17 @@ pub fn walk_both(
         src_dev: Mutex::new(None),
         root_xattrs: [Mutex::default(), Mutex::default()],
         one_file_system: options.one_file_system,
-        is_temp,
+        scope,
+        observer,
         progress,
     };
     let watch = Watch {
         inner: observer,
         src: src.to_path_buf(),
         dst: dst.map(Path::to_path_buf),
-        src_failed: AtomicBool::new(false),
-        dst_failed: AtomicBool::new(false),
+        unread: Mutex::default(),
+        src_errors: AtomicU64::new(0),
+        dst_errors: AtomicU64::new(0),
     };
     // -x is the source's boundary only: the walker's own check would apply it to both roots.
     let mut options = options.clone();
@@ -142,18 +162,21 @@ pub fn walk_both(
     Walked {
         src,
         dst,
-        src_failed: watch.src_failed.into_inner(),
-        dst_failed: watch.dst_failed.into_inner(),
+        unread: Unread::new(watch.unread.into_inner().unwrap_or_default()),
+        src_errors: watch.src_errors.into_inner(),
+        dst_errors: watch.dst_errors.into_inner(),
     }
 }
 
-/// Records whose side a problem of the walk was on, and passes it on.
+/// Records whose side a problem of the walk was on, and which source paths it left unread, and
+/// passes it on.
 struct Watch<'a> {
     inner: &'a dyn Observer,
     src: PathBuf,
     dst: Option<PathBuf>,
-    src_failed: AtomicBool,
-    dst_failed: AtomicBool,
+    unread: Mutex<Vec<Vec<u8>>>,
+    src_errors: AtomicU64,
+    dst_errors: AtomicU64,
 }
 
 impl Observer for Watch<'_> {
@@ -163,9 +186,16 @@ impl Observer for Watch<'_> {
             // (refused before the walk), so the longer matching prefix tells the side.
             let in_dst = self.dst.as_ref().is_some_and(|d| problem.path.starts_with(d));
             if in_dst {
-                self.dst_failed.store(true, Ordering::Relaxed);
-            } else if problem.path.starts_with(&self.src) {
-                self.src_failed.store(true, Ordering::Relaxed);
+                self.dst_errors.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.src_errors.fetch_add(1, Ordering::Relaxed);
+                // A path the walk names outside both roots would be a surprise: then nothing of
+                // the source is known for sure.
+                let rel = problem
+                    .path
+                    .strip_prefix(&self.src)
+                    .map_or(Vec::new(), |rest| rest.as_os_str().as_bytes().to_vec());
+                self.unread.lock().unwrap_or_else(|e| e.into_inner()).push(rel);
             }
         }
         self.inner.problem(problem);
@@ -187,7 +217,8 @@ struct Collector<'a> {
     src_dev: Mutex<Option<u64>>,
     root_xattrs: [Mutex<Vec<dedup_scan::Xattr>>; 2],
     one_file_system: bool,
-    is_temp: &'a (dyn Fn(&[u8]) -> bool + Sync),
+    scope: &'a Scope<'a>,
+    observer: &'a dyn Observer,
     progress: &'a Progress,
 }
 
@@ -230,20 +261,56 @@ impl Visitor for Collector<'_> {
         } else {
             None
         };
-        // Indices in listing order: taken before strays are moved out and the rest sorted.
+        let is_temp = self.scope.is_temp;
+        // Left out by our own patterns (anchored, directories only): by listing position.
+        let rules = self.scope.excludes;
+        let out: Vec<bool> = if rules.has_rules() {
+            entries
+                .iter()
+                .map(|e| rules.excluded(&join(listing.relative, &e.name), &e.name, e.kind))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Indices in listing order (the walker's), taken before entries are moved out and the
+        // rest sorted.
         let subdirs = entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.kind == EntryKind::Dir && !(self.is_temp)(&e.name))
+            .filter(|(i, e)| {
+                e.kind == EntryKind::Dir
+                    && !is_temp(&e.name)
+                    && !out.get(*i).copied().unwrap_or(false)
+            })
             .filter(|(_, e)| boundary.is_none_or(|dev| e.meta.is_none_or(|m| m.dev == dev)))
             .map(|(i, _)| (i, ()))
             .collect();
+        let mut excluded = listing.excluded.to_vec();
+        if out.contains(&true) {
+            let mut kept = Vec::with_capacity(entries.len());
+            for (e, left_out) in entries.into_iter().zip(out) {
+                if left_out {
+                    excluded.push((e.name, Some(e.kind)));
+                } else {
+                    kept.push(e);
+                }
+            }
+            entries = kept;
+        }
         let mut strays = Vec::new();
-        if entries.iter().any(|e| (self.is_temp)(&e.name)) {
+        if entries.iter().any(|e| is_temp(&e.name)) {
             let (temp, kept): (Vec<Entry>, Vec<Entry>) =
-                entries.into_iter().partition(|e| (self.is_temp)(&e.name));
+                entries.into_iter().partition(|e| is_temp(&e.name));
             strays = temp.into_iter().map(|e| e.name).collect();
             entries = kept;
+            if side == 0 {
+                for name in &strays {
+                    let why = "named like dedup's temporary files: not mirrored";
+                    let path = listing.path.join(OsStr::from_bytes(name));
+                    let e = std::io::Error::other(why);
+                    self.observer.problem(Problem::note(path, ProblemKind::Io(e)));
+                }
+            }
         }
         entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         if side == 0 {
@@ -251,13 +318,7 @@ impl Visitor for Collector<'_> {
                 self.progress.found_file(e.meta.map_or(0, |m| m.size));
             }
         }
-        let dir = Dir {
-            meta: *listing.meta,
-            xattrs: Vec::new(),
-            entries,
-            excluded: listing.excluded.to_vec(),
-            strays,
-        };
+        let dir = Dir { meta: *listing.meta, xattrs: Vec::new(), entries, excluded, strays };
         self.trees[side]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -297,5 +358,13 @@ mod tests {
         assert_eq!(join(b"a/b", b"c"), b"a/b/c");
         assert_eq!(split(b"a/b/c"), (&b"a/b"[..], &b"c"[..]));
         assert_eq!(split(b"c"), (&b""[..], &b"c"[..]));
+    }
+
+    #[test]
+    fn within_respects_component_boundaries() {
+        assert!(within(b"a/b", b"a"));
+        assert!(within(b"a", b"a"));
+        assert!(!within(b"ab", b"a"));
+        assert!(within(b"a", b""));
     }
 }

@@ -1,9 +1,16 @@
 //! Extended attributes, read only where they may have changed or will be written: for an entry
-//! new to DST, of another kind there, differing in size, time, mode or owner, or whose source
-//! changed status (`ctime`) since the destination entry was last written. Setting an attribute changes an entry's ctime and ctime cannot be set back, so
-//! a source entry whose ctime is older than its copy's has the attributes the copy was given.
-//! A run with nothing to do then costs the `lstat` calls alone instead of an `llistxattr` more
-//! per entry on each side (docs/benchmarks/journal.md, "Sync benchmark"). `--checksum` reads them all.
+//! new to DST, of another kind there, differing in size, time, mode or owner; whose source
+//! changed status (`ctime`) since the destination entry was last written; or whose destination
+//! entry changed status after its directory did. Setting or removing an attribute changes an
+//! entry's ctime, and ctime cannot be set back: a source entry whose ctime is older than its
+//! copy's has the attributes the copy was given, and a run gives a directory its times after
+//! every change inside it, so a destination entry whose ctime is later than its directory's was
+//! changed by someone else since (its attributes taken away, a capability dropped). A change
+//! made to an entry and then to its directory as well, or within the clock tick of the run's
+//! last change to the directory (change times are stamped by the kernel's coarse clock: equal
+//! times tell nothing, and our own writes end in that tick), is found by `--checksum`, which
+//! reads them all. A run with nothing to do costs the `lstat` calls alone instead of an `llistxattr`
+//! more per entry on each side (docs/benchmarks/journal.md, "Sync benchmark").
 //!
 //! A file that will be copied whatever its attributes say (new to DST, or of another size) is
 //! not read here at all ([`Defer`]): the copy reads the source's attributes through the
@@ -16,10 +23,16 @@ use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use dedup_fs::{get_xattr, list_xattrs, Target};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use dedup_core::{Observer, Problem, ProblemKind};
+use dedup_fs::{get_xattr, list_xattrs, FsError, Target};
 use dedup_scan::{open_dir, EntryKind, Metadata, Xattr};
+use rustix::io::Errno;
 
 use crate::tree::{join, under, Tree, Walked};
+use crate::unread::Unread;
 
 /// Which source files' attributes may be left to their copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,13 +48,31 @@ pub enum Defer {
 }
 
 /// Read the attributes the comparison needs into both trees.
-pub fn fill(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer) {
+pub fn fill(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer, observer: &dyn Observer) {
+    let report = Report {
+        observer,
+        unread: Mutex::default(),
+        errors: [AtomicU64::new(0), AtomicU64::new(0)],
+    };
+    fill_reporting(walked, src, dst, defer, &report);
+    let [s, d] = report.errors.map(AtomicU64::into_inner);
+    walked.src_errors += s;
+    walked.dst_errors += d;
+    let unread = report.unread.into_inner().unwrap_or_default();
+    if !unread.is_empty() {
+        let mut all = walked.unread.paths().to_vec();
+        all.extend(unread);
+        walked.unread = Unread::new(all);
+    }
+}
+
+fn fill_reporting(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer, report: &Report<'_>) {
     // By directory: the indices of its source entries whose attributes are wanted (on a first
     // copy, every one: no path or name is copied per entry).
     let mut wanted: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
     let root_pair = (walked.src.dir(b"").map(|d| d.meta), walked.dst.dir(b"").map(|d| d.meta));
     let root_needed = match root_pair {
-        (Some(s), Some(d)) => changed(&s, Some(&d)),
+        (Some(s), Some(d)) => changed(&s, Some(&d), i64::MAX),
         (Some(_), None) => true,
         _ => false,
     };
@@ -50,6 +81,7 @@ pub fn fill(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer) {
         // by walking them side by side.
         let listed = walked.dst.dir(rel);
         let theirs = listed.map_or(&[][..], |t| t.entries.as_slice());
+        let dir_changed = listed.map_or(i64::MAX, |t| t.meta.ctime_ns);
         let defer_here = match defer {
             Defer::Never => false,
             Defer::WhereListed => listed.is_some(),
@@ -73,7 +105,10 @@ pub fn fill(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer) {
             if defer_here && e.kind == EntryKind::File && copied {
                 continue;
             }
-            if changed(m, theirs_meta) {
+            // A directory's own change time moves whenever a run changes something in it,
+            // later than its parent's: only other entries are held to their directory's.
+            let dir_ctime = if e.kind == EntryKind::Dir { i64::MAX } else { dir_changed };
+            if changed(m, theirs_meta, dir_ctime) {
                 picked.push(i);
             }
         }
@@ -86,22 +121,36 @@ pub fn fill(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer) {
     }
     wanted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     if root_needed {
-        let x = read_root(src);
+        let x = read_root(src, report, 0);
         if let Some(d) = walked.src.dirs.get_mut(&Vec::new()) {
             d.xattrs = x;
         }
-        let y = read_root(dst);
-        if let Some(d) = walked.dst.dirs.get_mut(&Vec::new()) {
-            d.xattrs = y;
+        if walked.dst.dirs.contains_key(&Vec::new()) {
+            let y = read_root(dst, report, 1);
+            if let Some(d) = walked.dst.dirs.get_mut(&Vec::new()) {
+                d.xattrs = y;
+            }
         }
     }
     let mut subdirs = Vec::new();
     for (rel, picked) in &wanted {
         let Some(dir) = walked.src.dirs.get_mut(rel) else { continue };
-        let Ok(fd) = open_dir(&under(src, rel), true) else { continue };
+        let fd = match open_dir(&under(src, rel), true) {
+            Ok(fd) => fd,
+            Err(e) => {
+                report.failed(0, src, rel, FsError::Io(e));
+                continue;
+            }
+        };
         for &i in picked {
             let entry = &mut dir.entries[i];
-            let x = read(Target::At(fd.as_fd(), OsStr::from_bytes(&entry.name)));
+            let x = match read(Target::At(fd.as_fd(), OsStr::from_bytes(&entry.name))) {
+                Ok(x) => x,
+                Err(e) => {
+                    report.failed(0, src, &join(rel, &entry.name), e);
+                    continue;
+                }
+            };
             if !x.is_empty() {
                 if entry.kind == EntryKind::Dir {
                     subdirs.push((join(rel, &entry.name), x.clone()));
@@ -126,11 +175,21 @@ pub fn fill(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer) {
             if fd.is_none() {
                 match open_dir(&under(dst, rel), true) {
                     Ok(opened) => fd = Some(opened),
-                    Err(_) => break,
+                    Err(e) => {
+                        report.failed(1, dst, rel, FsError::Io(e));
+                        break;
+                    }
                 }
             }
             let Some(fd) = &fd else { break };
-            let x = read(Target::At(fd.as_fd(), OsStr::from_bytes(name)));
+            // Unknown, they are taken as none: nothing is removed that was not seen.
+            let x = match read(Target::At(fd.as_fd(), OsStr::from_bytes(name))) {
+                Ok(x) => x,
+                Err(e) => {
+                    report.failed(1, dst, &join(rel, name), e);
+                    continue;
+                }
+            };
             if !x.is_empty() {
                 let entry = &mut dir.entries[at];
                 if entry.kind == EntryKind::Dir {
@@ -152,30 +211,65 @@ fn adopt(tree: &mut Tree, subdirs: Vec<(Vec<u8>, Vec<Xattr>)>) {
     }
 }
 
-/// True when the source entry may carry other attributes than its copy, or when the copy will
-/// be written anyway (then it gets the source's attributes, whatever its ctime says).
-fn changed(src: &Metadata, dst: Option<&Metadata>) -> bool {
+/// True when the source entry may carry other attributes than its copy (its status changed
+/// since the copy's; the copy's after its directory's, `dir_ctime_ns`), or when the copy will be
+/// written anyway (then it gets the source's attributes, whatever its ctime says).
+fn changed(src: &Metadata, dst: Option<&Metadata>, dir_ctime_ns: i64) -> bool {
     dst.is_none_or(|d| {
         src.ctime_ns >= d.ctime_ns
+            || d.ctime_ns > dir_ctime_ns
             || (src.size, src.mtime_ns, src.mode, src.uid, src.gid, src.nlink > 1)
                 != (d.size, d.mtime_ns, d.mode, d.uid, d.gid, d.nlink > 1)
     })
 }
 
-fn read_root(root: &Path) -> Vec<Xattr> {
-    open_dir(root, true).map(|fd| read(Target::Fd(fd.as_fd()))).unwrap_or_default()
+/// The attributes of a tree's root; an error reported against it when they cannot be read.
+fn read_root(root: &Path, report: &Report<'_>, side: usize) -> Vec<Xattr> {
+    let read =
+        open_dir(root, true).map_err(FsError::Io).and_then(|fd| read(Target::Fd(fd.as_fd())));
+    read.unwrap_or_else(|e| {
+        report.failed(side, root, b"", e);
+        Vec::new()
+    })
 }
 
-/// Every attribute of `target`, sorted by name; none when they cannot be read.
-pub(crate) fn read(target: Target<'_>) -> Vec<Xattr> {
-    let Ok(names) = list_xattrs(target) else { return Vec::new() };
-    let mut out: Vec<Xattr> = names
-        .iter()
-        .filter_map(|n| {
-            let value = get_xattr(target, n).ok()??;
-            Some(Xattr { name: n.as_bytes().to_vec(), value })
-        })
-        .collect();
+/// Where the attributes that could not be read are reported and counted.
+pub struct Report<'a> {
+    /// Where problems go.
+    pub observer: &'a dyn Observer,
+    /// Source paths whose attributes could not be read.
+    pub unread: Mutex<Vec<Vec<u8>>>,
+    /// Problems per side (source, destination).
+    pub errors: [AtomicU64; 2],
+}
+
+impl Report<'_> {
+    fn failed(&self, side: usize, root: &Path, rel: &[u8], e: FsError) {
+        self.errors[side].fetch_add(1, Ordering::Relaxed);
+        if side == 0 {
+            self.unread.lock().unwrap_or_else(|e| e.into_inner()).push(rel.to_vec());
+        }
+        let e = std::io::Error::other(format!("extended attributes: {e}"));
+        self.observer.problem(Problem::error(under(root, rel), ProblemKind::Io(e)));
+    }
+}
+
+/// Every attribute of `target`, sorted by name (none on a file system without them); an error
+/// when they cannot be read.
+pub(crate) fn read(target: Target<'_>) -> Result<Vec<Xattr>, FsError> {
+    let unsupported = |e: &FsError| e.raw_os_error() == Some(Errno::OPNOTSUPP.raw_os_error());
+    let names = match list_xattrs(target) {
+        Ok(names) => names,
+        Err(e) if unsupported(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for n in &names {
+        // Removed since it was listed: not there.
+        if let Some(value) = get_xattr(target, n)? {
+            out.push(Xattr { name: n.as_bytes().to_vec(), value });
+        }
+    }
     out.sort();
-    out
+    Ok(out)
 }

@@ -32,8 +32,8 @@ pub struct SyncArgs {
     #[arg(value_name = "DST")]
     pub dst: PathBuf,
 
-    /// Remove from DST what is not in SRC (after everything else; never when any source entry
-    /// could not be read).
+    /// Remove from DST what is not in SRC (after everything else, or first when the copies need
+    /// the room; nothing, and nothing renamed away, when any source entry could not be read).
     #[arg(long)]
     pub delete: bool,
 
@@ -51,6 +51,7 @@ pub struct SyncArgs {
     pub checksum: bool,
 
     /// Leave out paths matching GLOB (matched against the name and the path below SRC or DST;
+    /// as in rsync, `/GLOB` is anchored at the root and `GLOB/` matches directories only;
     /// repeatable). Excluded paths in DST are never deleted unless --delete-excluded.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
@@ -69,7 +70,8 @@ pub struct SyncArgs {
     pub reflink: ReflinkArg,
 
     /// Files unchanged against DIR's copy (same path below DIR, size, time and metadata)
-    /// become hard links to it instead of copies: rsync's snapshot idiom.
+    /// become hard links to it instead of copies: rsync's snapshot idiom. A relative DIR is
+    /// below DST, as in rsync.
     #[arg(long, value_name = "DIR")]
     pub link_dest: Option<PathBuf>,
 

@@ -1,7 +1,7 @@
 //! `dedup sync SRC DST`: arguments to settings, the sync job, then what the user sees (changes,
-//! problems, the summary) and the exit status: 0 when everything was made right, 1 when some
-//! entries failed (each named with its reason), 2 for a usage error or a refusal
-//! (`--max-delete`).
+//! problems, the summary) and the exit status: 0 when everything was read and made right, 1 when
+//! some entries could not be read or made right (each named with its reason), 2 for a usage
+//! error, an unusable SRC or DST, or a refusal (`--max-delete`).
 
 pub mod args;
 mod render;
@@ -75,5 +75,5 @@ pub fn run(args: SyncArgs) -> Result<bool> {
     if !args.quiet {
         eprintln!("{}", render::summary(&summary, args.dry_run));
     }
-    Ok(summary.failed == 0 && !summary.deletions_skipped)
+    Ok(summary.failed == 0 && summary.unread == 0 && !summary.deletions_skipped)
 }

@@ -82,10 +82,11 @@ impl Events for Render {
 pub fn summary(s: &Summary, dry_run: bool) -> String {
     let verb = if dry_run { "would be " } else { "" };
     format!(
-        "dedup sync{}: {} entries checked; {verb}copied {}, updated {}, created {}, linked {}, \
-         renamed {}, deleted {}{}; {} copied in {:.3} s{}",
+        "dedup sync{}: {} {} checked; {verb}copied {}, updated {}, created {}, linked {}, \
+         renamed {}, deleted {}{}; {} copied in {:.3} s{}{}",
         if dry_run { " (dry run)" } else { "" },
         s.checked,
+        if s.checked == 1 { "entry" } else { "entries" },
         s.copied,
         s.updated,
         s.created,
@@ -95,6 +96,7 @@ pub fn summary(s: &Summary, dry_run: bool) -> String {
         if s.shared > 0 { format!(", shared {}", s.shared) } else { String::new() },
         HumanBytes(s.bytes_copied),
         s.duration.as_secs_f64(),
+        if s.unread > 0 { format!("; {} not read", s.unread) } else { String::new() },
         if s.failed > 0 { format!("; {} failed", s.failed) } else { String::new() },
     )
 }
@@ -104,6 +106,15 @@ mod tests {
     use super::*;
     use dedup_sync::ChangeKind;
     use std::path::PathBuf;
+
+    #[test]
+    fn the_summary_counts_in_words_that_agree_and_names_what_was_not_read() {
+        let one = Summary { checked: 1, ..Summary::default() };
+        assert!(summary(&one, false).contains(": 1 entry checked;"), "{}", summary(&one, false));
+        let some = Summary { checked: 2, unread: 3, failed: 1, ..Summary::default() };
+        let line = summary(&some, true);
+        assert!(line.contains(": 2 entries checked;") && line.ends_with("; 3 not read; 1 failed"));
+    }
 
     #[test]
     fn a_change_reads_as_one_line_whatever_its_bytes() {

@@ -215,3 +215,79 @@ pub fn changes(out: &Out) -> Vec<String> {
 pub fn ino(p: &Path) -> u64 {
     fs::symlink_metadata(p).unwrap().ino()
 }
+
+/// What a run's summary line counts (`copied 1, ..., deleted 3; 2 B`), the same words for a dry
+/// run as for a real one, so that the two can be compared.
+pub fn counts(out: &Out) -> String {
+    let text = String::from_utf8_lossy(&out.stderr);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("dedup sync"))
+        .unwrap_or_else(|| panic!("no summary line\n{}", out.dump()));
+    let after = line.split_once("checked; ").map_or(line, |(_, rest)| rest);
+    let counted = after.split(" copied in ").next().unwrap_or(after);
+    counted.replace("would be ", "")
+}
+
+/// Asserts that a dry run printed the changes, and counted what, a real run then made.
+#[track_caller]
+pub fn assert_same_run(dry: &Out, real: &Out) {
+    assert_eq!(changes(dry), changes(real), "dry run\n{}\nreal run\n{}", dry.dump(), real.dump());
+    assert_eq!(counts(dry), counts(real), "dry run\n{}\nreal run\n{}", dry.dump(), real.dump());
+}
+
+/// Gives a tree to user and group nobody, as `chown -R` does.
+pub fn give_to_nobody(p: &Path) {
+    let ok = std::process::Command::new("chown")
+        .arg("-R")
+        .arg("65534:65534")
+        .arg(p)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "chown -R nobody {p:?}");
+}
+
+/// A small deterministic generator (xorshift) for the random trees of the sync tests.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// An index below `n`.
+    pub fn pick(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// A mount made by a test (`mount ARGS... POINT`), unmounted when dropped; `None` when `mount`
+/// failed.
+pub struct Mounted(std::path::PathBuf);
+
+impl Mounted {
+    pub fn new<S: AsRef<OsStr>>(args: &[S], point: &Path) -> Option<Mounted> {
+        let ok = std::process::Command::new("mount").args(args).arg(point).status();
+        ok.is_ok_and(|s| s.success()).then(|| Mounted(point.to_path_buf()))
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}

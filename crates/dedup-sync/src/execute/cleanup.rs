@@ -9,6 +9,7 @@ use dedup_fs::{
     TempKind,
 };
 use rustix::fs::{unlinkat, AtFlags};
+use rustix::io::Errno;
 
 use super::{name_of, Exec};
 use crate::change::{Change, ChangeKind};
@@ -40,6 +41,9 @@ pub fn links(x: &Exec<'_>, links: &[HardLink]) {
         match link(x, &l.leader, &l.rel) {
             Ok(()) => {
                 x.touch_parent(&l.rel);
+                // The leader's change time moved with its link count: its directory's times are
+                // set after it, as after any change inside it (`xattrs`).
+                x.touch_parent(&l.leader);
                 let change = Change {
                     kind: ChangeKind::Link,
                     path: path(&l.rel),
@@ -60,7 +64,9 @@ pub fn link(x: &Exec<'_>, leader: &[u8], rel: &[u8]) -> Result<(), FsError> {
     link_into(&from, name_of(leader), &dir, name_of(rel))
 }
 
-/// Link `from_name` in `from` as `name` in `dir` through a temporary name.
+/// Link `from_name` in `from` as `name` in `dir` through a temporary name. Where `name` already
+/// is a link of that inode, `rename(2)` succeeds and does nothing, leaving the temporary name:
+/// it is removed.
 pub fn link_into(
     from: &std::os::fd::OwnedFd,
     from_name: &OsStr,
@@ -71,7 +77,11 @@ pub fn link_into(
     hard_link_at(from, from_name, dir, &tmp)?;
     rename_at(dir, &tmp, dir, name).inspect_err(|_| {
         let _ = unlinkat(dir, &tmp, AtFlags::empty());
-    })
+    })?;
+    match unlinkat(dir, &tmp, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Delete every planned entry with everything below it.

@@ -5,11 +5,12 @@
 //! changes again, so a half-old copy is never recorded as up to date.
 //!
 //! A source read within one clock tick of its last change ([`tick_until`]) may be edited again
-//! in that tick without its stamp changing. The next run compares a copy by content when the
+//! in that tick without its stamp changing. A later run compares a copy by content when the
 //! copy's change time falls within the racy window of the source's stamp ([`racy_until`], the
 //! tick with a margin); a copy read within the tick but finished after that window (a long copy)
 //! is compared here instead, once the window has passed, so that no copy of a racily read source
-//! is ever trusted on its stamp alone.
+//! is ever trusted on its stamp alone. A copy finished within the window is handed back as such
+//! ([`Written::racy_until`]): the run compares it once the window has passed ([`super::racy`]).
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -36,6 +37,12 @@ const ATTEMPTS: usize = 2;
 pub struct Written {
     /// Data bytes written (or cloned).
     pub bytes: u64,
+    /// The file's length as copied: what the run reports as copied, as a dry run does.
+    pub size: u64,
+    /// The copy read its source within the racy window of the source's stamp and was finished
+    /// before this time (ns since the epoch): it must be compared with the source once the
+    /// window has passed ([`super::racy`]).
+    pub racy_until: Option<i64>,
 }
 
 /// Where a copy's content comes from when it is not the source file itself.
@@ -116,7 +123,7 @@ pub fn copy_file(
         // without (never a file: nothing is set then).
         let Some(walked) = src.meta else {
             tmp.commit(OsStr::from_bytes(name))?;
-            return Ok(Written { bytes: copied.bytes });
+            return Ok(Written { bytes: copied.bytes, size: seen.size, racy_until: None });
         };
         let m = Metadata::from_stat(&after).unwrap_or(walked);
         let mut racy = Racy::of_read(m.size, m.mtime_ns, started);
@@ -131,7 +138,7 @@ pub fn copy_file(
         };
         // The attributes of the file as copied, through its descriptor: the walk leaves a
         // file that is copied anyway unread (`xattrs::Defer`).
-        let xattrs = crate::xattrs::read(Target::Fd(file.as_fd()));
+        let xattrs = crate::xattrs::read(Target::Fd(file.as_fd()))?;
         meta::apply_parts(target, &m, &xattrs, Some(&[]), how.rules, has)?;
         let copy = tmp.commit(OsStr::from_bytes(name))?;
         // Finishing the copy may have taken it past the window after all.
@@ -146,7 +153,11 @@ pub fn copy_file(
                 continue;
             }
         }
-        return Ok(Written { bytes: copied.bytes });
+        let racy_until = match racy {
+            Racy::Until(until) => Some(until),
+            Racy::No => None,
+        };
+        return Ok(Written { bytes: copied.bytes, size: m.size, racy_until });
     }
     Err(FsError::Changed)
 }

@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use dedup_fs::{
     create_special_at, create_symlink_at, open_dir_beneath, open_file_at, remove_tree_at,
-    rename_at, set_times, temp_name, FsError, Special, Target, TempKind,
+    rename_at, temp_name, FsError, Special, Target, TempKind,
 };
 use dedup_scan::EntryKind;
 use rustix::fs::{fstat, unlinkat, AtFlags, Stat};
@@ -41,7 +41,6 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
         let result = one(x, d, action, &mut dst, &mut src);
         let rel = || join(&d.rel, action.name());
         match result {
-            Ok(_) if action.op == Op::Settle => {}
             Ok((kind, bytes)) => {
                 touched = true;
                 let mut change = change_of(&d.rel, action, bytes);
@@ -108,13 +107,6 @@ fn one(
             meta::apply_having(target, &action.src, old_xattrs, x.rules, has).map_err(dst_err)?;
             Ok((ChangeKind::Update, 0))
         }
-        Op::Settle => {
-            let m = action.src.meta.ok_or((true, FsError::Changed))?;
-            let old = action.old.as_ref().and_then(|o| o.meta).unwrap_or(m);
-            set_times(Target::At(dst.as_fd(), name), old.atime_ns, old.mtime_ns)
-                .map_err(dst_err)?;
-            Ok((ChangeKind::Update, 0))
-        }
         Op::Create if action.src.kind == EntryKind::File => {
             copy(x, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b))
         }
@@ -127,7 +119,8 @@ fn one(
                     // A new file's attributes were left to its copy (`xattrs::Defer`): read.
                     let m = action.src.meta.ok_or((true, FsError::Changed))?;
                     let src_dir = open_src(x, d, src)?;
-                    let want = crate::xattrs::read(Target::At(src_dir.as_fd(), name));
+                    let want = crate::xattrs::read(Target::At(src_dir.as_fd(), name))
+                        .map_err(|e| (true, e))?;
                     let target = Target::At(dir.fd.as_fd(), name);
                     meta::apply_parts(target, &m, &want, None, x.rules, None).map_err(dst_err)?;
                     Ok((ChangeKind::Rename, 0))
@@ -188,7 +181,12 @@ fn copy(
     permit.done(bytes);
     x.progress.read(bytes);
     match result {
-        Ok(w) => Ok(w.bytes),
+        Ok(w) => {
+            if let Some(until) = w.racy_until {
+                x.racy.add(join(&d.rel, action.name()), until);
+            }
+            Ok(w.size)
+        }
         // Opening or reading the source: the source's failure; anything else the destination's.
         Err(e @ (FsError::Changed | FsError::NotRegular(_))) => Err((true, e)),
         Err(FsError::Io(e)) if is_source_error(&e) => Err((true, FsError::Io(e))),

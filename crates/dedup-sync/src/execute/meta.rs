@@ -1,6 +1,6 @@
 //! Giving an entry the source's metadata, in the order that keeps each step from undoing
-//! another: owner (a change of owner clears set-user-ID bits), mode, extended attributes, times
-//! last. Owner and every namespace of attributes only when privileged; a symlink's mode is
+//! another: owner (a change of owner clears set-user-ID bits and drops a file capability), mode,
+//! extended attributes, times last. Owner and every namespace of attributes only when privileged; a symlink's mode is
 //! never set (Linux ignores it).
 
 use std::ffi::OsStr;
@@ -85,6 +85,9 @@ pub fn apply_parts(
         if !mode_right {
             set_mode(target, m.mode)?;
         }
+        // A change of owner makes the kernel drop `security.capability`: what an entry that had
+        // attributes has is read again, and set again where it lost them.
+        let old = if chown && old.is_some_and(|o| !o.is_empty()) { None } else { old };
         xattrs(target, want, old, rules)?;
     }
     set_times(target, m.atime_ns, m.mtime_ns)

@@ -2,8 +2,10 @@
 //! directories created or renamed (top-down); every directory's entries made right, directories
 //! in parallel on a crew that grows with the I/O scheduler; hard links within the source;
 //! deletions (never after a source read failed); entries that replace a deleted directory;
-//! last, directories' metadata, deepest first, since every change inside a directory changes
-//! its times.
+//! racily clean copies settled ([`racy`]); last, directories' metadata, deepest first, since
+//! every change inside a directory changes its times. Where the plan found that the copies need
+//! the room the deletions free (`Plan::delete_first`), moved files are renamed first, then the
+//! deletions run, then the rest.
 
 mod cleanup;
 mod clones;
@@ -11,6 +13,7 @@ mod copy;
 mod dirs;
 mod entries;
 mod meta;
+mod racy;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -29,11 +32,12 @@ use dedup_scan::EntryKind;
 use crate::change::{Change, Events};
 use crate::compare::Rules;
 use crate::options::DedupMode;
-use crate::plan::{Before, DirPlan, Op, Plan};
+use crate::plan::{Action, Before, DirPlan, Op, Plan};
 use crate::summary::Tally;
-use crate::tree::{split, under, Walked};
+use crate::tree::{join, split, under, Walked};
 
 pub use clones::Refused;
+pub use racy::Pending;
 
 /// Actions handed to one worker at a time: a large directory is shared among threads.
 const ACTIONS_PER_TASK: usize = 64;
@@ -95,6 +99,8 @@ pub struct Exec<'a> {
     pub refused: Refused,
     /// This process's effective user and group ids, which a new file gets.
     pub ids: (u32, u32),
+    /// Copies finished within their source's racy window.
+    pub racy: racy::Pending,
 }
 
 impl Exec<'_> {
@@ -158,20 +164,39 @@ pub fn name_of(rel: &[u8]) -> &OsStr {
 }
 
 /// Carry out `plan`.
-pub fn run(
-    x: &Exec<'_>,
-    plan: &Plan,
-    walked: &Walked,
-    dedup: Option<DedupMode>,
-    deletions_allowed: bool,
-) {
+pub fn run(x: &Exec<'_>, plan: &Plan, walked: &Walked, dedup: Option<DedupMode>) {
     cleanup::strays(x, &plan.strays);
     dirs::create(x, plan);
+    let now = |a: &Action| a.before != Before::DeletedDir;
+    if plan.delete_first {
+        // Moved files are renamed out of the deleted directories first, then the deletions make
+        // the room the copies need.
+        let renamed = |a: &Action| now(a) && matches!(a.op, Op::Rename { .. });
+        entries_phase(x, plan, &renamed);
+        deletions(x, plan);
+        entries_phase(x, plan, &|a| now(a) && !renamed(a));
+    } else {
+        entries_phase(x, plan, &now);
+    }
+    cleanup::links(x, &plan.links);
+    if !plan.delete_first {
+        deletions(x, plan);
+    }
+    if let Some(mode) = dedup {
+        // Last of the content changes: every file this run makes is in place, and hard links
+        // made here change their directories' times, which are set next.
+        crate::share::run(x, plan, walked, mode);
+    }
+    racy::settle(x);
+    dirs::finish(x, plan);
+}
+
+/// The entries `which` picks, every directory's, on a crew when there is enough work.
+fn entries_phase(x: &Exec<'_>, plan: &Plan, which: &(dyn Fn(&Action) -> bool + Sync)) {
     let mut tasks = Vec::new();
     for (i, d) in plan.dirs.iter().enumerate() {
-        let now: Vec<usize> =
-            (0..d.actions.len()).filter(|&a| d.actions[a].before != Before::DeletedDir).collect();
-        for chunk in now.chunks(ACTIONS_PER_TASK) {
+        let picked: Vec<usize> = (0..d.actions.len()).filter(|&a| which(&d.actions[a])).collect();
+        for chunk in picked.chunks(ACTIONS_PER_TASK) {
             tasks.push((i, chunk.to_vec()));
         }
     }
@@ -190,32 +215,41 @@ pub fn run(
         };
         map_each(tasks, staff, &|(i, list)| entries::run_dir(x, &plan.dirs[i], &list));
     }
-    cleanup::links(x, &plan.links);
+}
+
+/// The deletions, and then the entries that replace a deleted directory; none once a source
+/// read failed during the run (the plan has none when the walk could not read everything).
+fn deletions(x: &Exec<'_>, plan: &Plan) {
     x.progress.start_phase(crate::DELETE, 0);
-    let allowed = deletions_allowed && !x.src_failed.load(Ordering::Relaxed);
-    if allowed {
-        cleanup::deletions(x, &plan.deletions);
+    let later = |d: &DirPlan| -> Vec<usize> {
+        (0..d.actions.len()).filter(|&a| d.actions[a].before == Before::DeletedDir).collect()
+    };
+    if x.src_failed.load(Ordering::Relaxed) {
         for d in &plan.dirs {
-            let later: Vec<usize> = (0..d.actions.len())
-                .filter(|&a| d.actions[a].before == Before::DeletedDir)
-                .collect();
-            if !later.is_empty() {
-                entries::run_dir(x, d, &later);
+            for a in later(d) {
+                let why = "not made: the directory in its way was not deleted, since a source \
+                           entry could not be read";
+                x.failed(
+                    &join(&d.rel, d.actions[a].name()),
+                    FsError::Io(std::io::Error::other(why)),
+                );
             }
         }
+        return;
     }
-    if let Some(mode) = dedup {
-        // Last of the content changes: every file this run makes is in place, and hard links
-        // made here change their directories' times, which are set next.
-        crate::share::run(x, plan, walked, mode);
+    cleanup::deletions(x, &plan.deletions);
+    for d in &plan.dirs {
+        let later = later(d);
+        if !later.is_empty() {
+            entries::run_dir(x, d, &later);
+        }
     }
-    dirs::finish(x, plan);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Action, DirState};
+    use crate::plan::DirState;
     use dedup_scan::{Entry, Metadata};
 
     fn entry(name: &str, kind: EntryKind, size: u64) -> Entry {

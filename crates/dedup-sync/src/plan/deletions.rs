@@ -1,16 +1,25 @@
 //! What the destination has that the source does not: the entries `--delete` removes (each
 //! counted with everything below it, for `--max-delete`), the directories standing where the
 //! source has another kind of entry, and the files a moved source file may be renamed (or
-//! cloned) from.
+//! cloned) from. Entries the exclusion patterns left out of DST are never deleted without
+//! `--delete-excluded`: a directory holding some is emptied of the rest and kept. Nothing is
+//! deleted when some source part could not be read (the plan is then made as without
+//! `--delete`).
 
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use dedup_scan::{EntryKind, Metadata};
+use dedup_core::{Problem, ProblemKind};
+use dedup_fs::{open_dir_at, open_dir_beneath};
+use dedup_scan::{Entry, EntryKind, Metadata};
+use rustix::fs::{statat, AtFlags, FileType, RawDir};
 
-use super::dir_renames::within;
 use super::merge::Merged;
 use super::{Before, Context, Deletion, Plan, Refused};
-use crate::tree::{join, under, Walked};
+use crate::tree::{join, split, under, Walked};
 
 /// A destination file a moved source file may come from.
 #[derive(Debug, Clone)]
@@ -55,106 +64,185 @@ impl Found {
 
 /// Settle the extras and the directories in the way.
 pub fn settle(cx: &Context<'_>, walked: &Walked, m: &mut Merged) -> Found {
-    let delete = cx.options.delete;
     let consumed = std::mem::take(&mut m.consumed);
-    let mut found = Found::default();
-    let extras = std::mem::take(&mut m.extras);
-    for extra in extras {
+    let kept = std::mem::take(&mut m.kept);
+    let mut r = Removals { cx, walked, consumed: &consumed, kept: &kept, found: Found::default() };
+    for extra in std::mem::take(&mut m.extras) {
         if consumed.contains(&extra.orig) {
             continue;
         }
-        let deletion = delete.then_some(found.deletions.len());
-        let entries = if extra.excluded {
-            count_tree(&under(cx.dst_root, &extra.orig))
-        } else {
-            subtree(walked, &extra.orig, &extra.at, &consumed, deletion, &mut found.sources)
-        };
-        if extra.entry.kind == EntryKind::File && !extra.excluded {
-            if let Some(meta) = extra.entry.meta {
-                found.sources.push(Source {
-                    at: extra.at.clone(),
-                    orig: extra.orig,
-                    meta,
-                    deletion,
-                });
+        if extra.excluded {
+            // Only with --delete-excluded: the walk did not list it, so it is counted here.
+            if cx.deleting {
+                let entries = count_tree(cx.dst_root, &extra.orig);
+                r.found.deletions.push(Deletion { rel: extra.at, kind: None, entries });
             }
+            continue;
         }
-        if delete {
-            found.deletions.push(Deletion {
-                rel: extra.at,
-                kind: (!extra.excluded).then_some(extra.entry.kind),
-                entries,
-            });
-        }
+        r.remove(&extra.orig, &extra.at, &extra.entry);
     }
     for over in std::mem::take(&mut m.over_dirs) {
         let (i, a) = over.at;
         let at = join(&m.plan.dirs[i].rel, m.plan.dirs[i].actions[a].name());
-        let before = if consumed.contains(&over.orig) {
-            Before::Nothing
-        } else if walked
-            .dst
-            .dir(&over.orig)
-            .is_some_and(|d| d.entries.is_empty() && d.excluded.is_empty() && d.strays.is_empty())
-        {
-            Before::EmptyDir
-        } else if delete {
-            let deletion = Some(found.deletions.len());
-            let entries = subtree(walked, &over.orig, &at, &consumed, deletion, &mut found.sources);
-            found.deletions.push(Deletion { rel: at, kind: Some(EntryKind::Dir), entries });
-            Before::DeletedDir
+        let refusal = if !cx.options.delete {
+            "a non-empty directory stands where the source has another kind of entry; --delete \
+             replaces it"
+        } else if !cx.deleting {
+            "a non-empty directory stands where the source has another kind of entry; not \
+             replaced, since some source entries could not be read"
         } else {
-            let reason = "a non-empty directory stands where the source has another kind of \
-                          entry; --delete replaces it";
-            m.plan.refused.push(Refused { rel: at, reason });
-            m.drop.push((i, a));
-            continue;
+            "a directory holding excluded entries stands where the source has another kind of \
+             entry; left as it is"
         };
+        let before =
+            if consumed.contains(&over.orig) {
+                Before::Nothing
+            } else if walked.dst.dir(&over.orig).is_some_and(|d| {
+                d.entries.is_empty() && d.excluded.is_empty() && d.strays.is_empty()
+            }) {
+                Before::EmptyDir
+            } else if cx.deleting && !r.kept.contains(&over.orig) {
+                let deletion = Some(r.found.deletions.len());
+                let entries = r.subtree(&over.orig, &at, deletion);
+                r.found.deletions.push(Deletion { rel: at, kind: Some(EntryKind::Dir), entries });
+                Before::DeletedDir
+            } else {
+                m.plan.refused.push(Refused { rel: at, reason: refusal });
+                m.drop.push((i, a));
+                continue;
+            };
         m.plan.dirs[i].actions[a].before = before;
         if before != Before::DeletedDir && m.plan.dirs[i].actions[a].src.kind == EntryKind::File {
             m.new_files.push((i, a));
         }
     }
+    let found = r.found;
     m.consumed = consumed;
+    m.kept = kept;
     found
 }
 
-/// Entries in the destination subtree at `orig` (itself included), less renamed-away parts;
-/// its files are added to `sources` at their path below `at`.
-fn subtree(
-    walked: &Walked,
-    orig: &[u8],
-    at: &[u8],
-    consumed: &[Vec<u8>],
-    deletion: Option<usize>,
-    sources: &mut Vec<Source>,
-) -> u64 {
-    let Some(dir) = walked.dst.dir(orig) else { return 1 };
-    let mut count = 1 + dir.strays.len() as u64 + dir.excluded.len() as u64;
-    for e in &dir.entries {
-        let (o, a) = (join(orig, &e.name), join(at, &e.name));
-        if consumed.iter().any(|c| within(&o, c)) {
+/// Destination directories (paths as walked) that hold entries the exclusion patterns left out,
+/// at any depth: with `--delete` they are emptied of everything else but kept, and never renamed
+/// (the excluded entries would move with them). None with `--delete-excluded`.
+pub fn holding_excluded(cx: &Context<'_>, walked: &Walked) -> HashSet<Vec<u8>> {
+    let mut kept = HashSet::new();
+    if cx.options.delete_excluded {
+        return kept;
+    }
+    for (rel, dir) in &walked.dst.dirs {
+        if dir.excluded.is_empty() {
             continue;
         }
-        match e.kind {
-            EntryKind::Dir => count += subtree(walked, &o, &a, consumed, deletion, sources),
-            _ => {
-                count += 1;
-                if let (EntryKind::File, Some(meta)) = (e.kind, e.meta) {
-                    sources.push(Source { at: a, orig: o, meta, deletion });
+        let mut p = rel.as_slice();
+        while kept.insert(p.to_vec()) && !p.is_empty() {
+            p = split(p).0;
+        }
+    }
+    kept
+}
+
+/// The deletions and move sources of the destination's extra entries.
+struct Removals<'a> {
+    cx: &'a Context<'a>,
+    walked: &'a Walked,
+    /// Destination directories renamed, by path as walked: not deleted.
+    consumed: &'a [Vec<u8>],
+    /// Destination directories that hold excluded entries.
+    kept: &'a HashSet<Vec<u8>>,
+    found: Found,
+}
+
+impl Removals<'_> {
+    /// The destination entry `entry` at `orig` (at `at` once directories are renamed), which
+    /// the source does not have: its files may be renamed or cloned from, and with `--delete`
+    /// it is deleted, whole unless it holds excluded entries.
+    fn remove(&mut self, orig: &[u8], at: &[u8], entry: &Entry) {
+        let deleting = self.cx.deleting;
+        if entry.kind == EntryKind::Dir && deleting && self.kept.contains(orig) {
+            // Emptied of all but the excluded entries (and the directories leading to them),
+            // as rsync does: its parts are removed one by one.
+            let why = "holds entries excluded from the run: kept, with them";
+            let e = std::io::Error::other(why);
+            self.cx
+                .observer
+                .problem(Problem::note(under(self.cx.dst_root, orig), ProblemKind::Io(e)));
+            let Some(dir) = self.walked.dst.dir(orig) else { return };
+            for e in &dir.entries {
+                let (o, a) = (join(orig, &e.name), join(at, &e.name));
+                if !self.consumed.contains(&o) {
+                    self.remove(&o, &a, e);
+                }
+            }
+            return;
+        }
+        let deletion = deleting.then_some(self.found.deletions.len());
+        let entries = self.subtree(orig, at, deletion);
+        if entry.kind == EntryKind::File {
+            if let Some(meta) = entry.meta {
+                let source = Source { at: at.to_vec(), orig: orig.to_vec(), meta, deletion };
+                self.found.sources.push(source);
+            }
+        }
+        if deleting {
+            let kind = Some(entry.kind);
+            self.found.deletions.push(Deletion { rel: at.to_vec(), kind, entries });
+        }
+    }
+
+    /// Entries in the destination subtree at `orig` (itself included), less renamed-away parts
+    /// and our own temporary names (removed before, as strays); its files are added to the
+    /// sources at their path below `at`. A directory renamed away is skipped whole; `orig` may
+    /// itself lie below a renamed one (an entry of a renamed directory the source lacks).
+    fn subtree(&mut self, orig: &[u8], at: &[u8], deletion: Option<usize>) -> u64 {
+        let Some(dir) = self.walked.dst.dir(orig) else { return 1 };
+        let mut count = 1;
+        for (name, _) in &dir.excluded {
+            count += count_tree(self.cx.dst_root, &join(orig, name));
+        }
+        for e in &dir.entries {
+            let (o, a) = (join(orig, &e.name), join(at, &e.name));
+            if self.consumed.contains(&o) {
+                continue;
+            }
+            match e.kind {
+                EntryKind::Dir => count += self.subtree(&o, &a, deletion),
+                _ => {
+                    count += 1;
+                    if let (EntryKind::File, Some(meta)) = (e.kind, e.meta) {
+                        self.found.sources.push(Source { at: a, orig: o, meta, deletion });
+                    }
                 }
             }
         }
+        count
     }
-    count
 }
 
-/// Entries in a tree the walk did not list (an excluded one), itself included.
-fn count_tree(path: &Path) -> u64 {
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return 1 };
-    if !meta.is_dir() {
+/// Entries in the destination tree at `rel` that the walk did not list (an excluded one),
+/// itself included: reached from DST's root without following a symlink, as the deletion will.
+fn count_tree(dst_root: &Path, rel: &[u8]) -> u64 {
+    let (parent, name) = split(rel);
+    let Ok(root) = dedup_scan::open_dir(dst_root, true) else { return 1 };
+    let Ok(dir) = open_dir_beneath(&root, parent) else { return 1 };
+    count_at(&dir, OsStr::from_bytes(name))
+}
+
+fn count_at(dir: &OwnedFd, name: &OsStr) -> u64 {
+    let is_dir = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory);
+    if !is_dir {
         return 1;
     }
-    let Ok(list) = std::fs::read_dir(path) else { return 1 };
-    1 + list.flatten().map(|e| count_tree(&path.join(e.file_name()))).sum::<u64>()
+    let Ok(sub) = open_dir_at(dir, name) else { return 1 };
+    let mut names = Vec::new();
+    let mut buf = Vec::with_capacity(8 << 10);
+    let mut raw = RawDir::new(&sub, buf.spare_capacity_mut());
+    while let Some(Ok(entry)) = raw.next() {
+        let n = entry.file_name().to_bytes();
+        if n != b"." && n != b".." {
+            names.push(n.to_vec());
+        }
+    }
+    1 + names.iter().map(|n| count_at(&sub, OsStr::from_bytes(n))).sum::<u64>()
 }

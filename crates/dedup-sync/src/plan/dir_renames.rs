@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use dedup_scan::EntryKind;
 
-use crate::tree::{join, split, Dir, Walked};
+use crate::tree::{join, split, within, Dir, Walked};
 
 type FileKey = (Vec<u8>, u64, i64);
 
@@ -25,8 +25,9 @@ pub struct Candidates {
 
 impl Candidates {
     /// Index the destination directories whose path the source does not have as a directory
-    /// and whose parent the source does (or which lie below such a one).
-    pub fn new(walked: &Walked) -> Candidates {
+    /// and whose parent the source does (or which lie below such a one), less those holding
+    /// excluded entries (`kept`), which stay where they are.
+    pub fn new(walked: &Walked, kept: &HashSet<Vec<u8>>) -> Candidates {
         let mut rels: Vec<&Vec<u8>> = walked.dst.dirs.keys().collect();
         rels.sort();
         let mut set: HashSet<&[u8]> = HashSet::new();
@@ -46,6 +47,9 @@ impl Candidates {
                 continue;
             }
             set.insert(rel);
+            if kept.contains(rel.as_slice()) {
+                continue;
+            }
             let dir = &walked.dst.dirs[rel];
             match files(dir).next() {
                 Some(_) => {
@@ -101,11 +105,6 @@ impl Candidates {
     }
 }
 
-/// True when `a` is `b` or lies below it.
-pub fn within(a: &[u8], b: &[u8]) -> bool {
-    a.starts_with(b) && (a.len() == b.len() || b.is_empty() || a[b.len()] == b'/')
-}
-
 fn files(dir: &Dir) -> impl Iterator<Item = FileKey> + '_ {
     dir.entries.iter().filter_map(|e| match e.meta {
         Some(m) if e.kind == EntryKind::File && m.size > 0 => {
@@ -121,17 +120,4 @@ fn names(dir: &Dir) -> Vec<u8> {
         key = join(&key, &e.name);
     }
     key
-}
-
-#[cfg(test)]
-mod tests {
-    use super::within;
-
-    #[test]
-    fn within_respects_component_boundaries() {
-        assert!(within(b"a/b", b"a"));
-        assert!(within(b"a", b"a"));
-        assert!(!within(b"ab", b"a"));
-        assert!(within(b"a", b""));
-    }
 }

@@ -5,7 +5,7 @@
 //! destination directory stands in the way.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use dedup_scan::{Entry, EntryKind};
 
@@ -58,6 +58,8 @@ pub struct Merged {
     pub held_links: Vec<HardLink>,
     /// Actions found to need nothing after all: (directory index, action index).
     pub drop: Vec<(usize, usize)>,
+    /// Destination directories (paths as walked) holding excluded entries: kept, never renamed.
+    pub kept: HashSet<Vec<u8>>,
 }
 
 /// Where a source directory's destination counterpart is, as walked.
@@ -70,13 +72,13 @@ enum Counterpart {
 }
 
 /// The first pass.
-pub fn merge(cx: &Context<'_>, walked: &Walked) -> Merged {
+pub fn merge(cx: &Context<'_>, walked: &Walked, kept: HashSet<Vec<u8>>) -> Merged {
     let mut rels: Vec<&Vec<u8>> = walked.src.dirs.keys().collect();
     rels.sort();
     let mut m = Merger {
         cx,
         walked,
-        out: Merged::default(),
+        out: Merged { kept, ..Merged::default() },
         pairs: HashMap::new(),
         leaders: Leaders::default(),
         index: HashMap::new(),
@@ -171,6 +173,14 @@ impl Merger<'_> {
             // Everything here is new: one action per entry (less the subdirectories).
             self.out.plan.dirs[index].actions.reserve(src.entries.len());
         }
+        // Names the exclusions leave out on one side only (a pattern for directories, an entry of
+        // another kind on the other side): what stands in DST there is left as it is.
+        let out_in = |excluded: &[(Vec<u8>, Option<EntryKind>)]| -> HashSet<Vec<u8>> {
+            excluded.iter().map(|(n, _)| n.clone()).collect()
+        };
+        let src_out = out_in(&src.excluded);
+        let dst_out = dst.map(|d| out_in(&d.excluded)).unwrap_or_default();
+        let left_out = |set: &HashSet<Vec<u8>>, name: &[u8]| !set.is_empty() && set.contains(name);
         let (mut i, mut j) = (0, 0);
         while i < src.entries.len() || j < dst_entries.len() {
             let order = match (src.entries.get(i), dst_entries.get(j)) {
@@ -180,9 +190,17 @@ impl Merger<'_> {
             };
             match order {
                 Ordering::Less => {
-                    self.entry(index, rel, dst_rel.as_deref(), &src.entries[i], None);
+                    let name = &src.entries[i].name;
+                    if left_out(&dst_out, name) {
+                        let reason = "an entry the exclusions leave out stands here in DST; left \
+                                      as it is";
+                        self.out.plan.refused.push(Refused { rel: join(rel, name), reason });
+                    } else {
+                        self.entry(index, rel, dst_rel.as_deref(), &src.entries[i], None);
+                    }
                     i += 1;
                 }
+                Ordering::Greater if left_out(&src_out, &dst_entries[j].name) => j += 1,
                 Ordering::Greater => {
                     let d = &dst_entries[j];
                     let orig = join(dst_rel.as_deref().unwrap_or_default(), &d.name);
@@ -231,6 +249,11 @@ impl Merger<'_> {
         src: &Entry,
         dst: Option<&Entry>,
     ) {
+        // Not read whole (its attributes, a listing cut short above it): left as it is.
+        let unread = &self.walked.unread;
+        if !unread.is_empty() && unread.covers(&join(rel, &src.name)) {
+            return;
+        }
         if src.kind == EntryKind::Dir {
             let dst_path = dst_rel.map(|p| join(p, &src.name));
             return self.subdir(&join(rel, &src.name), dst_path, src, dst);
@@ -248,9 +271,10 @@ impl Merger<'_> {
             }
             Some(d) => Before::Entry(d.kind),
         };
-        let verdict = dst.map(|d| (d, self.verdict(src, d)));
-        // Only a file of several links can be in a hard-link group (`Leaders::follow`).
-        if src.kind == EntryKind::File && meta.nlink > 1 {
+        let verdict = dst.map(|d| (d, self.verdict(src, d, rel)));
+        // Only an entry of several links can be in a hard-link group (`Leaders::follow`): files,
+        // and symlinks, FIFOs, sockets and devices linked as they are (`ln` of a symlink).
+        if meta.nlink > 1 {
             let keeps = verdict.and_then(|(d, v)| {
                 let kept = matches!(v, Verdict::Same | Verdict::Meta | Verdict::Verify { .. });
                 kept.then(|| d.meta.map(|m| m.id()))
@@ -293,16 +317,26 @@ impl Merger<'_> {
 
     /// The up-to-date verdict, and a destination file linked elsewhere where the source's is
     /// not is written anew (a metadata change would reach the other names too). With
-    /// `--dedup=hardlink` an up-to-date one stays: those links are that option's own doing.
-    fn verdict(&self, src: &Entry, dst: &Entry) -> Verdict {
+    /// `--dedup=hardlink` an up-to-date one stays: those links are that option's own doing; and
+    /// so does one that is the `--link-dest` copy at its path (an earlier run linked it), as
+    /// long as nothing of it must be set: its bytes are compared where the stamps cannot tell,
+    /// and a copy is written instead where its metadata differs.
+    fn verdict(&self, src: &Entry, dst: &Entry, dir: &[u8]) -> Verdict {
         let v = self.cx.rules.compare(src, dst);
-        let shared = |e: &Entry| e.meta.is_some_and(|m| m.kind == EntryKind::File && m.nlink > 1);
+        let shared = |e: &Entry| e.meta.is_some_and(|m| m.kind != EntryKind::Dir && m.nlink > 1);
         let linked_by_dedup = self.cx.options.dedup == Some(crate::DedupMode::Hardlink);
         if linked_by_dedup && v == Verdict::Same {
             return v;
         }
         if v != Verdict::Replace && shared(dst) && !shared(src) {
-            return Verdict::Content;
+            let linked_dest = self.cx.link_dest.is_some_and(|base| {
+                let theirs = base.file(&join(dir, &src.name));
+                theirs.is_some_and(|t| dst.meta.is_some_and(|d| d.id() == t.id()))
+            });
+            return match v {
+                Verdict::Same | Verdict::Verify { meta: false } if linked_dest => v,
+                _ => Verdict::Content,
+            };
         }
         v
     }
@@ -352,9 +386,11 @@ impl Merger<'_> {
             }
             _ => {
                 let before = dst.map_or(Before::Nothing, |d| Before::Entry(d.kind));
-                let from = match (src_dir, self.cx.options.delete) {
+                let from = match (src_dir, self.cx.deleting) {
                     (Some(s), true) => {
-                        let renames = self.renames.get_or_insert_with(|| Candidates::new(walked));
+                        let kept = &self.out.kept;
+                        let renames =
+                            self.renames.get_or_insert_with(|| Candidates::new(walked, kept));
                         renames.take(s)
                     }
                     _ => None,

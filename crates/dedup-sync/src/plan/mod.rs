@@ -7,7 +7,7 @@
 
 mod deletions;
 mod dir_renames;
-mod link_dest;
+pub mod link_dest;
 mod links;
 mod merge;
 mod moves;
@@ -20,6 +20,8 @@ use dedup_scan::{Entry, EntryKind};
 use crate::compare::Rules;
 use crate::options::SyncOptions;
 use crate::tree::Walked;
+
+pub use link_dest::LinkDest;
 
 /// What stands in the destination at a name before the change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,11 +55,6 @@ pub enum Op {
         /// Its path below DST.
         from: Vec<u8>,
     },
-    /// Nothing visible: the content was found equal byte for byte where the stamps could not
-    /// tell, so the same times are set again, which moves the destination's change time past
-    /// the source's modification time; later runs then trust the stamps (git's "racily clean"
-    /// entries) instead of reading both files every time.
-    Settle,
     /// Hard-link the `--link-dest` copy at `from` (below that directory) here.
     LinkDest {
         /// Its path below the link-dest directory.
@@ -167,6 +164,11 @@ pub struct Plan {
     pub refused: Vec<Refused>,
     /// Source entries examined (the root not counted).
     pub checked: u64,
+    /// `--delete` was asked for but some source part could not be read: nothing is deleted or
+    /// renamed away.
+    pub deletions_skipped: bool,
+    /// The deletions run before the copies, which need the room they free.
+    pub delete_first: bool,
 }
 
 impl Plan {
@@ -192,15 +194,21 @@ pub struct Context<'a> {
     pub dst_root: &'a Path,
     /// The settings.
     pub options: &'a SyncOptions,
+    /// Entries the source no longer has are deleted or renamed away: `--delete`, and every
+    /// source part was read (otherwise the plan is made as without it, and says so).
+    pub deleting: bool,
     /// The up-to-date test.
     pub rules: &'a Rules<'a>,
     /// Where problems go.
     pub observer: &'a dyn Observer,
+    /// The `--link-dest` directory, open.
+    pub link_dest: Option<&'a LinkDest>,
 }
 
 /// Plan the run from the walked trees.
 pub fn plan(cx: &Context<'_>, walked: &Walked) -> Plan {
-    let mut merged = merge::merge(cx, walked);
+    let kept = deletions::holding_excluded(cx, walked);
+    let mut merged = merge::merge(cx, walked, kept);
     let mut found = deletions::settle(cx, walked, &mut merged);
     moves::settle(cx, &mut merged, &mut found);
     link_dest::settle(cx, &mut merged);
@@ -224,5 +232,6 @@ pub fn plan(cx: &Context<'_>, walked: &Walked) -> Plan {
     strays.sort();
     plan.strays = strays;
     plan.checked = walked.src.entry_count();
+    plan.deletions_skipped = cx.options.delete && !cx.deleting;
     plan
 }

@@ -1,9 +1,9 @@
 //! Moved and renamed files: a new source file whose size and modification time a destination
-//! file the source no longer has shares, and whose bytes agree (samples from both sides; every
-//! byte with `--checksum`), is renamed there instead of copied (with `--delete`; without it the
-//! old name must stay, so the new file is cloned from it where the file system can). A file
-//! moved and edited differs in time or size and is copied. The files whose stamps cannot be
-//! trusted are compared here too.
+//! file the source no longer has shares, and whose bytes agree (samples from both sides where
+//! the stamp is strong, every byte otherwise: [`depth`]), is renamed there instead of copied
+//! (with `--delete`; without it the old name must stay, so the new file is cloned from it where
+//! the file system can). A file moved and edited differs in time or size and is copied. The
+//! files whose stamps cannot be trusted are compared here too.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -20,7 +20,6 @@ use crate::verify::{Comparer, Depth};
 
 /// Match new files with their old copies, and settle the files to verify.
 pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
-    let depth = if cx.options.checksum { Depth::Whole } else { Depth::Sampled };
     let mut comparer = Comparer::default();
     settle_verified(cx, m, &mut comparer);
     if found.sources.is_empty() || m.new_files.is_empty() {
@@ -32,6 +31,15 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
             by_stamp.entry((s.meta.size, s.meta.mtime_ns)).or_default().push(i);
         }
     }
+    // New files per stamp: two of one stamp say that stamps were copied from file to file.
+    let mut new_per_stamp: HashMap<(u64, i64), usize> = HashMap::new();
+    for &(d, a) in &m.new_files {
+        if let Some(meta) = m.plan.dirs[d].actions[a].src.meta {
+            if by_stamp.contains_key(&(meta.size, meta.mtime_ns)) {
+                *new_per_stamp.entry((meta.size, meta.mtime_ns)).or_default() += 1;
+            }
+        }
+    }
     let mut used = vec![false; found.sources.len()];
     for &(d, a) in &m.new_files {
         let dir = &m.plan.dirs[d];
@@ -40,10 +48,13 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
         if action.op != Op::Create || matches!(action.before, Before::DeletedDir) {
             continue;
         }
-        let Some(list) = by_stamp.get(&(meta.size, meta.mtime_ns)) else { continue };
+        let stamp = (meta.size, meta.mtime_ns);
+        let Some(list) = by_stamp.get(&stamp) else { continue };
+        let unique = list.len() == 1 && new_per_stamp.get(&stamp) == Some(&1);
+        let depth = depth(cx.options.checksum, meta.mtime_ns, unique);
         let src_path = under(cx.src_root, &join(&dir.rel, action.name()));
         let pick = list.iter().copied().find(|&i| {
-            if cx.options.delete && used[i] {
+            if cx.deleting && used[i] {
                 return false;
             }
             let dst_path = under(cx.dst_root, &found.sources[i].orig);
@@ -51,7 +62,7 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
         });
         let Some(i) = pick else { continue };
         let from = found.sources[i].at.clone();
-        let op = if cx.options.delete {
+        let op = if cx.deleting {
             used[i] = true;
             found.taken(i);
             Op::Rename { from }
@@ -59,6 +70,22 @@ pub fn settle(cx: &Context<'_>, m: &mut Merged, found: &mut Found) {
             Op::CloneFrom { from }
         };
         m.plan.dirs[d].actions[a].op = op;
+    }
+}
+
+/// How much of a moved file's old copy is compared before it is trusted. Samples (head,
+/// middle, tail; the whole file when it is no larger than them) where the stamp is as strong
+/// as the one a file at the same path is trusted on: a modification time with nanosecond
+/// digits, which no other file of that size shares among the run's old and new files. Whole
+/// seconds (or microseconds), or a stamp shared by several files, are what copying tools and
+/// archives leave: then files of one size and time may differ anywhere, and every byte is
+/// compared. `--checksum` compares every byte.
+fn depth(checksum: bool, mtime_ns: i64, unique: bool) -> Depth {
+    let fine = mtime_ns.rem_euclid(1_000) != 0;
+    if checksum || !fine || !unique {
+        Depth::Whole
+    } else {
+        Depth::Sampled
     }
 }
 
@@ -134,7 +161,25 @@ fn settle_verified(cx: &Context<'_>, m: &mut Merged, comparer: &mut Comparer) {
             m.plan.links.extend(relink);
             m.held_links = keep;
         } else if !meta_differs {
-            m.plan.dirs[d].actions[a].op = Op::Settle;
+            // Equal: nothing to do. Not even its times are set again, which would let later
+            // runs trust its stamps: a run with nothing to do writes nothing (the run that
+            // copies a file settles its own racy copies, `execute::racy`).
+            m.drop.push((d, a));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_trusted_only_on_a_unique_stamp_with_nanosecond_digits() {
+        let fine = 1_700_000_000_123_456_789;
+        assert_eq!(depth(false, fine, true), Depth::Sampled);
+        assert_eq!(depth(false, fine, false), Depth::Whole, "a stamp shared by several files");
+        assert_eq!(depth(false, 1_700_000_000_000_000_000, true), Depth::Whole, "whole seconds");
+        assert_eq!(depth(false, 1_700_000_000_123_456_000, true), Depth::Whole, "microseconds");
+        assert_eq!(depth(true, fine, true), Depth::Whole, "--checksum");
     }
 }

@@ -1,0 +1,115 @@
+//! SRC and DST checked before anything is made: SRC a directory this process can open, DST a
+//! directory or missing (then created with any missing parents), and neither inside the other.
+//! Inside is decided by identity, not by path: the device and inode of each root and of every
+//! directory above it (reached through `..`, as the kernel resolves it), so that a bind mount or
+//! a symlink giving one tree a second path is seen through. A DST that does not exist yet is
+//! judged by the deepest of its ancestors that does.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+use dedup_core::FileId;
+use dedup_scan::open_dir;
+use rustix::fs::{fstat, open, statat, AtFlags, Mode, OFlags};
+
+use crate::SyncError;
+
+/// How the roots stand.
+#[derive(Debug)]
+pub struct Roots {
+    /// DST exists (as a directory).
+    pub dst_exists: bool,
+}
+
+/// Check SRC and DST.
+pub fn check(src: &Path, dst: &Path) -> Result<Roots, SyncError> {
+    let io_err = |p: &Path, e: io::Error| SyncError::Io(p.to_path_buf(), e);
+    // Opened to be listed: a SRC this process cannot read is refused before DST is made.
+    let src_fd = open_dir(src, true).map_err(|e| match e.raw_os_error() {
+        Some(code) if code == rustix::io::Errno::NOTDIR.raw_os_error() => {
+            SyncError::SourceNotDir(src.to_path_buf())
+        }
+        _ => io_err(src, e),
+    })?;
+    let (dst_exists, anchor) = match std::fs::metadata(dst) {
+        Ok(m) if m.is_dir() => (true, dst.to_path_buf()),
+        Ok(_) => return Err(SyncError::DestNotDir(dst.to_path_buf())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (false, existing_ancestor(dst)?),
+        Err(e) => return Err(io_err(dst, e)),
+    };
+    let anchor_fd =
+        open(&anchor, path_flags(), Mode::empty()).map_err(|e| io_err(&anchor, e.into()))?;
+    let src_chain = chain(&src_fd).map_err(|e| io_err(src, e))?;
+    let dst_chain = chain(&anchor_fd).map_err(|e| io_err(&anchor, e))?;
+    // DST (or the directory it will be made in) at or below SRC; or SRC at or below DST.
+    let dst_in_src = dst_chain.contains(&src_chain[0]);
+    let src_in_dst = dst_exists && src_chain.contains(&dst_chain[0]);
+    if dst_in_src || src_in_dst {
+        return Err(SyncError::Overlap(src.to_path_buf(), dst.to_path_buf()));
+    }
+    Ok(Roots { dst_exists })
+}
+
+/// The deepest ancestor of the missing `dst` that exists; it must be a directory.
+fn existing_ancestor(dst: &Path) -> Result<std::path::PathBuf, SyncError> {
+    for a in dst.ancestors().skip(1) {
+        let a = if a.as_os_str().is_empty() { Path::new(".") } else { a };
+        match std::fs::metadata(a) {
+            Ok(m) if m.is_dir() => return Ok(a.to_path_buf()),
+            Ok(_) => return Err(SyncError::DestNotDir(a.to_path_buf())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(SyncError::Io(a.to_path_buf(), e)),
+        }
+    }
+    Ok(std::path::PathBuf::from("."))
+}
+
+/// Directories opened only to be named and climbed (`O_PATH`): no read permission needed.
+fn path_flags() -> OFlags {
+    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
+/// The identity of the open directory `dir` and of each directory above it, up to the root
+/// of the file system tree (whose `..` is itself): `..`, `../..` and so on, each resolved by the
+/// kernel from `dir` (through a mount to the directory it is mounted on), one call a level.
+fn chain(dir: &OwnedFd) -> io::Result<Vec<FileId>> {
+    let id = |st: rustix::fs::Stat| FileId { dev: st.st_dev, ino: st.st_ino };
+    let mut ids = vec![id(fstat(dir)?)];
+    let mut up = String::from("..");
+    loop {
+        let parent = id(statat(dir.as_fd(), up.as_str(), AtFlags::empty())?);
+        if ids.contains(&parent) {
+            return Ok(ids);
+        }
+        ids.push(parent);
+        up.push_str("/..");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_roots_are_refused_and_side_by_side_ones_pass() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, d) = (t.path().join("s"), t.path().join("d"));
+        std::fs::create_dir_all(s.join("inner")).unwrap();
+        std::fs::create_dir_all(&d).unwrap();
+        assert!(check(&s, &d).unwrap().dst_exists);
+        assert!(!check(&s, &t.path().join("new/deeper")).unwrap().dst_exists);
+        for (a, b) in
+            [(&s, s.join("inner")), (&s, s.join("missing/x")), (&s.join("inner"), s.clone())]
+        {
+            assert!(matches!(check(a, &b), Err(SyncError::Overlap(..))), "{a:?} {b:?}");
+        }
+        assert!(matches!(check(&s, &s), Err(SyncError::Overlap(..))));
+        std::os::unix::fs::symlink(&s, t.path().join("alias")).unwrap();
+        let through_link = t.path().join("alias/inner");
+        assert!(matches!(check(&s, &through_link), Err(SyncError::Overlap(..))));
+        std::fs::write(t.path().join("file"), b"x").unwrap();
+        let under_a_file = check(&s, &t.path().join("file/sub"));
+        assert!(matches!(under_a_file, Err(SyncError::Io(..) | SyncError::DestNotDir(_))));
+    }
+}
