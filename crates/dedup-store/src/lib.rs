@@ -23,6 +23,7 @@ pub mod prune;
 pub mod repair;
 pub mod repo;
 pub mod restore;
+pub mod secret;
 pub mod tree;
 
 pub use error::Error;
