@@ -4,6 +4,7 @@
 
 mod cached;
 mod dal;
+mod host_keys;
 mod local;
 mod local_object;
 mod s3;
@@ -15,7 +16,7 @@ mod temporary;
 pub use cached::CachedBackend;
 pub use local::LocalBackend;
 pub use s3::{S3Backend, S3Options, MULTIPART_THRESHOLD, PART_SIZE};
-pub use s3_location::S3Location;
+pub use s3_location::{plain_http_warning, S3Location};
 pub use sftp::SftpBackend;
 pub use sftp_location::SftpLocation;
 
