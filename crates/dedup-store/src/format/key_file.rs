@@ -59,7 +59,7 @@ impl KdfParams {
     pub fn out_of_bounds(&self) -> Option<String> {
         let why = if self.iterations == 0 || self.lanes == 0 {
             "iterations and lanes must be at least 1"
-        } else if self.memory_kib < 8 * self.lanes {
+        } else if u64::from(self.memory_kib) < 8 * u64::from(self.lanes) {
             "memory must be at least 8 KiB per lane"
         } else if self.memory_kib > MAX_MEMORY_KIB {
             "memory above 2 GiB"
