@@ -25,6 +25,7 @@ pub mod repo;
 pub mod restore;
 pub mod secret;
 pub mod tree;
+pub mod trust;
 
 pub use error::Error;
 pub use id::Id;
