@@ -16,6 +16,7 @@ pub const PASSWORD: &str = "correct horse";
 
 /// `dedup store` on `repo` with the password in the environment, no other source of settings.
 pub fn store_cmd(repo: &Path) -> assert_cmd::Command {
+    super::isolate_client();
     let mut c = assert_cmd::Command::new(BIN);
     c.timeout(TIMEOUT)
         .arg("store")
@@ -30,6 +31,7 @@ pub fn store_cmd(repo: &Path) -> assert_cmd::Command {
 /// Starts `dedup store -r REPO <args>` in the background (stderr kept for [`wait_ok`]), as
 /// [`store_cmd`] sets it up: for commands that must run at the same time as others.
 pub fn spawn_store<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> std::process::Child {
+    super::isolate_client();
     std::process::Command::new(BIN)
         .arg("store")
         .arg("-r")
@@ -73,8 +75,12 @@ pub fn store_ok<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> String {
 
 /// Runs `dedup store -r REPO <args>` as user and group nobody (65534) via setpriv.
 pub fn store_as_nobody<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> Out {
+    super::isolate_client();
+    let own = super::nobody_client_dir();
     let mut c = assert_cmd::Command::new("setpriv");
     c.timeout(TIMEOUT)
+        .env("XDG_STATE_HOME", own.join("state"))
+        .env("XDG_CACHE_HOME", own.join("cache"))
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(BIN)
         .arg("store")

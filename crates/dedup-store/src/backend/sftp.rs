@@ -51,7 +51,7 @@ pub struct SftpBackend {
     /// Our own session, for the steps OpenDAL cannot do (a private directory, a link that does
     /// not replace); replaced when its connection breaks.
     linker: Mutex<Arc<Sftp>>,
-    /// Folders (relative to the root, `""` the root) made private or found, each made once.
+    /// Folders (relative to the root) made private or found, each made once.
     made_dirs: Mutex<HashSet<String>>,
     /// `ssh://[USER@]HOST[:PORT]`, to open it again.
     destination: String,
@@ -151,7 +151,13 @@ impl SftpBackend {
                     .map_err(|err| sftp_to_io("finding the login directory", err))?;
                 home.join(&parsed.path)
             };
-            Ok::<_, io::Error>((sftp, normalize(&root)))
+            let root = normalize(&root);
+            // The repository's folder and those above it that are missing, private, before
+            // OpenDAL's sessions connect: each makes the root at connection, with the server's
+            // default mode, where it does not exist yet.
+            let chain: Vec<PathBuf> = root.ancestors().map(Path::to_path_buf).collect();
+            make_private_dirs(&sftp, chain.into_iter().rev()).await?;
+            Ok::<_, io::Error>((sftp, root))
         })?;
         let root_text = root
             .to_str()
@@ -281,12 +287,11 @@ impl SftpBackend {
         self.op.exists(name).await.map_err(opendal_to_io)
     }
 
-    /// Makes the folder `dir` (relative to the root, `""` for the root) and those above it,
-    /// each with mode 0700, before OpenDAL writes into them (it would make them with the
-    /// server's default mode). A folder that exists is left as it is; one that cannot be made
-    /// is left for the write to report.
-    async fn make_private_dirs(&self, dir: &str) -> io::Result<()> {
-        let mut levels = vec![String::new()];
+    /// Makes the folder `dir` (relative to the root) and those above it up to the root (made
+    /// by [`SftpBackend::new`]), each with mode 0700, before OpenDAL writes into them (it
+    /// would make them with the server's default mode).
+    async fn make_dirs(&self, dir: &str) -> io::Result<()> {
+        let mut levels = Vec::new();
         let mut path = String::new();
         for part in dir.split('/').filter(|p| !p.is_empty()) {
             if !path.is_empty() {
@@ -295,38 +300,15 @@ impl SftpBackend {
             path.push_str(part);
             levels.push(path.clone());
         }
-        for level in levels {
-            if self.made_dirs.lock().unwrap_or_else(|p| p.into_inner()).contains(&level) {
-                continue;
-            }
-            let targets: Vec<PathBuf> = if level.is_empty() {
-                // The root and the folders above it that are missing.
-                self.root
-                    .ancestors()
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .map(Path::to_path_buf)
-                    .collect()
-            } else {
-                vec![self.remote(&level)]
-            };
-            let linker = self.linker();
-            for target in targets {
-                let made = linker
-                    .fs()
-                    .dir_builder()
-                    .permissions(Permissions::from(0o700u16))
-                    .create(&target)
-                    .await;
-                match made {
-                    // Exists already, or not ours to make: the write says what is wrong.
-                    Ok(()) | Err(SftpError::SftpError(..)) => {}
-                    Err(err) => return Err(sftp_to_io(&target.display().to_string(), err)),
-                }
-            }
-            self.made_dirs.lock().unwrap_or_else(|p| p.into_inner()).insert(level);
+        let made = |level: &String| {
+            self.made_dirs.lock().unwrap_or_else(|p| p.into_inner()).contains(level)
+        };
+        let missing: Vec<String> = levels.into_iter().filter(|level| !made(level)).collect();
+        if missing.is_empty() {
+            return Ok(());
         }
+        make_private_dirs(&self.linker(), missing.iter().map(|level| self.remote(level))).await?;
+        self.made_dirs.lock().unwrap_or_else(|p| p.into_inner()).extend(missing);
         Ok(())
     }
 
@@ -334,6 +316,20 @@ impl SftpBackend {
     fn list_all(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
         dal::list_files(&self.runtime, &self.op, folder)
     }
+}
+
+/// Makes each folder of `paths` in turn with mode 0700. A folder that exists is left as it is;
+/// one that cannot be made is left for the write into it to report.
+async fn make_private_dirs(sftp: &Sftp, paths: impl Iterator<Item = PathBuf>) -> io::Result<()> {
+    for path in paths {
+        let made =
+            sftp.fs().dir_builder().permissions(Permissions::from(0o700u16)).create(&path).await;
+        match made {
+            Ok(()) | Err(SftpError::SftpError(..)) => {}
+            Err(err) => return Err(sftp_to_io(&path.display().to_string(), err)),
+        }
+    }
+    Ok(())
 }
 
 /// How a step of [`SftpBackend::commit`] failed.
@@ -380,7 +376,7 @@ impl Backend for SftpBackend {
         let temp = temporary_name(dir);
         let data = bytes.to_vec();
         self.runtime.block_on(async {
-            self.make_private_dirs(dir).await?;
+            self.make_dirs(dir).await?;
             let outcome = match self.op.write_with(&temp, data).if_not_exists(true).await {
                 Ok(_) => self.commit(&temp, name).await,
                 Err(err) => Err(opendal_to_io(err)),

@@ -139,6 +139,14 @@ mod tests {
     use crate::backend::LocalBackend;
 
     #[test]
+    fn init_options_never_print_the_password() {
+        let options = InitOptions { password: Some(b"hunter2".to_vec()), ..InitOptions::default() };
+        let shown = format!("{options:?}");
+        assert!(!shown.contains("hunter2") && !shown.contains("104, 117"), "{shown}");
+        assert!(shown.contains("password: Some(\"(hidden)\")"), "{shown}");
+    }
+
+    #[test]
     fn of_two_inits_racing_for_one_location_one_wins_and_the_other_is_refused() {
         for round in 0..3 {
             let dir = tempfile::tempdir().unwrap();
