@@ -95,7 +95,10 @@ pub fn open(common: &CommonArgs) -> Result<Repository> {
     let password = if census.with_password > 0 {
         Some(password::password(common)?)
     } else {
-        refuse_passwordless(common, known.as_ref(), &shown.to_string(), accept)?;
+        if census.passwordless > 0 {
+            refuse_passwordless(common, known.as_ref(), &shown.to_string(), accept)?;
+        }
+        // Without a readable key file at all, opening names what is missing or damaged.
         None
     };
     let options = OpenOptions {
