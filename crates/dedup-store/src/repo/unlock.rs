@@ -164,20 +164,20 @@ impl Repository {
                     "{location}: the repository is encrypted: a password is needed"
                 )));
             }
-            if header.encrypted {
-                return Err(Error::damaged(
-                    CONFIG,
-                    "its header says the repository is encrypted, but every key file takes no \
-                     password (KDF 0): refused, as the key files of an encrypted repository \
-                     replaced by someone who can write to the storage would look",
-                ));
-            }
             let Some(slot) = in_order(passwordless, options.first_slot).into_iter().next() else {
                 return Err(Error::Invalid(format!(
                     "no key file of the repository reads: {}",
                     damaged.join("; ")
                 )));
             };
+            if header.encrypted {
+                return Err(Error::damaged(
+                    CONFIG,
+                    "its header says the repository is encrypted, but every key file that reads takes no \
+                     password (KDF 0): refused, as the key files of an encrypted repository \
+                     replaced by someone who can write to the storage would look",
+                ));
+            }
             let master = keys::unwrap(&slot.file, b"")
                 .map_err(|e| Error::damaged(format!("keys/{}", slot.id), e))?;
             let repository = Repository::from_config(backend, &config, master, slot.id, false)?;
