@@ -156,7 +156,7 @@ impl Sealer {
     }
 
     fn checksum(&self, ad: &[u8], payload: &[u8]) -> [u8; TAG_LEN] {
-        let mut hasher = blake3::Hasher::new_keyed(&**self.key);
+        let mut hasher = blake3::Hasher::new_keyed(&self.key);
         hasher.update(&(ad.len() as u64).to_le_bytes());
         hasher.update(ad);
         hasher.update(payload);
