@@ -77,7 +77,11 @@ pub(super) fn list_files(
     };
     Ok(entries
         .into_iter()
-        .filter(|entry| entry.metadata().is_file() && !entry.path().ends_with('/'))
+        .filter(|entry| {
+            entry.metadata().is_file()
+                && !entry.path().ends_with('/')
+                && super::listable(entry.path())
+        })
         .map(|entry| ObjectInfo {
             name: entry.path().trim_start_matches('/').to_string(),
             size: entry.metadata().content_length(),

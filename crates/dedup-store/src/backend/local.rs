@@ -260,7 +260,7 @@ impl Backend for LocalBackend {
                 let entry = entry?;
                 let file_name = entry.file_name();
                 let Some(file_name) = file_name.to_str() else { continue };
-                if file_name.starts_with('.') {
+                if file_name.starts_with('.') || !super::listable(file_name) {
                     continue;
                 }
                 let child = format!("{name}/{file_name}");
@@ -412,6 +412,7 @@ mod tests {
         assert!(backend.get_range("data/ab/abc", 2, 5).is_err());
         backend.put("data/cd/cde", b"x").unwrap();
         fs::write(dir.path().join("repo/data/ab/.tmp-leftover"), b"junk").unwrap();
+        fs::write(dir.path().join("repo/data/ab/\x1b]2;planted\x07"), b"junk").unwrap();
         let names: Vec<_> = backend.list("data").unwrap().into_iter().map(|o| o.name).collect();
         assert_eq!(names, ["data/ab/abc", "data/cd/cde"]);
         assert!(backend.list("snapshots").unwrap().is_empty());

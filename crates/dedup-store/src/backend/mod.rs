@@ -39,6 +39,13 @@ pub fn open_backend(location: &Path, remote: &S3Options) -> io::Result<Arc<dyn B
     }
 }
 
+/// Whether a listed name can be an object of a repository: none has a control character, and
+/// one that has (planted by whoever can write to the storage) would reach the user's terminal
+/// in messages that name it, so listings leave such names out, as they leave out hidden ones.
+pub(crate) fn listable(name: &str) -> bool {
+    !name.chars().any(char::is_control)
+}
+
 /// An object in a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectInfo {
