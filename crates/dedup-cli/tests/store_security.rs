@@ -8,7 +8,6 @@ mod common;
 
 use std::ffi::OsStr;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,7 +15,7 @@ use common::store::*;
 use common::*;
 use dedup_store::backend::{Backend, LocalBackend};
 use dedup_store::crypto::Sealer;
-use dedup_store::format::{Header, Kdf, KdfParams, Magic};
+use dedup_store::format::{Config, Header, Kdf, KdfParams, Magic};
 use dedup_store::id::Id;
 use dedup_store::keys::{self, MasterKey};
 use dedup_store::repo::Repository;
@@ -58,6 +57,42 @@ fn copy_folder(source: &Path, target: &Path, from: &str) {
     for entry in fs::read_dir(source.join(from)).unwrap() {
         let entry = entry.unwrap();
         fs::copy(entry.path(), target.join(from).join(entry.file_name())).unwrap();
+    }
+}
+
+/// The repository's config as its own key opens it.
+fn config_of(repo: &Path) -> Config {
+    let backend = Arc::new(LocalBackend::new(repo));
+    Repository::open(backend, PASSWORD.as_bytes()).unwrap().config().clone()
+}
+
+/// Writes a key slot of `kdf` wrapping `master` (opened by `password`); returns its id.
+fn plant_slot(repo: &Path, master: &MasterKey, kdf: Kdf, password: &[u8]) -> Id {
+    let cheap = KdfParams { memory_kib: 64, iterations: 1, lanes: 1 };
+    let slot = keys::wrap(master, kdf, cheap, password, "x@y".into(), 0).unwrap().encode();
+    let id = Id::of_file(&slot);
+    LocalBackend::new(repo).put(&format!("keys/{id}"), &slot).unwrap();
+    id
+}
+
+/// Replaces the repository's config by `config` sealed (encrypted) under `master`.
+fn replace_config(repo: &Path, master: &MasterKey, config: &Config) {
+    let header = Header { magic: Magic::Config, encrypted: true, sub_kind: 0 }.encode();
+    let mut sealed = header.to_vec();
+    Sealer::from_secret(&master.derive().data, true).seal_into(
+        &header,
+        &config.encode(),
+        &mut sealed,
+    );
+    fs::write(repo.join("config"), sealed).unwrap();
+}
+
+/// Removes every key slot of the repository but `keep`.
+fn remove_slots_but(repo: &Path, keep: &[Id]) {
+    for slot in repo_names(repo, "keys") {
+        if !keep.iter().any(|id| slot == format!("keys/{id}")) {
+            fs::remove_file(repo.join(slot)).unwrap();
+        }
     }
 }
 
@@ -125,26 +160,9 @@ fn a_repository_substituted_by_an_unencrypted_one_is_refused() {
 fn a_planted_passwordless_slot_with_a_substituted_config_is_refused() {
     let dir = tmp();
     let (src, repo) = backed_up(dir.path());
-    let backend = LocalBackend::new(&repo);
-    let config = Repository::open(Arc::new(LocalBackend::new(&repo)), PASSWORD.as_bytes())
-        .unwrap()
-        .config()
-        .clone();
     let attacker = MasterKey::generate();
-    let slot = keys::wrap(&attacker, Kdf::None, KdfParams::default(), b"", "x@y".into(), 0)
-        .unwrap()
-        .encode();
-    let planted = Id::of_file(&slot);
-    backend.put(&format!("keys/{planted}"), &slot).unwrap();
-    let header = Header { magic: Magic::Config, encrypted: true, sub_kind: 0 }.encode();
-    let mut sealed = header.to_vec();
-    Sealer::from_secret(&attacker.derive().data, true).seal_into(
-        &header,
-        &config.encode(),
-        &mut sealed,
-    );
-    backend.delete("config").unwrap();
-    backend.put("config", &sealed).unwrap();
+    let planted = plant_slot(&repo, &attacker, Kdf::None, b"");
+    replace_config(&repo, &attacker, &config_of(&repo));
     assert_all_refused(
         &repo,
         None,
@@ -154,11 +172,7 @@ fn a_planted_passwordless_slot_with_a_substituted_config_is_refused() {
 
     // The planted slot alone: refused before and after accepting a change, since a key that
     // takes no password never opens a config whose header says encrypted.
-    for slot in repo_names(&repo, "keys") {
-        if slot != format!("keys/{planted}") {
-            fs::remove_file(repo.join(slot)).unwrap();
-        }
-    }
+    remove_slots_but(&repo, &[planted]);
     assert_all_refused(&repo, None, &src, &["was encrypted when this client last used it"]);
     let out = store(&repo, &["--accept-repository-change", "snapshots"]);
     assert_refused(&out, &["header says the repository is encrypted", "takes no"]);
@@ -170,12 +184,7 @@ fn a_planted_passwordless_slot_with_a_substituted_config_is_refused() {
 fn a_planted_passwordless_slot_is_ignored_and_named() {
     let dir = tmp();
     let (_, repo) = backed_up(dir.path());
-    let slot =
-        keys::wrap(&MasterKey::generate(), Kdf::None, KdfParams::default(), b"", "x@y".into(), 0)
-            .unwrap()
-            .encode();
-    let planted = Id::of_file(&slot);
-    LocalBackend::new(&repo).put(&format!("keys/{planted}"), &slot).unwrap();
+    let planted = plant_slot(&repo, &MasterKey::generate(), Kdf::None, b"");
     let out = store(&repo, &["snapshots"]);
     out.assert_code(0);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -198,10 +207,7 @@ fn a_repository_whose_id_or_key_changed_since_last_use_is_refused() {
     let (src, repo) = backed_up(dir.path());
     let state = dir.path().join("state");
     run_client(&repo, &state, &["snapshots"]).assert_code(0);
-    let old_id = Repository::open(Arc::new(LocalBackend::new(&repo)), PASSWORD.as_bytes())
-        .unwrap()
-        .config()
-        .id;
+    let old_id = config_of(&repo).id;
 
     // Another repository at the same place, made by some other client, same password.
     fs::rename(&repo, dir.path().join("repo.old")).unwrap();
@@ -223,29 +229,11 @@ fn a_repository_whose_id_or_key_changed_since_last_use_is_refused() {
 
     // The same repository id under a new master key (the config sealed again under it, and a
     // key slot with the same password): refused as a changed key.
-    let backend = LocalBackend::new(&repo);
-    let config = Repository::open(Arc::new(LocalBackend::new(&repo)), PASSWORD.as_bytes())
-        .unwrap()
-        .config()
-        .clone();
+    let config = config_of(&repo);
     let master = MasterKey::generate();
-    let cheap = KdfParams { memory_kib: 64, iterations: 1, lanes: 1 };
-    let slot = keys::wrap(&master, Kdf::Argon2id, cheap, PASSWORD.as_bytes(), "x@y".into(), 0)
-        .unwrap()
-        .encode();
-    for old in repo_names(&repo, "keys") {
-        fs::remove_file(repo.join(old)).unwrap();
-    }
-    backend.put(&format!("keys/{}", Id::of_file(&slot)), &slot).unwrap();
-    let header = Header { magic: Magic::Config, encrypted: true, sub_kind: 0 }.encode();
-    let mut sealed = header.to_vec();
-    Sealer::from_secret(&master.derive().data, true).seal_into(
-        &header,
-        &config.encode(),
-        &mut sealed,
-    );
-    backend.delete("config").unwrap();
-    backend.put("config", &sealed).unwrap();
+    remove_slots_but(&repo, &[]);
+    plant_slot(&repo, &master, Kdf::Argon2id, PASSWORD.as_bytes());
+    replace_config(&repo, &master, &config);
     let out = run_client(&repo, &state, &[OsStr::new("backup"), src.as_os_str()]);
     assert_refused(&out, &["its master key changed", "--accept-repository-change"]);
     // A client that knows the repository only at another location compares by id too.
@@ -299,39 +287,12 @@ fn repository_and_state_files_are_private_whatever_the_umask() {
     fs::create_dir(&src).unwrap();
     fs::write(src.join("f"), pattern(100_000, 1)).unwrap();
     let under_umask_0 = |args: &[&OsStr]| {
-        let mut c = assert_cmd::Command::new("sh");
-        c.timeout(TIMEOUT)
-            .args(["-c", "umask 000; exec \"$0\" \"$@\"", BIN, "store", "-r"])
-            .arg(&repo)
-            .args(args)
-            .env("DEDUP_PASSWORD", PASSWORD)
-            .env("XDG_STATE_HOME", &state);
-        run(&mut c)
+        run(store_cmd_under_umask_0(&repo).args(args).env("XDG_STATE_HOME", &state))
     };
-    under_umask_0(&[
-        "init".as_ref(),
-        "--kdf-memory-kib".as_ref(),
-        "64".as_ref(),
-        "--kdf-iterations".as_ref(),
-        "1".as_ref(),
-    ])
-    .assert_code(0);
+    let init = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"].map(OsStr::new);
+    under_umask_0(&init).assert_code(0);
     under_umask_0(&["backup".as_ref(), src.as_os_str()]).assert_code(0);
-    let mut seen = 0;
-    for root in [&repo, &state] {
-        let mut pending = vec![root.clone()];
-        while let Some(path) = pending.pop() {
-            let meta = fs::symlink_metadata(&path).unwrap();
-            let mode = meta.permissions().mode() & 0o777;
-            if meta.is_dir() {
-                assert_eq!(mode, 0o700, "{}", path.display());
-                pending.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            } else {
-                assert_eq!(mode, 0o600, "{}", path.display());
-                seen += 1;
-            }
-        }
-    }
+    let seen = assert_private(&repo) + assert_private(&state);
     assert!(seen >= 6, "config, key, pack, index, snapshot, the state's record: {seen} files");
 }
 

@@ -75,24 +75,6 @@ fn an_unknown_host_key_is_refused_unless_accepting_new_ones_is_asked_for() {
     run(store_cmd(&repo).env("PATH", &path).arg("snapshots")).assert_code(0);
 }
 
-/// Walks `root`, asserting directories 0700 and files 0600; the number of files.
-fn assert_private(root: &Path) -> usize {
-    let mut files = 0;
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(path) = pending.pop() {
-        let meta = fs::symlink_metadata(&path).unwrap();
-        let mode = meta.permissions().mode() & 0o777;
-        if meta.is_dir() {
-            assert_eq!(mode, 0o700, "{}", path.display());
-            pending.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-        } else {
-            assert_eq!(mode, 0o600, "{}", path.display());
-            files += 1;
-        }
-    }
-    files
-}
-
 #[test]
 fn files_on_the_server_and_in_the_cache_are_private_whatever_the_umask() {
     // The server's sftp process runs with umask 000, so a mode not asked for shows.
@@ -104,14 +86,7 @@ fn files_on_the_server_and_in_the_cache_are_private_whatever_the_umask() {
     let repo = server.repo("repo");
     let cache: PathBuf = dir.path().join("cache");
     let under_umask_0 = |args: &[&OsStr]| {
-        let mut c = assert_cmd::Command::new("sh");
-        c.timeout(TIMEOUT)
-            .args(["-c", "umask 000; exec \"$0\" \"$@\"", BIN, "store", "-r"])
-            .arg(&repo)
-            .args(args)
-            .env("DEDUP_PASSWORD", PASSWORD)
-            .env("XDG_CACHE_HOME", &cache);
-        run(&mut c)
+        run(store_cmd_under_umask_0(&repo).args(args).env("XDG_CACHE_HOME", &cache))
     };
     let init_args = init_args();
     let init: Vec<&OsStr> = init_args.iter().map(OsStr::new).collect();

@@ -29,7 +29,7 @@ pub(super) fn to_io(err: opendal::Error) -> io::Error {
         ErrorKind::ConfigInvalid => io::ErrorKind::InvalidInput,
         _ => io::ErrorKind::Other,
     };
-    io::Error::new(kind, text)
+    io::Error::new(kind, super::printable(&text))
 }
 
 /// `name` whole.

@@ -46,6 +46,18 @@ pub(crate) fn listable(name: &str) -> bool {
     !name.chars().any(char::is_control)
 }
 
+/// `text` from the other side (a server's error message, what ssh printed) made safe to print:
+/// control characters but the newline escaped, so that no escape sequence reaches the terminal.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> =
+                if c.is_control() && c != '\n' { c.escape_default().collect() } else { vec![c] };
+            escaped
+        })
+        .collect()
+}
+
 /// An object in a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectInfo {
@@ -158,5 +170,14 @@ pub trait Backend: Send + Sync {
     /// writes are whole, as object storage's, has none); returns how many.
     fn remove_stale_temporaries(&self, _stale_after: std::time::Duration) -> io::Result<u64> {
         Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn text_from_the_other_side_prints_without_escape_sequences() {
+        assert_eq!(super::printable("a\x1b]2;x\x07\nb\tc"), "a\\u{1b}]2;x\\u{7}\nb\\tc");
+        assert!(super::listable("data/ab/abc") && !super::listable("data/ab/a\x1bb"));
     }
 }

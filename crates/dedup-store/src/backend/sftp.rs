@@ -74,7 +74,7 @@ async fn open_session(destination: &str, policy: &HostKeyPolicy) -> io::Result<S
         .connect_timeout(Duration::from_secs(20))
         .server_alive_interval(Duration::from_secs(15));
     let session = session.connect(destination).await.map_err(|err| {
-        let text = with_causes(&err);
+        let text = super::printable(&with_causes(&err));
         if text.contains("Host key verification failed") {
             return io::Error::new(io::ErrorKind::PermissionDenied, policy.refusal(destination));
         }
@@ -352,7 +352,7 @@ fn sftp_to_io(what: &str, err: SftpError) -> io::Error {
         SftpError::SftpError(SftpErrorKind::PermDenied, _) => io::ErrorKind::PermissionDenied,
         _ => io::ErrorKind::Other,
     };
-    io::Error::new(kind, format!("sftp: {what}: {err}"))
+    io::Error::new(kind, super::printable(&format!("sftp: {what}: {err}")))
 }
 
 /// The last part of an object path.
