@@ -25,9 +25,10 @@ import nacl.bindings
 import nacl.exceptions
 import zstandard
 
-MAX_ARGON2_MEMORY_KIB = 4 * 1024 * 1024  # §4: at most 4 GiB
-MAX_ARGON2_ITERATIONS = 100
-MAX_ARGON2_LANES = 64
+MAX_ARGON2_MEMORY_KIB = 2 * 1024 * 1024  # §4: at most 2 GiB
+MAX_ARGON2_ITERATIONS = 16
+MAX_ARGON2_LANES = 16
+MAX_ARGON2_WORK_KIB = 4 * 1024 * 1024  # §4: memory times iterations at most 4 GiB
 
 
 class FormatError(Exception):
@@ -183,8 +184,9 @@ def derive_keys(master):
     }
 
 
-def open_key_slot(path, password):
-    """§4: returns the master key, or None when the password does not open this slot."""
+def read_key_slot(path):
+    """§4: the KDF of a key slot (0 none, 1 argon2id) and a function that opens it with a
+    password, returning the master key or None."""
     data = read_file(path)
     check_content_name(path, data)
     r = Reader(data, path)
@@ -204,35 +206,48 @@ def open_key_slot(path, password):
         raise FormatError(f"{path}: master key box is {len(box)} bytes, not 72")
     if kdf == 1:
         if not (1 <= t <= MAX_ARGON2_ITERATIONS and 1 <= p <= MAX_ARGON2_LANES
-                and 8 * p <= m <= MAX_ARGON2_MEMORY_KIB):
+                and 8 * p <= m <= MAX_ARGON2_MEMORY_KIB and m * t <= MAX_ARGON2_WORK_KIB):
             raise FormatError(f"{path}: argon2 parameters out of range")
-        wrapping = argon2.low_level.hash_secret_raw(
-            password, salt, time_cost=t, memory_cost=m, parallelism=p, hash_len=32,
-            type=argon2.low_level.Type.ID, version=0x13,
-        )
-    elif kdf == 0:
-        wrapping = bytes(32)
-    else:
+    elif kdf != 0:
         raise FormatError(f"{path}: KDF {kdf} unknown")
-    try:
-        return open_box(box, wrapping, ad, True, path)
-    except FormatError:
-        return None
+
+    def unlock(password):
+        if kdf == 1:
+            wrapping = argon2.low_level.hash_secret_raw(
+                password, salt, time_cost=t, memory_cost=m, parallelism=p, hash_len=32,
+                type=argon2.low_level.Type.ID, version=0x13,
+            )
+        else:
+            wrapping = bytes(32)
+        try:
+            return open_box(box, wrapping, ad, True, path)
+        except FormatError:
+            return None
+
+    return kdf, unlock
 
 
 def open_repository(repo, password):
-    """§4, §13: finds a key slot the password opens and reads the config."""
+    """§4, §13: opens the key slot the rules of §4 allow and reads the config. A slot that takes
+    a password is tried with it; the first one it opens must open the config. A slot that takes
+    none (KDF 0) is used only when no slot takes a password and the config says unencrypted."""
     config_path = os.path.join(repo, "config")
     config_bytes = read_file(config_path)
     encrypted, _ = check_header(config_bytes, b"DDSC", config_path)
-    master = None
-    for name in listing(os.path.join(repo, "keys")):
-        master = open_key_slot(os.path.join(repo, "keys", name), password)
-        if master is not None:
-            break
+    slots = [read_key_slot(os.path.join(repo, "keys", name))
+             for name in listing(os.path.join(repo, "keys"))]
+    with_password = [unlock for kdf, unlock in slots if kdf == 1]
+    if with_password:
+        candidates = [lambda unlock=unlock: unlock(password) for unlock in with_password]
+    elif encrypted:
+        raise FormatError(f"{config_path}: encrypted, but no key slot takes a password")
+    else:
+        candidates = [lambda unlock=unlock: unlock(b"") for _, unlock in slots]
+    master = next((m for m in (c() for c in candidates) if m is not None), None)
     if master is None:
         raise FormatError("wrong password (no key slot opens)")
     keys = derive_keys(master)
+    # The first slot that opens decides: a config it does not open was replaced or is damaged.
     plain = open_box(config_bytes[8:], keys["data"], config_bytes[:8], encrypted, config_path)
     r = Reader(plain, config_path)
     config = {"version": r.u8()}

@@ -100,6 +100,14 @@ fn a_repository_nobody_may_write_refuses_a_backup_and_serves_every_read() {
     small_tree(&src);
     init_repo(&repo);
     backup_json(&repo, &src);
+    // The repository's files are private to their owner (0600 / 0700): opened to all to read.
+    assert!(std::process::Command::new("chmod")
+        .arg("-R")
+        .arg("a+rX")
+        .arg(&repo)
+        .status()
+        .unwrap()
+        .success());
     let out = dir.path().join("out");
     fs::create_dir(&out).unwrap();
     std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();

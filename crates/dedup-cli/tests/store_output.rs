@@ -1,6 +1,8 @@
 //! What `dedup store` prints when its reader goes away: `dedup store ls … | head` is a normal
 //! way to look at a snapshot, and must end quietly with status 0, as `dedup find | head` does.
 
+mod common;
+
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -8,6 +10,7 @@ use std::process::{Command, Stdio};
 const BIN: &str = env!("CARGO_BIN_EXE_dedup");
 
 fn store(repo: &Path) -> Command {
+    common::isolate_client();
     let mut c = Command::new(BIN);
     c.arg("store")
         .arg("-r")

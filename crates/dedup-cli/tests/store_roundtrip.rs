@@ -4,6 +4,7 @@
 //! repository in a real S3 server (s3s-fs) and on one on a real SFTP server (OpenSSH's sshd);
 //! each server skipped with a message when it is missing.
 
+mod common;
 mod s3server;
 mod sftpserver;
 
@@ -16,6 +17,7 @@ use std::process::{Command, Output};
 const BIN: &str = env!("CARGO_BIN_EXE_dedup");
 
 fn store(repo: &Path, args: &[&str]) -> Output {
+    common::isolate_client();
     Command::new(BIN)
         .arg("store")
         .args(args)

@@ -1,12 +1,17 @@
 //! The sealed box of docs/store-format.md §2: XChaCha20-Poly1305 with a random 24-byte nonce in
 //! encrypted repositories, a keyed BLAKE3 checksum in unencrypted ones; 40 bytes of overhead.
 
+use std::sync::Arc;
+
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use chacha20::XChaCha20;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
 use poly1305::universal_hash::UniversalHash;
 use poly1305::Poly1305;
+use zeroize::Zeroizing;
+
+use crate::secret::SecretBytes;
 
 /// Nonce length.
 pub const NONCE_LEN: usize = 24;
@@ -27,17 +32,29 @@ pub fn fill_random(buf: &mut [u8]) {
 #[error("authentication failed (damaged, or the wrong key)")]
 pub struct OpenError;
 
-/// Seals and opens boxes under one key.
+/// Seals and opens boxes under one key. Clones share the key (one copy, in memory of its own:
+/// [`SecretBytes`]), so that threads can each hold a sealer.
 #[derive(Clone)]
 pub struct Sealer {
-    key: [u8; 32],
+    key: Arc<SecretBytes<32>>,
     encrypted: bool,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sealer").field("encrypted", &self.encrypted).finish_non_exhaustive()
+    }
 }
 
 impl Sealer {
     /// A sealer with `key`; `encrypted` false gives checksummed plaintext boxes.
     pub fn new(key: [u8; 32], encrypted: bool) -> Self {
-        Sealer { key, encrypted }
+        Sealer { key: Arc::new(SecretBytes::new(key)), encrypted }
+    }
+
+    /// A sealer with a copy of the secret `key`.
+    pub fn from_secret(key: &SecretBytes<32>, encrypted: bool) -> Self {
+        Sealer { key: Arc::new(SecretBytes::fill(|copy| copy.copy_from_slice(&**key))), encrypted }
     }
 
     /// Whether boxes are encrypted.
@@ -61,7 +78,7 @@ impl Sealer {
         let mut nonce = [0u8; NONCE_LEN];
         let tag = if self.encrypted {
             fill_random(&mut nonce);
-            let cipher = XChaCha20Poly1305::new((&self.key).into());
+            let cipher = XChaCha20Poly1305::new((&**self.key).into());
             let tag = cipher
                 .encrypt_in_place_detached(
                     XNonce::from_slice(&nonce),
@@ -98,7 +115,7 @@ impl Sealer {
             return Ok(body.to_vec());
         }
         let mut plain = body.to_vec();
-        let cipher = XChaCha20Poly1305::new((&self.key).into());
+        let cipher = XChaCha20Poly1305::new((&**self.key).into());
         cipher
             .decrypt_in_place_detached(
                 XNonce::from_slice(nonce),
@@ -124,9 +141,10 @@ impl Sealer {
             let fits = nonce == [0u8; NONCE_LEN] && tag == self.checksum(ad, body);
             return if fits { Ok(()) } else { Err(OpenError) };
         }
-        let mut mac_key = [0u8; 32];
-        XChaCha20::new((&self.key).into(), XNonce::from_slice(nonce)).apply_keystream(&mut mac_key);
-        let mut mac = Poly1305::new((&mac_key).into());
+        let mut mac_key = Zeroizing::new([0u8; 32]);
+        XChaCha20::new((&**self.key).into(), XNonce::from_slice(nonce))
+            .apply_keystream(&mut *mac_key);
+        let mut mac = Poly1305::new((&*mac_key).into());
         mac.update_padded(ad);
         mac.update_padded(body);
         let mut lengths = poly1305::Block::default();

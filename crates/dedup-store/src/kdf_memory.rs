@@ -6,7 +6,8 @@
 //! waits. A mapping starts zeroed without anyone writing it, so its pages are faulted in by the
 //! lanes themselves, on the threads that compute them in parallel. Unmapping 64 MiB takes a few
 //! milliseconds more, which a thread of its own spends while the caller goes on (the pages hold
-//! password-derived state either way until the kernel reuses them; it zeroes them first).
+//! password-derived state either way until the kernel reuses them; it zeroes them first). The
+//! mapping is left out of core dumps (`MADV_DONTDUMP`).
 
 #![allow(unsafe_code)]
 
@@ -26,6 +27,9 @@ impl KdfMemory {
             .checked_mul(size_of::<Block>())
             .ok_or_else(|| std::io::Error::other("argon2 memory size overflows"))?;
         let map = MmapMut::map_anon(len.max(1))?;
+        // The blocks hold state derived from the password: no core dump should carry them.
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::DontDump);
         Ok(KdfMemory { map, blocks })
     }
 

@@ -2,41 +2,56 @@
 //! from it, and key slots that wrap it with an argon2id key from a password.
 
 use argon2::{Algorithm, Argon2, Params, Version};
+use zeroize::Zeroizing;
 
 use crate::crypto::{fill_random, Sealer};
 use crate::format::{Kdf, KdfParams, KeyFile};
 use crate::kdf_memory::KdfMemory;
+use crate::secret::SecretBytes;
 
-/// The working keys of an open repository.
-#[derive(Clone)]
+/// The working keys of an open repository, each in memory of its own ([`SecretBytes`]: out of
+/// core dumps, zeroed when dropped). Not `Clone`: the repository holds the one copy.
+#[derive(Debug)]
 pub struct Keys {
     /// Key of every sealed box but key files.
-    pub data: [u8; 32],
+    pub data: SecretBytes<32>,
     /// Key of blob ids.
-    pub id: [u8; 32],
+    pub id: SecretBytes<32>,
     /// Key of the chunker's gear table.
-    pub gear: [u8; 32],
+    pub gear: SecretBytes<32>,
 }
 
-/// The master key.
-#[derive(Clone, PartialEq, Eq)]
-pub struct MasterKey(pub [u8; 32]);
+/// The master key, in memory of its own; neither `Clone` nor printable.
+#[derive(Debug)]
+pub struct MasterKey(SecretBytes<32>);
 
 impl MasterKey {
     /// A new random master key.
     pub fn generate() -> Self {
-        let mut key = [0u8; 32];
-        fill_random(&mut key);
-        MasterKey(key)
+        MasterKey(SecretBytes::fill(|key| fill_random(key)))
+    }
+
+    /// The master key whose bytes are `bytes` (a key unwrapped, or one a test makes).
+    pub fn from_bytes(bytes: &[u8; 32]) -> Self {
+        MasterKey(SecretBytes::fill(|key| key.copy_from_slice(bytes)))
     }
 
     /// The working keys.
     pub fn derive(&self) -> Keys {
+        let derive =
+            |context: &str| SecretBytes::fill(|key| *key = blake3::derive_key(context, &*self.0));
         Keys {
-            data: blake3::derive_key("dedup store v1 data encryption", &self.0),
-            id: blake3::derive_key("dedup store v1 blob id", &self.0),
-            gear: blake3::derive_key("dedup store v1 chunker gear table", &self.0),
+            data: derive("dedup store v1 data encryption"),
+            id: derive("dedup store v1 blob id"),
+            gear: derive("dedup store v1 chunker gear table"),
         }
+    }
+
+    /// A one-way fingerprint of the key, which a client remembers to notice when a repository's
+    /// key changed (docs/store-format.md, "Outside the repository: the client's state"): knowing
+    /// it reveals nothing of the key or of any key derived from it.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        blake3::derive_key("dedup store v1 client key fingerprint", &*self.0)
     }
 }
 
@@ -56,16 +71,21 @@ fn wrapping_key(
     params: KdfParams,
     salt: &[u8; 32],
     password: &[u8],
-) -> Result<[u8; 32], UnwrapError> {
-    let mut out = [0u8; 32];
+) -> Result<Zeroizing<[u8; 32]>, UnwrapError> {
+    let mut out = Zeroizing::new([0u8; 32]);
     if kdf == Kdf::Argon2id {
+        // The caps of the key file format, checked here too: a slot this program writes is one
+        // it reads, and nothing reaches argon2 beyond them.
+        if let Some(why) = params.out_of_bounds() {
+            return Err(UnwrapError::Kdf(why));
+        }
         let params = Params::new(params.memory_kib, params.iterations, params.lanes, Some(32))
             .map_err(|e| UnwrapError::Kdf(e.to_string()))?;
         argon2id_into(
             &Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
             password,
             salt,
-            &mut out,
+            &mut *out,
         )?;
     }
     Ok(out)
@@ -99,7 +119,7 @@ pub fn wrap(
     fill_random(&mut salt);
     let mut file = KeyFile { kdf, params, salt, created, label, wrapped: [0; 72] };
     let key = wrapping_key(kdf, params, &salt, password)?;
-    let sealed = Sealer::new(key, true).seal(&file.associated_data(), &master.0);
+    let sealed = Sealer::new(*key, true).seal(&file.associated_data(), &*master.0);
     file.wrapped.copy_from_slice(&sealed);
     Ok(file)
 }
@@ -107,12 +127,13 @@ pub fn wrap(
 /// The master key in `file`, if `password` opens it.
 pub fn unwrap(file: &KeyFile, password: &[u8]) -> Result<MasterKey, UnwrapError> {
     let key = wrapping_key(file.kdf, file.params, &file.salt, password)?;
-    let plain = Sealer::new(key, true)
-        .open(&file.associated_data(), &file.wrapped)
-        .map_err(|_| UnwrapError::WrongPassword)?;
-    let mut master = [0u8; 32];
-    master.copy_from_slice(plain.get(..32).ok_or(UnwrapError::WrongPassword)?);
-    Ok(MasterKey(master))
+    let plain = Zeroizing::new(
+        Sealer::new(*key, true)
+            .open(&file.associated_data(), &file.wrapped)
+            .map_err(|_| UnwrapError::WrongPassword)?,
+    );
+    let bytes = plain.get(..32).and_then(|b| <&[u8; 32]>::try_from(b).ok());
+    Ok(MasterKey::from_bytes(bytes.ok_or(UnwrapError::WrongPassword)?))
 }
 
 #[cfg(test)]
@@ -125,7 +146,7 @@ mod tests {
     fn a_slot_opens_with_its_password_only() {
         let master = MasterKey::generate();
         let file = wrap(&master, Kdf::Argon2id, CHEAP, b"secret", "me@here".into(), 5).unwrap();
-        assert!(unwrap(&file, b"secret").unwrap() == master);
+        assert_eq!(unwrap(&file, b"secret").unwrap().fingerprint(), master.fingerprint());
         assert!(matches!(unwrap(&file, b"Secret"), Err(UnwrapError::WrongPassword)));
         let mut changed = file.clone();
         changed.label = "someone@else".into();
@@ -173,9 +194,12 @@ mod tests {
 
     #[test]
     fn derived_keys_are_distinct() {
-        let keys = MasterKey([1; 32]).derive();
-        assert_ne!(keys.data, keys.id);
-        assert_ne!(keys.id, keys.gear);
-        assert_ne!(keys.data, [1; 32]);
+        let master = MasterKey::from_bytes(&[1; 32]);
+        let keys = master.derive();
+        assert_ne!(*keys.data, *keys.id);
+        assert_ne!(*keys.id, *keys.gear);
+        assert_ne!(*keys.data, [1; 32]);
+        assert!(![*keys.data, *keys.id, *keys.gear].contains(&master.fingerprint()));
+        assert_ne!(master.fingerprint(), MasterKey::from_bytes(&[2; 32]).fingerprint());
     }
 }

@@ -23,7 +23,9 @@ pub mod prune;
 pub mod repair;
 pub mod repo;
 pub mod restore;
+pub mod secret;
 pub mod tree;
+pub mod trust;
 
 pub use error::Error;
 pub use id::Id;

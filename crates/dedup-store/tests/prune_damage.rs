@@ -16,7 +16,7 @@ use dedup_store::backup::{backup, BackupOptions, BackupProgress};
 use dedup_store::blob::blob_id;
 use dedup_store::pack::read_trailer;
 use dedup_store::prune::{self, PruneOptions};
-use dedup_store::repo::Repository;
+use dedup_store::repo::{slot_census, OpenOptions, Repository};
 
 mod common;
 use common::{noise, small_repo};
@@ -72,7 +72,10 @@ fn reopen(root: &Path, ranged: bool) -> Repository {
     } else {
         Arc::new(RequestsOnly(LocalBackend::new(root)))
     };
-    Repository::open(backend, b"pw").unwrap()
+    // An unencrypted repository opens only without a password (docs/store-format.md §4).
+    let encrypted = slot_census(backend.as_ref()).unwrap().with_password > 0;
+    let options = OpenOptions { password: encrypted.then_some(b"pw".as_slice()), first_slot: None };
+    Repository::open_with(backend, &options).unwrap().repository
 }
 
 /// A repository at `root` whose second snapshot keeps half of the first backup's data pack (the

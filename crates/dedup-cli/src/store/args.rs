@@ -44,6 +44,19 @@ pub struct CommonArgs {
     /// $XDG_CACHE_HOME/dedup/store/REPO-ID)
     #[arg(long, global = true)]
     pub no_cache: bool,
+    /// Accept that the repository at this location is not the one this client used there
+    /// before (another id, key or encryption), or that an unencrypted one is opened with a
+    /// password given, and remember it from now on
+    #[arg(long, global = true)]
+    pub accept_repository_change: bool,
+    /// SFTP: accept and record the host key of a server not yet in known_hosts (ssh's
+    /// StrictHostKeyChecking=accept-new), whatever ssh_config says
+    #[arg(long, global = true)]
+    pub accept_new_host_key: bool,
+    /// Object storage: use an s3:http:// location off this machine without a warning (requests
+    /// and answers travel unencrypted)
+    #[arg(long, global = true)]
+    pub insecure_http: bool,
 }
 
 /// The store's commands.

@@ -57,6 +57,28 @@ pub fn parse_compression(text: &str) -> Result<CompressionMode> {
     })
 }
 
+/// Lets the test suite make keys that cost nothing to open; set only by tests.
+const WEAK_KDF_FOR_TESTS: &str = "DEDUP_TEST_ALLOW_WEAK_KDF";
+
+/// The argon2 parameters of the hidden `--kdf-*` options: within the caps every reader keeps,
+/// and outside tests not below the floor (docs/store-format.md §4).
+fn kdf_params(args: &InitArgs) -> Result<KdfParams> {
+    let params = KdfParams {
+        memory_kib: args.kdf_memory_kib,
+        iterations: args.kdf_iterations,
+        lanes: args.kdf_lanes,
+    };
+    if let Some(why) = params.out_of_bounds() {
+        bail!("--kdf-*: refused: {why}");
+    }
+    if std::env::var_os(WEAK_KDF_FOR_TESTS).is_none_or(|v| v != "1") {
+        if let Some(why) = params.below_floor() {
+            bail!("--kdf-*: refused: {why}");
+        }
+    }
+    Ok(params)
+}
+
 /// Run `dedup store init`.
 pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
     let location = super::location(common)?;
@@ -71,24 +93,23 @@ pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
         ),
         Some(other) => bail!("--format-version {other}: expected 1, 2 or 3"),
     };
+    let kdf = kdf_params(&args)?;
+    super::trust::warn_of_plain_http(common, &location);
     let options = InitOptions {
         password: if args.insecure_no_encryption {
             None
         } else {
-            Some(new_password(Some(common), None)?)
+            Some(new_password(Some(common), None)?.to_vec())
         },
         chunker,
         pack_size: size32(&args.pack_size)?,
         compression: parse_compression(&args.compression)?,
-        kdf: KdfParams {
-            memory_kib: args.kdf_memory_kib,
-            iterations: args.kdf_iterations,
-            lanes: args.kdf_lanes,
-        },
+        kdf,
         label: format!("{}@{}", super::username(), super::hostname()),
         format_version,
     };
     let repo = Repository::init(super::backend(common, &location)?, options)?;
+    super::trust::remember_new(&repo);
     if !common.quiet {
         let kind = if repo.encrypted() { "encrypted" } else { "UNENCRYPTED" };
         println!(

@@ -15,14 +15,19 @@ pub fn run(common: &CommonArgs, args: KeyArgs) -> Result<bool> {
         KeyAction::List => {
             for slot in repo.key_slots()? {
                 let mark = if slot.current { "*" } else { " " };
+                // A label is read before anything authenticates it: shown escaped, so that a
+                // planted key file cannot write control sequences to the terminal.
+                let label = slot.label.escape_debug();
                 match &slot.damaged {
-                    None => println!(
-                        "{mark}{}  {}  {}",
+                    None if slot.passwordless && repo.encrypted() => println!(
+                        "{mark}{}  {}  {label}  (no password: never used here; remove it)",
                         slot.id.short(8),
                         show_time(slot.created),
-                        slot.label
                     ),
-                    Some(why) => println!("{mark}{}  {why}", slot.id.short(8)),
+                    None => {
+                        println!("{mark}{}  {}  {label}", slot.id.short(8), show_time(slot.created))
+                    }
+                    Some(why) => println!("{mark}{}  {}", slot.id.short(8), why.escape_debug()),
                 }
             }
         }

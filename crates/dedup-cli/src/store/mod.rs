@@ -13,6 +13,7 @@ mod password;
 mod report;
 mod restore;
 mod snapshot_view;
+mod trust;
 mod upkeep;
 mod user_name;
 
@@ -20,8 +21,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use dedup_store::backend::{is_remote, open_backend, Backend, CachedBackend, S3Options};
-use dedup_store::repo::{needs_password, Repository, SnapshotFilter};
+use dedup_store::backend::{open_backend, Backend, S3Options};
+use dedup_store::repo::{Repository, SnapshotFilter};
 
 use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
 
@@ -63,51 +64,17 @@ fn backend(common: &CommonArgs, location: &std::path::Path) -> Result<Arc<dyn Ba
     let options = S3Options {
         connections: common.connections.max(1),
         virtual_host: common.s3_virtual_host,
+        accept_new_host_key: common.accept_new_host_key,
         ..S3Options::default()
     };
     open_backend(location, &options)
         .with_context(|| format!("cannot use the repository location {}", location.display()))
 }
 
-/// Opens the repository, asking for the password where one is needed.
+/// Opens the repository, asking for the password where one is needed, and checks it against
+/// what this client remembers of its location (trust.rs).
 fn open(common: &CommonArgs) -> Result<Repository> {
-    let location = location(common)?;
-    let remote = backend(common, &location)?;
-    let cache = (is_remote(&location) && !common.no_cache)
-        .then(|| Arc::new(CachedBackend::new(Arc::clone(&remote))));
-    let backend: Arc<dyn Backend> = match &cache {
-        Some(cache) => Arc::clone(cache) as Arc<dyn Backend>,
-        None => remote,
-    };
-    let shown = location.display();
-    let has_config = backend
-        .exists("config")
-        .with_context(|| format!("cannot open the repository at {shown}"))?;
-    if !has_config {
-        // Key files without a config are a repository that lost its config, not none at all.
-        let keys = backend.list("keys").map(|l| l.len()).unwrap_or(0);
-        if keys > 0 {
-            bail!(
-                "{shown}/config: missing, though the repository's {keys} key file(s) are there: \
-                 without its config (chunker, encryption) the repository cannot be read; put \
-                 back a copy of the config"
-            );
-        }
-        bail!("{shown}: no repository here (no config file); create one with `dedup store init`");
-    }
-    let password = if needs_password(backend.as_ref())
-        .with_context(|| format!("cannot open the repository at {shown}"))?
-    {
-        password::password(common)?
-    } else {
-        Vec::new()
-    };
-    let repo = Repository::open(backend, &password)
-        .with_context(|| format!("cannot open the repository at {shown}"))?;
-    if let (Some(cache), Some(dir)) = (&cache, CachedBackend::default_dir(&repo.config().id)) {
-        cache.attach(dir);
-    }
-    Ok(repo)
+    trust::open(common)
 }
 
 /// The library's snapshot filter from `--host` and `--path` (made absolute).

@@ -123,6 +123,7 @@ fn truncate(s: &str, max: usize) -> String {
 
 /// A command running the binary in `dir`, with the default timeout.
 pub fn cmd(dir: &Path) -> assert_cmd::Command {
+    isolate_client();
     let mut c = assert_cmd::Command::new(BIN);
     c.current_dir(dir).timeout(TIMEOUT);
     c
@@ -370,7 +371,63 @@ pub fn settle() {
 
 /// A fresh temporary directory.
 pub fn tmp() -> tempfile::TempDir {
+    isolate_client();
     tempfile::Builder::new().prefix("dedup-test-").tempdir().expect("create temp dir")
+}
+
+/// What this test process's dedup children share, under `dedup-client-PID` in the temporary
+/// directory: their state (XDG_STATE_HOME: the store's memory of repositories, ssh's control
+/// sockets), their caches (XDG_CACHE_HOME), and for user nobody a place of its own.
+pub fn client_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        // A later test process removes the directories of processes that are gone (a static
+        // is never dropped).
+        if let Ok(entries) = fs::read_dir(std::env::temp_dir()) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("dedup-client-")) else {
+                    continue;
+                };
+                if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+                    let _ = fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("dedup-client-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        // Traversable, so that nobody reaches its own part.
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    })
+}
+
+/// Points every dedup process this test process starts (they inherit its environment) at the
+/// state and cache directories of [`client_dir`], never the user's own, and lets their `init`
+/// make the cheap keys the tests use (`--kdf-memory-kib 64`, below the floor users get). Called
+/// by [`tmp`], [`cmd`] and the store helpers before any command runs; set once for the whole
+/// process, so that tests running at once agree.
+pub fn isolate_client() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        let dir = client_dir();
+        std::env::set_var("XDG_STATE_HOME", dir.join("state"));
+        std::env::set_var("XDG_CACHE_HOME", dir.join("cache"));
+        std::env::set_var("DEDUP_TEST_ALLOW_WEAK_KDF", "1");
+    });
+}
+
+/// The state and cache directories of user nobody's dedup processes (root's are not theirs to
+/// read), made once and given to nobody.
+pub fn nobody_client_dir() -> PathBuf {
+    let dir = client_dir().join("nobody");
+    if !dir.exists() {
+        let _ = fs::create_dir(&dir);
+        let _ = std::os::unix::fs::chown(&dir, Some(65534), Some(65534));
+    }
+    dir
 }
 
 /// Path from raw bytes.

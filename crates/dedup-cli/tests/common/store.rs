@@ -16,6 +16,7 @@ pub const PASSWORD: &str = "correct horse";
 
 /// `dedup store` on `repo` with the password in the environment, no other source of settings.
 pub fn store_cmd(repo: &Path) -> assert_cmd::Command {
+    super::isolate_client();
     let mut c = assert_cmd::Command::new(BIN);
     c.timeout(TIMEOUT)
         .arg("store")
@@ -30,6 +31,7 @@ pub fn store_cmd(repo: &Path) -> assert_cmd::Command {
 /// Starts `dedup store -r REPO <args>` in the background (stderr kept for [`wait_ok`]), as
 /// [`store_cmd`] sets it up: for commands that must run at the same time as others.
 pub fn spawn_store<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> std::process::Child {
+    super::isolate_client();
     std::process::Command::new(BIN)
         .arg("store")
         .arg("-r")
@@ -73,8 +75,12 @@ pub fn store_ok<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> String {
 
 /// Runs `dedup store -r REPO <args>` as user and group nobody (65534) via setpriv.
 pub fn store_as_nobody<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> Out {
+    super::isolate_client();
+    let own = super::nobody_client_dir();
     let mut c = assert_cmd::Command::new("setpriv");
     c.timeout(TIMEOUT)
+        .env("XDG_STATE_HOME", own.join("state"))
+        .env("XDG_CACHE_HOME", own.join("cache"))
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(BIN)
         .arg("store")
@@ -85,6 +91,41 @@ pub fn store_as_nobody<S: AsRef<OsStr>>(repo: &Path, args: &[S]) -> Out {
         .env_remove("DEDUP_REPO")
         .env_remove("DEDUP_PASSWORD_FILE");
     run(&mut c)
+}
+
+/// `dedup store -r REPO` as [`store_cmd`] sets it up, run by `sh` after `umask 000`, so that any
+/// mode the program does not ask for itself shows.
+pub fn store_cmd_under_umask_0(repo: &Path) -> assert_cmd::Command {
+    super::isolate_client();
+    let mut c = assert_cmd::Command::new("sh");
+    c.timeout(TIMEOUT)
+        .args(["-c", "umask 000; exec \"$0\" \"$@\"", BIN, "store", "-r"])
+        .arg(repo)
+        .env("DEDUP_PASSWORD", PASSWORD)
+        .env_remove("DEDUP_REPO")
+        .env_remove("DEDUP_PASSWORD_FILE");
+    c
+}
+
+/// Walks `root` (not following links), asserting that every directory is 0700 and every file
+/// 0600; returns the number of files.
+#[track_caller]
+pub fn assert_private(root: &Path) -> usize {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files = 0;
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let meta = fs::symlink_metadata(&path).unwrap();
+        let mode = meta.permissions().mode() & 0o777;
+        if meta.is_dir() {
+            assert_eq!(mode, 0o700, "{}", path.display());
+            pending.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            assert_eq!(mode, 0o600, "{}", path.display());
+            files += 1;
+        }
+    }
+    files
 }
 
 /// Creates a repository with a cheap key, 1 MiB packs and small chunks (16 / 64 / 256 KiB), so

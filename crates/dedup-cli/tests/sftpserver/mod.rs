@@ -47,8 +47,7 @@ fn remove_dead_kits() {
 }
 
 /// Makes the kit once and puts its `ssh` first on this process's PATH (inherited by the dedup
-/// processes the tests start), with the ssh control sockets (XDG_STATE_HOME) and the
-/// repositories' caches (XDG_CACHE_HOME) under it.
+/// processes the tests start).
 fn kit() -> &'static Kit {
     static KIT: OnceLock<Kit> = OnceLock::new();
     KIT.get_or_init(|| {
@@ -91,22 +90,26 @@ fn kit() -> &'static Kit {
         )
         .unwrap();
         std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::create_dir(path.join("state")).unwrap();
         let old_path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![bin];
         paths.extend(std::env::split_paths(&old_path));
         // Every test of a process uses the same kit, so setting it process-wide (for the dedup
         // children to inherit) cannot race with another test's different values.
         std::env::set_var("PATH", std::env::join_paths(paths).unwrap());
-        std::env::set_var("XDG_STATE_HOME", path.join("state"));
-        // The metadata caches of the repositories too, so that they go with the kit.
-        std::env::set_var("XDG_CACHE_HOME", path.join("cache"));
+        // The ssh control sockets (under XDG_STATE_HOME) and the repositories' caches go where
+        // every store test of this process puts its client's state.
+        super::common::isolate_client();
         Kit { dir }
     })
 }
 
+/// The client key the servers accept (a test writing an ssh configuration of its own names it).
+pub fn client_identity() -> PathBuf {
+    kit().dir.join("id_client")
+}
+
 /// The real ssh client on PATH (before the kit's wrapper was put there).
-fn real_ssh() -> Option<PathBuf> {
+pub fn real_ssh() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join("ssh"))
@@ -140,6 +143,12 @@ impl SftpServer {
     /// Starts a server, or returns None (after the skip message) when it cannot run here; panics
     /// instead under DEDUP_TEST_REQUIRE_ALL=1.
     pub fn start(test: &str) -> Option<SftpServer> {
+        SftpServer::start_with(test, "")
+    }
+
+    /// Starts a server as [`SftpServer::start`] whose sftp subsystem runs with `sftp_options`
+    /// (internal-sftp's, e.g. `-u 000` for a umask that keeps every mode asked for).
+    pub fn start_with(test: &str, sftp_options: &str) -> Option<SftpServer> {
         if let Some(why) = missing() {
             if std::env::var("DEDUP_TEST_REQUIRE_ALL").as_deref() == Ok("1") {
                 panic!("{test}: cannot run: {why} (DEDUP_TEST_REQUIRE_ALL=1)");
@@ -164,7 +173,7 @@ impl SftpServer {
                      AuthorizedKeysFile {keys}\nPidFile none\nStrictModes no\nUsePAM no\n\
                      PubkeyAuthentication yes\nPasswordAuthentication no\n\
                      KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n\
-                     MaxStartups 100\nMaxSessions 100\nSubsystem sftp internal-sftp\n\
+                     MaxStartups 100\nMaxSessions 100\nSubsystem sftp internal-sftp {sftp_options}\n\
                      LogLevel ERROR\n",
                     host_key = kit.host_key().display(),
                     keys = kit.authorized_keys().display(),

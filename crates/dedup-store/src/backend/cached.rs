@@ -13,9 +13,11 @@
 use std::collections::HashSet;
 use std::fs;
 use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use super::local::{PRIVATE_DIR, PRIVATE_FILE};
 use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome};
 use crate::id::Id;
 
@@ -69,15 +71,21 @@ impl CachedBackend {
         }
     }
 
-    /// Stores a copy; a cache that cannot be written is only slower, never an error.
+    /// Stores a copy, private to the user (files 0600 in directories 0700, as the repository's
+    /// own); a cache that cannot be written is only slower, never an error.
     fn keep(path: &Path, bytes: &[u8]) {
         let Some(dir) = path.parent() else { return };
         let temp = dir.join(format!(".tmp-{}", Id::random().short(16)));
-        let written = fs::create_dir_all(dir).and_then(|()| {
-            let mut file = fs::File::create(&temp)?;
-            file.write_all(bytes)?;
-            fs::rename(&temp, path)
-        });
+        let written =
+            fs::DirBuilder::new().recursive(true).mode(PRIVATE_DIR).create(dir).and_then(|()| {
+                let mut file = fs::File::options()
+                    .write(true)
+                    .create_new(true)
+                    .mode(PRIVATE_FILE)
+                    .open(&temp)?;
+                file.write_all(bytes)?;
+                fs::rename(&temp, path)
+            });
         if written.is_err() {
             let _ = fs::remove_file(&temp);
         }
@@ -303,6 +311,32 @@ mod tests {
         cached.list("data").unwrap();
         assert!(!cache_dir.join("trees").join(&pack[8..]).exists(), "gone with its pack");
         assert!(cached.get_metadata_range(&pack, 2, 4).is_err(), "a missing pack is an error");
+    }
+
+    /// The copies are as private as the repository's files.
+    #[test]
+    fn copies_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let remote = Arc::new(LocalBackend::new(dir.path().join("repo")));
+        let cached = CachedBackend::new(remote.clone());
+        cached.attach(dir.path().join("cache/dedup/store/abc"));
+        let bytes = b"an index file".to_vec();
+        let index = format!("index/{}", Id::of_file(&bytes).to_hex());
+        remote.put(&index, &bytes).unwrap();
+        let pack = format!("data/ab/{}", Id::of_file(b"a pack").to_hex());
+        remote.put(&pack, b"a pack with a tree").unwrap();
+        let read = cached.get(&index).and_then(|_| cached.get_metadata_range(&pack, 2, 4));
+        read.unwrap();
+        let mode =
+            |rel: &str| fs::metadata(dir.path().join(rel)).unwrap().permissions().mode() & 0o777;
+        let base = "cache/dedup/store/abc";
+        assert_eq!(mode(&format!("{base}/{index}")), 0o600);
+        assert_eq!(mode(&format!("{base}/trees/{}", &pack[8..])), 0o600);
+        for folder in ["cache", "cache/dedup", "cache/dedup/store", base, &format!("{base}/index")]
+        {
+            assert_eq!(mode(folder), 0o700, "{folder}");
+        }
     }
 
     #[test]

@@ -9,8 +9,18 @@ use tokio::runtime::Runtime;
 
 use super::ObjectInfo;
 
+/// What an S3 request says when no credentials could be found to sign it, where OpenDAL's
+/// own words ("failed to load signing credential") name none of the places it looked.
+const NO_CREDENTIALS: &str = "no S3 credentials found: set AWS_ACCESS_KEY_ID and \
+    AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN with temporary ones), or AWS_PROFILE naming a \
+    profile of ~/.aws/credentials; the region comes from AWS_DEFAULT_REGION or AWS_REGION";
+
 /// An OpenDAL error as an `io::Error` of the nearest kind, its message kept.
 pub(super) fn to_io(err: opendal::Error) -> io::Error {
+    let text = err.to_string();
+    if text.contains("signing credential") {
+        return io::Error::new(io::ErrorKind::PermissionDenied, NO_CREDENTIALS);
+    }
     let kind = match err.kind() {
         ErrorKind::NotFound => io::ErrorKind::NotFound,
         ErrorKind::PermissionDenied => io::ErrorKind::PermissionDenied,
@@ -19,7 +29,7 @@ pub(super) fn to_io(err: opendal::Error) -> io::Error {
         ErrorKind::ConfigInvalid => io::ErrorKind::InvalidInput,
         _ => io::ErrorKind::Other,
     };
-    io::Error::new(kind, err.to_string())
+    io::Error::new(kind, super::printable(&text))
 }
 
 /// `name` whole.
@@ -67,7 +77,11 @@ pub(super) fn list_files(
     };
     Ok(entries
         .into_iter()
-        .filter(|entry| entry.metadata().is_file() && !entry.path().ends_with('/'))
+        .filter(|entry| {
+            entry.metadata().is_file()
+                && !entry.path().ends_with('/')
+                && super::listable(entry.path())
+        })
         .map(|entry| ObjectInfo {
             name: entry.path().trim_start_matches('/').to_string(),
             size: entry.metadata().content_length(),

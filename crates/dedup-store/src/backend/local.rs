@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -119,7 +119,14 @@ pub(super) fn object_path(root: &Path, name: &str) -> io::Result<PathBuf> {
     Ok(root.join(name))
 }
 
-/// Creates `dir` and its parents, fsyncing each parent a new entry went into.
+/// The mode of every file the backend creates: the repository's files are the user's alone
+/// (a key file is what an offline attack on the password needs), whatever the umask.
+pub(super) const PRIVATE_FILE: u32 = 0o600;
+/// The mode of every directory the backend creates.
+pub(super) const PRIVATE_DIR: u32 = 0o700;
+
+/// Creates `dir` and its parents (private: [`PRIVATE_DIR`]), fsyncing each parent a new entry
+/// went into.
 pub(super) fn create_dirs(dir: &Path) -> io::Result<()> {
     if dir.as_os_str().is_empty() || dir.is_dir() {
         return Ok(());
@@ -127,7 +134,7 @@ pub(super) fn create_dirs(dir: &Path) -> io::Result<()> {
     if let Some(parent) = dir.parent() {
         create_dirs(parent)?;
     }
-    match fs::create_dir(dir) {
+    match fs::DirBuilder::new().mode(PRIVATE_DIR).create(dir) {
         Ok(()) => sync_dir(dir.parent().unwrap_or(dir)),
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(()),
         Err(err) => Err(err),
@@ -169,7 +176,8 @@ impl Backend for LocalBackend {
         create_dirs(dir)?;
         let temp = dir.join(temporary_name(""));
         let written = (|| {
-            let mut file = File::options().write(true).create_new(true).open(&temp)?;
+            let mut file =
+                File::options().write(true).create_new(true).mode(PRIVATE_FILE).open(&temp)?;
             file.write_all(bytes)?;
             file.sync_all()
         })();
@@ -252,7 +260,7 @@ impl Backend for LocalBackend {
                 let entry = entry?;
                 let file_name = entry.file_name();
                 let Some(file_name) = file_name.to_str() else { continue };
-                if file_name.starts_with('.') {
+                if file_name.starts_with('.') || !super::listable(file_name) {
                     continue;
                 }
                 let child = format!("{name}/{file_name}");
@@ -404,6 +412,7 @@ mod tests {
         assert!(backend.get_range("data/ab/abc", 2, 5).is_err());
         backend.put("data/cd/cde", b"x").unwrap();
         fs::write(dir.path().join("repo/data/ab/.tmp-leftover"), b"junk").unwrap();
+        fs::write(dir.path().join("repo/data/ab/\x1b]2;planted\x07"), b"junk").unwrap();
         let names: Vec<_> = backend.list("data").unwrap().into_iter().map(|o| o.name).collect();
         assert_eq!(names, ["data/ab/abc", "data/cd/cde"]);
         assert!(backend.list("snapshots").unwrap().is_empty());
@@ -412,6 +421,34 @@ mod tests {
         assert!(!backend.exists("data/ab/abc").unwrap());
         assert_eq!(backend.get("data/ab/abc").unwrap_err().kind(), io::ErrorKind::NotFound);
         assert!(backend.get("../escape").is_err());
+    }
+
+    /// Files 0600 and directories 0700, not what the umask leaves of 0666 and 0777 (the umask
+    /// is the process's, shared by the tests running beside this one: an integration test,
+    /// store_security.rs, runs the binary with the umask cleared).
+    #[test]
+    fn everything_the_backend_creates_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("new/repo");
+        let backend = LocalBackend::new(&root);
+        let made = (|| -> io::Result<()> {
+            backend.put("keys/abc", b"key")?;
+            backend.put("config", b"config")?;
+            let mut object = backend.begin_object("data")?.expect("a local backend streams");
+            object.write(b"pack")?;
+            object.commit("data/ab/abc")?;
+            Ok(())
+        })();
+        made.unwrap();
+        let mode =
+            |rel: &str| fs::metadata(dir.path().join(rel)).unwrap().permissions().mode() & 0o777;
+        for file in ["new/repo/keys/abc", "new/repo/config", "new/repo/data/ab/abc"] {
+            assert_eq!(mode(file), 0o600, "{file}");
+        }
+        for folder in ["new", "new/repo", "new/repo/keys", "new/repo/data", "new/repo/data/ab"] {
+            assert_eq!(mode(folder), 0o700, "{folder}");
+        }
     }
 
     #[test]

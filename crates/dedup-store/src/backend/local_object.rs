@@ -5,9 +5,10 @@
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::local::{create_dirs, object_path, publish};
+use super::local::{create_dirs, object_path, publish, PRIVATE_FILE};
 use super::temporary::temporary_name;
 use super::{ObjectWriter, PutOutcome};
 
@@ -28,7 +29,7 @@ impl LocalObject {
     /// A fresh temporary file in `dir`, for an object of the repository at `root`.
     pub(super) fn create(root: &Path, dir: &Path) -> io::Result<Self> {
         let temp = dir.join(temporary_name(""));
-        let file = File::options().write(true).create_new(true).open(&temp)?;
+        let file = File::options().write(true).create_new(true).mode(PRIVATE_FILE).open(&temp)?;
         Ok(LocalObject {
             root: root.to_path_buf(),
             temp,

@@ -4,6 +4,7 @@
 
 mod cached;
 mod dal;
+mod host_keys;
 mod local;
 mod local_object;
 mod s3;
@@ -15,7 +16,7 @@ mod temporary;
 pub use cached::CachedBackend;
 pub use local::LocalBackend;
 pub use s3::{S3Backend, S3Options, MULTIPART_THRESHOLD, PART_SIZE};
-pub use s3_location::S3Location;
+pub use s3_location::{plain_http_warning, S3Location};
 pub use sftp::SftpBackend;
 pub use sftp_location::SftpLocation;
 
@@ -36,6 +37,25 @@ pub fn open_backend(location: &Path, remote: &S3Options) -> io::Result<Arc<dyn B
         Some(text) if text.starts_with("sftp:") => Ok(Arc::new(SftpBackend::new(text, remote)?)),
         _ => Ok(Arc::new(LocalBackend::new(location))),
     }
+}
+
+/// Whether a listed name can be an object of a repository: none has a control character, and
+/// one that has (planted by whoever can write to the storage) would reach the user's terminal
+/// in messages that name it, so listings leave such names out, as they leave out hidden ones.
+pub(crate) fn listable(name: &str) -> bool {
+    !name.chars().any(char::is_control)
+}
+
+/// `text` from the other side (a server's error message, what ssh printed) made safe to print:
+/// control characters but the newline escaped, so that no escape sequence reaches the terminal.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> =
+                if c.is_control() && c != '\n' { c.escape_default().collect() } else { vec![c] };
+            escaped
+        })
+        .collect()
 }
 
 /// An object in a listing.
@@ -150,5 +170,14 @@ pub trait Backend: Send + Sync {
     /// writes are whole, as object storage's, has none); returns how many.
     fn remove_stale_temporaries(&self, _stale_after: std::time::Duration) -> io::Result<u64> {
         Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn text_from_the_other_side_prints_without_escape_sequences() {
+        assert_eq!(super::printable("a\x1b]2;x\x07\nb\tc"), "a\\u{1b}]2;x\\u{7}\nb\\tc");
+        assert!(super::listable("data/ab/abc") && !super::listable("data/ab/a\x1bb"));
     }
 }

@@ -42,6 +42,9 @@ pub struct S3Options {
     pub min_backoff: Duration,
     /// Longest a request may wait for its next bytes.
     pub io_timeout: Duration,
+    /// SFTP: accept and record the key of a host not yet known (ssh's
+    /// `StrictHostKeyChecking=accept-new`) instead of what the user's ssh configuration says.
+    pub accept_new_host_key: bool,
 }
 
 impl Default for S3Options {
@@ -52,6 +55,7 @@ impl Default for S3Options {
             retries: 6,
             min_backoff: Duration::from_millis(100),
             io_timeout: Duration::from_secs(30),
+            accept_new_host_key: false,
         }
     }
 }

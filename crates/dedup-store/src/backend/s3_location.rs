@@ -36,6 +36,29 @@ impl S3Location {
     }
 }
 
+/// The warning an `s3:http://` location deserves, unless its host is this machine (a loopback
+/// address or `localhost`): requests and answers travel in clear. Whoever is on the network
+/// path is then one more party with access to the storage: what the repository holds stays
+/// encrypted and authenticated, but names, sizes and the pattern of requests show, and objects
+/// can be changed or deleted.
+pub fn plain_http_warning(location: &str) -> Option<String> {
+    let parsed = S3Location::parse(location).ok()?;
+    let authority = parsed.endpoint.strip_prefix("http://")?;
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    (!loopback).then(|| {
+        format!(
+            "{location}: plain HTTP: requests and answers travel unencrypted, so anyone on the \
+             network path sees object names and sizes and can change or delete objects (their \
+             contents stay encrypted and authenticated); use https:// where the service has it"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +80,23 @@ mod tests {
             "s3:https://h/b/../x",
         ] {
             assert!(S3Location::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn plain_http_off_this_machine_is_warned_about() {
+        for quiet in [
+            "s3:http://127.0.0.1:9000/b",
+            "s3:http://localhost/b/p",
+            "s3:http://[::1]:9000/b",
+            "s3:https://s3.example.com/b",
+            "not a location",
+        ] {
+            assert_eq!(plain_http_warning(quiet), None, "{quiet}");
+        }
+        for loud in ["s3:http://minio.lan:9000/b", "s3:http://10.0.0.5/b", "s3:http://[fe80::1]/b"]
+        {
+            assert!(plain_http_warning(loud).is_some_and(|w| w.contains("plain HTTP")), "{loud}");
         }
     }
 }

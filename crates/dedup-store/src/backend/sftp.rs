@@ -13,7 +13,15 @@
 //! one step goes through a session of our own opened with the crate OpenDAL itself uses
 //! (openssh-sftp-client); everything else (reads, ranged reads, listings, deletes) goes through
 //! OpenDAL with the same retry, timeout and concurrency layers as the S3 backend.
+//!
+//! What this backend creates is private whatever the server's umask: directories are made by
+//! our session with mode 0700 before anything is written into them, and each temporary file is
+//! set to 0600 before it gets its final name. The server's host key is checked as the user's
+//! ssh configuration says (`StrictHostKeyChecking`, read with `ssh -G`): `yes` and `ask` (the
+//! default, which cannot ask here) refuse a host not in known_hosts, `accept-new` records it,
+//! and [`S3Options::accept_new_host_key`] asks for `accept-new` explicitly.
 
+use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -22,11 +30,13 @@ use std::time::Duration;
 use opendal::layers::{ConcurrentLimitLayer, RetryLayer, TimeoutLayer};
 use opendal::services::Sftp as SftpService;
 use opendal::Operator;
-use openssh::{KnownHosts, SessionBuilder};
+use openssh::SessionBuilder;
 use openssh_sftp_client::error::SftpErrorKind;
+use openssh_sftp_client::metadata::Permissions;
 use openssh_sftp_client::{Error as SftpError, Sftp, SftpOptions};
 
 use super::dal::{self, to_io as opendal_to_io};
+use super::host_keys::HostKeyPolicy;
 use super::s3::S3Options;
 use super::sftp_location::SftpLocation;
 use super::temporary::{is_hidden, temporary_is_stale, temporary_name, TEMP_PREFIX};
@@ -38,10 +48,15 @@ pub struct SftpBackend {
     // Fields drop in this order: OpenDAL's sessions and ours end (each runs `ssh -O exit`) while
     // the runtime that drives them still exists.
     op: Operator,
-    /// Our own session, for the step OpenDAL cannot do; replaced when its connection breaks.
+    /// Our own session, for the steps OpenDAL cannot do (a private directory, a link that does
+    /// not replace); replaced when its connection breaks.
     linker: Mutex<Arc<Sftp>>,
+    /// Folders (relative to the root) made private or found, each made once.
+    made_dirs: Mutex<HashSet<String>>,
     /// `ssh://[USER@]HOST[:PORT]`, to open it again.
     destination: String,
+    /// How the server's host key is checked.
+    policy: HostKeyPolicy,
     /// The repository's folder on the server, absolute.
     root: PathBuf,
     /// Attempts after the first of a link whose connection broke, and the first pause.
@@ -50,30 +65,38 @@ pub struct SftpBackend {
     runtime: tokio::runtime::Runtime,
 }
 
-/// Opens an SFTP session of our own to `destination` through the system ssh.
-async fn open_session(destination: &str) -> io::Result<Sftp> {
+/// Opens an SFTP session of our own to `destination` through the system ssh, checking the
+/// server's host key as `policy` says.
+async fn open_session(destination: &str, policy: &HostKeyPolicy) -> io::Result<Sftp> {
     let mut session = SessionBuilder::default();
     session
-        .known_hosts_check(KnownHosts::Add)
+        .known_hosts_check(policy.check.clone())
         .connect_timeout(Duration::from_secs(20))
         .server_alive_interval(Duration::from_secs(15));
-    let session = session
-        .connect(destination)
-        .await
-        .map_err(|err| io::Error::other(format!("ssh {destination}: {}", with_causes(&err))))?;
+    let session = session.connect(destination).await.map_err(|err| {
+        let text = super::printable(&with_causes(&err));
+        if text.contains("Host key verification failed") {
+            return io::Error::new(io::ErrorKind::PermissionDenied, policy.refusal(destination));
+        }
+        io::Error::other(format!("ssh {destination}: {text}"))
+    })?;
     Sftp::from_session(session, SftpOptions::default())
         .await
         .map_err(|err| sftp_to_io("starting the sftp subsystem", err))
 }
 
 /// Opens a session as [`open_session`], trying again twice after a failure (a server starting,
-/// a dropped connection), with the backoff of the other requests.
-async fn open_session_retrying(destination: &str, options: &S3Options) -> io::Result<Sftp> {
+/// a dropped connection), with the backoff of the other requests; a refused host key is final.
+async fn open_session_retrying(
+    destination: &str,
+    policy: &HostKeyPolicy,
+    options: &S3Options,
+) -> io::Result<Sftp> {
     let mut pause = options.min_backoff;
     let mut attempts_left = options.retries.min(2);
     loop {
-        match open_session(destination).await {
-            Err(_) if attempts_left > 0 => {
+        match open_session(destination, policy).await {
+            Err(err) if attempts_left > 0 && err.kind() != io::ErrorKind::PermissionDenied => {
                 attempts_left -= 1;
                 tokio::time::sleep(pause).await;
                 pause *= 2;
@@ -104,7 +127,7 @@ fn connection_broke(err: &SftpError) -> bool {
 impl SftpBackend {
     /// The repository at `location` (`sftp://[USER@]HOST[:PORT]/PATH` or
     /// `sftp:[USER@]HOST:PATH`). ssh reads its usual configuration (`~/.ssh/config`, keys, agent);
-    /// an unknown host key is added to known_hosts (accept-new), a changed one is refused.
+    /// the host key is checked as that configuration says (module documentation).
     pub fn new(location: &str, options: &S3Options) -> io::Result<Self> {
         let parsed = SftpLocation::parse(location)
             .map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
@@ -115,8 +138,9 @@ impl SftpBackend {
             .enable_time()
             .build()?;
         let destination = parsed.destination();
+        let policy = HostKeyPolicy::for_destination(&destination, options.accept_new_host_key);
         let (linker, root) = runtime.block_on(async {
-            let sftp = open_session_retrying(&destination, options).await?;
+            let sftp = open_session_retrying(&destination, &policy, options).await?;
             let root = if parsed.path.starts_with('/') {
                 PathBuf::from(&parsed.path)
             } else {
@@ -127,7 +151,13 @@ impl SftpBackend {
                     .map_err(|err| sftp_to_io("finding the login directory", err))?;
                 home.join(&parsed.path)
             };
-            Ok::<_, io::Error>((sftp, normalize(&root)))
+            let root = normalize(&root);
+            // The repository's folder and those above it that are missing, private, before
+            // OpenDAL's sessions connect: each makes the root at connection, with the server's
+            // default mode, where it does not exist yet.
+            let chain: Vec<PathBuf> = root.ancestors().map(Path::to_path_buf).collect();
+            make_private_dirs(&sftp, chain.into_iter().rev()).await?;
+            Ok::<_, io::Error>((sftp, root))
         })?;
         let root_text = root
             .to_str()
@@ -135,7 +165,7 @@ impl SftpBackend {
         let service = SftpService::default()
             .endpoint(&destination)
             .root(root_text)
-            .known_hosts_strategy("add");
+            .known_hosts_strategy(policy.opendal_strategy());
         let op = Operator::new(service)
             .map_err(opendal_to_io)?
             .layer(TimeoutLayer::new().with_io_timeout(options.io_timeout))
@@ -151,7 +181,9 @@ impl SftpBackend {
             location: location.to_string(),
             op,
             linker: Mutex::new(Arc::new(linker)),
+            made_dirs: Mutex::new(HashSet::new()),
             destination,
+            policy,
             root,
             retries: options.retries,
             min_backoff: options.min_backoff,
@@ -171,7 +203,7 @@ impl SftpBackend {
 
     /// Replaces the session `broken` by a new one (unless another thread already did).
     async fn reconnect(&self, broken: &Arc<Sftp>) -> io::Result<()> {
-        let fresh = Arc::new(open_session(&self.destination).await?);
+        let fresh = Arc::new(open_session(&self.destination, &self.policy).await?);
         let mut current = self.linker.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if Arc::ptr_eq(&current, broken) {
             *current = fresh;
@@ -212,11 +244,16 @@ impl SftpBackend {
             let what = what.to_string();
             move |err| Step::Sftp(what, err)
         };
+        // Private before it has its final name, whatever the server's umask made it.
+        let private = Permissions::from(0o600u16);
         if linker.support_fsync() {
             let mut file =
                 linker.options().write(true).open(self.remote(temp)).await.map_err(sftp(temp))?;
+            file.set_permissions(private).await.map_err(sftp(temp))?;
             file.sync_all().await.map_err(sftp(temp))?;
             file.close().await.map_err(sftp(temp))?;
+        } else {
+            linker.fs().set_permissions(self.remote(temp), private).await.map_err(sftp(temp))?;
         }
         if linker.support_hardlink() {
             return match linker.fs().hard_link(self.remote(temp), self.remote(name)).await {
@@ -250,10 +287,49 @@ impl SftpBackend {
         self.op.exists(name).await.map_err(opendal_to_io)
     }
 
+    /// Makes the folder `dir` (relative to the root) and those above it up to the root (made
+    /// by [`SftpBackend::new`]), each with mode 0700, before OpenDAL writes into them (it
+    /// would make them with the server's default mode).
+    async fn make_dirs(&self, dir: &str) -> io::Result<()> {
+        let mut levels = Vec::new();
+        let mut path = String::new();
+        for part in dir.split('/').filter(|p| !p.is_empty()) {
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str(part);
+            levels.push(path.clone());
+        }
+        let made = |level: &String| {
+            self.made_dirs.lock().unwrap_or_else(|p| p.into_inner()).contains(level)
+        };
+        let missing: Vec<String> = levels.into_iter().filter(|level| !made(level)).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        make_private_dirs(&self.linker(), missing.iter().map(|level| self.remote(level))).await?;
+        self.made_dirs.lock().unwrap_or_else(|p| p.into_inner()).extend(missing);
+        Ok(())
+    }
+
     /// Every file under `folder` (`""` for all), hidden ones included.
     fn list_all(&self, folder: &str) -> io::Result<Vec<ObjectInfo>> {
         dal::list_files(&self.runtime, &self.op, folder)
     }
+}
+
+/// Makes each folder of `paths` in turn with mode 0700. A folder that exists is left as it is;
+/// one that cannot be made is left for the write into it to report.
+async fn make_private_dirs(sftp: &Sftp, paths: impl Iterator<Item = PathBuf>) -> io::Result<()> {
+    for path in paths {
+        let made =
+            sftp.fs().dir_builder().permissions(Permissions::from(0o700u16)).create(&path).await;
+        match made {
+            Ok(()) | Err(SftpError::SftpError(..)) => {}
+            Err(err) => return Err(sftp_to_io(&path.display().to_string(), err)),
+        }
+    }
+    Ok(())
 }
 
 /// How a step of [`SftpBackend::commit`] failed.
@@ -276,7 +352,7 @@ fn sftp_to_io(what: &str, err: SftpError) -> io::Error {
         SftpError::SftpError(SftpErrorKind::PermDenied, _) => io::ErrorKind::PermissionDenied,
         _ => io::ErrorKind::Other,
     };
-    io::Error::new(kind, format!("sftp: {what}: {err}"))
+    io::Error::new(kind, super::printable(&format!("sftp: {what}: {err}")))
 }
 
 /// The last part of an object path.
@@ -300,6 +376,7 @@ impl Backend for SftpBackend {
         let temp = temporary_name(dir);
         let data = bytes.to_vec();
         self.runtime.block_on(async {
+            self.make_dirs(dir).await?;
             let outcome = match self.op.write_with(&temp, data).if_not_exists(true).await {
                 Ok(_) => self.commit(&temp, name).await,
                 Err(err) => Err(opendal_to_io(err)),

@@ -10,10 +10,24 @@ pub const MAX_LABEL: usize = 1024;
 /// Length of the sealed master key: 24-byte nonce, 32-byte key, 16-byte tag.
 pub const WRAPPED_LEN: usize = 72;
 
-/// Bounds a reader accepts, so a damaged file cannot make it allocate the machine away.
-const MAX_MEMORY_KIB: u32 = 4 << 20;
-const MAX_ITERATIONS: u32 = 100;
-const MAX_LANES: u32 = 64;
+/// The costs a reader accepts at most (docs/store-format.md §4): a key file is read before
+/// anything in the repository is authenticated, so a planted or damaged one must not make an
+/// open allocate the machine away or take minutes. RFC 9106's first recommended setting
+/// (2 GiB, one pass) is within them, and so is the default (64 MiB, three passes) 21 times over.
+pub const MAX_MEMORY_KIB: u32 = 2 << 20;
+/// Iterations (passes) at most.
+pub const MAX_ITERATIONS: u32 = 16;
+/// Lanes at most.
+pub const MAX_LANES: u32 = 16;
+/// Memory times passes at most, in KiB: 4 GiB of blocks to fill.
+pub const MAX_WORK_KIB: u64 = 4 << 20;
+/// A slot whose work is above this many times the default's is named as slow when tried.
+pub const SLOW_FACTOR: u64 = 4;
+/// The least memory `init` and `key` accept outside tests (OWASP's minimum for argon2id):
+/// 19 MiB, and memory times passes at least twice that.
+pub const FLOOR_MEMORY_KIB: u32 = 19 << 10;
+/// The least memory times passes, in KiB, outside tests.
+pub const FLOOR_WORK_KIB: u64 = 2 * (19 << 10);
 
 /// The password KDF of a key slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +47,52 @@ pub struct KdfParams {
     pub iterations: u32,
     /// Lanes.
     pub lanes: u32,
+}
+
+impl KdfParams {
+    /// Memory times passes, in KiB: what one try of the password costs.
+    pub fn work_kib(&self) -> u64 {
+        u64::from(self.memory_kib) * u64::from(self.iterations)
+    }
+
+    /// Why these parameters are refused (beyond the caps, or not valid for argon2), if they are.
+    pub fn out_of_bounds(&self) -> Option<String> {
+        let why = if self.iterations == 0 || self.lanes == 0 {
+            "iterations and lanes must be at least 1"
+        } else if u64::from(self.memory_kib) < 8 * u64::from(self.lanes) {
+            "memory must be at least 8 KiB per lane"
+        } else if self.memory_kib > MAX_MEMORY_KIB {
+            "memory above 2 GiB"
+        } else if self.iterations > MAX_ITERATIONS {
+            "more than 16 iterations"
+        } else if self.lanes > MAX_LANES {
+            "more than 16 lanes"
+        } else if self.work_kib() > MAX_WORK_KIB {
+            "memory times iterations above 4 GiB"
+        } else {
+            return None;
+        };
+        Some(format!(
+            "{why} (m = {} KiB, t = {}, p = {})",
+            self.memory_kib, self.iterations, self.lanes
+        ))
+    }
+
+    /// Why these parameters are too weak for a real password, if they are.
+    pub fn below_floor(&self) -> Option<String> {
+        (self.memory_kib < FLOOR_MEMORY_KIB || self.work_kib() < FLOOR_WORK_KIB).then(|| {
+            format!(
+                "argon2 memory {} KiB with {} iteration(s) is too weak: at least {FLOOR_MEMORY_KIB} \
+                 KiB, and memory times iterations at least {FLOOR_WORK_KIB} KiB",
+                self.memory_kib, self.iterations
+            )
+        })
+    }
+
+    /// Whether trying these parameters is slow: work above [`SLOW_FACTOR`] times the default's.
+    pub fn is_slow(&self) -> bool {
+        self.work_kib() > SLOW_FACTOR * KdfParams::default().work_kib()
+    }
 }
 
 impl Default for KdfParams {
@@ -105,17 +165,10 @@ impl KeyFile {
         }
         let params =
             KdfParams { memory_kib: input.u32()?, iterations: input.u32()?, lanes: input.u32()? };
-        if kdf == Kdf::Argon2id
-            && (params.memory_kib > MAX_MEMORY_KIB
-                || params.iterations == 0
-                || params.iterations > MAX_ITERATIONS
-                || params.lanes == 0
-                || params.lanes > MAX_LANES
-                || params.memory_kib < 8 * params.lanes)
-        {
-            return Err(DecodeError::invalid(format!(
-                "argon2 parameters out of range: {params:?}"
-            )));
+        if kdf == Kdf::Argon2id {
+            if let Some(why) = params.out_of_bounds() {
+                return Err(DecodeError::invalid(format!("argon2 parameters refused: {why}")));
+            }
         }
         let salt = input.array()?;
         let created = input.i64()?;
@@ -136,7 +189,7 @@ mod tests {
         (
             any::<bool>(),
             8u32..1 << 20,
-            1u32..10,
+            1u32..5,
             1u32..4,
             any::<[u8; 32]>(),
             any::<i64>(),
@@ -183,5 +236,28 @@ mod tests {
         };
         key.params.memory_kib = u32::MAX;
         assert!(KeyFile::decode(&key.encode()).is_err());
+        // Each cap alone, and the product of memory and passes.
+        for (memory_kib, iterations, lanes) in
+            [(4 << 20, 1, 4), (65536, 17, 4), (65536, 3, 17), (2 << 20, 3, 4), (8, 1, 2)]
+        {
+            key.params = KdfParams { memory_kib, iterations, lanes };
+            let err = KeyFile::decode(&key.encode()).unwrap_err().to_string();
+            assert!(err.contains("argon2 parameters refused"), "{err}");
+        }
+        // RFC 9106's first recommended setting is not refused.
+        key.params = KdfParams { memory_kib: 2 << 20, iterations: 1, lanes: 4 };
+        assert_eq!(KeyFile::decode(&key.encode()).unwrap().params, key.params);
+        assert!(key.params.is_slow() && !KdfParams::default().is_slow());
+    }
+
+    #[test]
+    fn the_floor_refuses_weak_parameters_and_takes_the_defaults() {
+        assert!(KdfParams::default().below_floor().is_none());
+        let owasp = KdfParams { memory_kib: 19 << 10, iterations: 2, lanes: 1 };
+        assert!(owasp.below_floor().is_none());
+        for (memory_kib, iterations) in [(64, 1), (19 << 10, 1), (18 << 10, 4)] {
+            let weak = KdfParams { memory_kib, iterations, lanes: 1 };
+            assert!(weak.below_floor().is_some(), "{weak:?}");
+        }
     }
 }

@@ -11,11 +11,12 @@ use crate::format::{
 };
 use crate::id::Id;
 use crate::keys::{self, MasterKey};
+use zeroize::Zeroize;
 
-/// The choices made once, at init.
-#[derive(Debug, Clone)]
+/// The choices made once, at init (not `Clone`: it may hold a password).
 pub struct InitOptions {
-    /// The password of the first key; `None` makes an unencrypted repository.
+    /// The password of the first key; `None` makes an unencrypted repository. Zeroed by
+    /// [`Repository::init`] once the key is made.
     pub password: Option<Vec<u8>>,
     /// The chunker.
     pub chunker: ChunkerParams,
@@ -31,6 +32,21 @@ pub struct InitOptions {
     /// trees of version 1, which older programs read and write). At least what the chunker
     /// needs (kind 3: version 2).
     pub format_version: u8,
+}
+
+impl std::fmt::Debug for InitOptions {
+    /// Everything but the password, of which only whether there is one.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InitOptions")
+            .field("password", &self.password.as_ref().map(|_| "(hidden)"))
+            .field("chunker", &self.chunker)
+            .field("pack_size", &self.pack_size)
+            .field("compression", &self.compression)
+            .field("kdf", &self.kdf)
+            .field("label", &self.label)
+            .field("format_version", &self.format_version)
+            .finish()
+    }
 }
 
 impl Default for InitOptions {
@@ -49,7 +65,15 @@ impl Default for InitOptions {
 
 impl Repository {
     /// Creates a repository in `backend`, which must hold none, and opens it.
-    pub fn init(backend: Arc<dyn Backend>, options: InitOptions) -> Result<Repository> {
+    pub fn init(backend: Arc<dyn Backend>, mut options: InitOptions) -> Result<Repository> {
+        let made = Repository::init_with(backend, &options);
+        if let Some(password) = options.password.as_mut() {
+            password.zeroize();
+        }
+        made
+    }
+
+    fn init_with(backend: Arc<dyn Backend>, options: &InitOptions) -> Result<Repository> {
         options.chunker.validate().map_err(Error::Invalid)?;
         let needed = options.chunker.format_version();
         if !(needed..=FORMAT_VERSION).contains(&options.format_version) {
@@ -79,7 +103,6 @@ impl Repository {
         let slot_bytes = slot.encode();
         let key_id = Id::of_file(&slot_bytes);
         let key_name = format!("keys/{key_id}");
-        backend.put(&key_name, &slot_bytes).map_err(|e| Error::io(&key_name, e))?;
         let config = Config {
             id: Id::random(),
             created: now_ns(),
@@ -88,18 +111,26 @@ impl Repository {
             compression: options.compression,
             version: options.format_version,
         };
-        let sealer = Sealer::new(master.derive().data, options.password.is_some());
-        // The config last: until it exists the location holds no repository, so an interrupted
-        // init leaves nothing that opens half-made.
+        let keys = master.derive();
+        let sealer = Sealer::from_secret(&keys.data, options.password.is_some());
         let bytes = seal_file(&sealer, Magic::Config, &config.encode());
+        // The config first, write-once: of two inits racing for the location only one writes
+        // it, and the other leaves nothing behind. A key slot is written only for the config
+        // that stands, so no slot whose master key does not open the config is ever left
+        // (opening treats such a slot as tampering: docs/store-format.md §4). An init stopped
+        // between the two leaves a config without keys, which opens for no one and is named
+        // as such; nothing else is stored there yet.
         let written = backend.put(CONFIG, &bytes).map_err(|e| Error::io(CONFIG, e))?;
         if written == PutOutcome::AlreadyExisted {
-            // Another init won the race: its config stands, and this key slot, whose master key
-            // does not open that config, goes.
-            let _ = backend.delete(&key_name);
             return Err(Error::AlreadyExists(location));
         }
-        Repository::with_master(backend, master, key_id)
+        if let Err(err) = backend.put(&key_name, &slot_bytes) {
+            // Without its key the config opens for no one: take it back, so that init can be
+            // run again.
+            let _ = backend.delete(CONFIG);
+            return Err(Error::io(&key_name, err));
+        }
+        Repository::from_config(backend, &bytes, master, key_id, options.password.is_some())
     }
 }
 
@@ -134,6 +165,14 @@ fn refuse_remains(backend: &dyn Backend, location: &str) -> Result<()> {
 mod tests {
     use super::*;
     use crate::backend::LocalBackend;
+
+    #[test]
+    fn init_options_never_print_the_password() {
+        let options = InitOptions { password: Some(b"hunter2".to_vec()), ..InitOptions::default() };
+        let shown = format!("{options:?}");
+        assert!(!shown.contains("hunter2") && !shown.contains("104, 117"), "{shown}");
+        assert!(shown.contains("password: Some(\"(hidden)\")"), "{shown}");
+    }
 
     #[test]
     fn of_two_inits_racing_for_one_location_one_wins_and_the_other_is_refused() {

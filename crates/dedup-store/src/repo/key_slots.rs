@@ -43,11 +43,22 @@ pub fn needs_password(backend: &dyn Backend) -> Result<bool> {
         || slots.iter().any(|slot| !matches!(&slot.file, Ok(file) if file.kdf == Kdf::None)))
 }
 
-/// The damaged key files, one message each.
+/// The damaged key files, one message each, and in an encrypted repository every key file that
+/// takes no password (never used: anyone who can write to the storage can make one).
 pub fn key_slot_errors(repo: &Repository) -> Result<Vec<String>> {
+    let encrypted = repo.encrypted();
     Ok(load_slots(repo.backend())?
         .into_iter()
-        .filter_map(|slot| slot.file.err().map(|e| e.to_string()))
+        .filter_map(|slot| match slot.file {
+            Err(err) => Some(err.to_string()),
+            Ok(file) if encrypted && file.kdf == Kdf::None => Some(format!(
+                "keys/{}: takes no password (KDF 0) in an encrypted repository: not written by \
+                 dedup (planted?), never used; remove it with `key remove {}`",
+                slot.id,
+                slot.id.short(8)
+            )),
+            Ok(_) => None,
+        })
         .collect())
 }
 
@@ -64,6 +75,8 @@ pub struct KeySlot {
     pub current: bool,
     /// Why the key file does not read, when it does not (it can still be removed).
     pub damaged: Option<String>,
+    /// Whether it takes no password (KDF 0; in an encrypted repository never used).
+    pub passwordless: bool,
 }
 
 impl Repository {
@@ -80,6 +93,7 @@ impl Repository {
                     created: file.created,
                     current,
                     damaged: None,
+                    passwordless: file.kdf == Kdf::None,
                 },
                 Err(err) => KeySlot {
                     id: slot.id,
@@ -87,6 +101,7 @@ impl Repository {
                     created: 0,
                     current,
                     damaged: Some(err.to_string()),
+                    passwordless: false,
                 },
             });
         }

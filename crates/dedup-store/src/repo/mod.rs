@@ -10,6 +10,7 @@ mod marker;
 mod open_pack;
 mod sink;
 mod snapshots;
+mod unlock;
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ pub use key_slots::{key_slot_errors, needs_password, KeySlot};
 pub use marker::{WriterMarker, REFRESH_EVERY};
 pub use sink::{BlobSink, SinkStats};
 pub use snapshots::SnapshotFilter;
+pub use unlock::{slot_census, OpenNote, OpenOptions, Opened, SlotCensus};
 
 use crate::backend::Backend;
 use crate::chunker::Chunker;
@@ -29,7 +31,7 @@ use crate::crypto::Sealer;
 use crate::error::{Error, Result};
 use crate::format::{Config, DecodeError, Header, Magic, HEADER_LEN};
 use crate::id::Id;
-use crate::keys::{self, Keys, MasterKey};
+use crate::keys::{Keys, MasterKey};
 
 /// Name of the config file.
 pub(crate) const CONFIG: &str = "config";
@@ -46,62 +48,28 @@ pub struct Repository {
 }
 
 impl Repository {
-    /// Opens the repository in `backend` with `password`, trying every key slot.
-    pub fn open(backend: Arc<dyn Backend>, password: &[u8]) -> Result<Repository> {
-        let location = backend.location();
-        match backend.exists(CONFIG) {
-            Ok(true) => {}
-            Ok(false) => return Err(Error::NoRepository(location)),
-            Err(err) => return Err(Error::io(format!("{location}/{CONFIG}"), err)),
-        }
-        let mut damaged = Vec::new();
-        let mut config_error = None;
-        let slots = key_slots::load_slots(backend.as_ref())?;
-        if slots.is_empty() {
-            return Err(Error::Invalid(format!(
-                "{location}/keys: no key file is there, so no password can open the repository"
-            )));
-        }
-        for slot in slots {
-            let file = match slot.file {
-                Ok(file) => file,
-                Err(err) => {
-                    damaged.push(err.to_string());
-                    continue;
-                }
-            };
-            match keys::unwrap(&file, password) {
-                // A slot whose master key does not open the config is not this repository's
-                // (a leftover of an init that lost a race); another slot may still open it.
-                Ok(master) => {
-                    match Repository::with_master(Arc::clone(&backend), master, slot.id) {
-                        Ok(repo) => return Ok(repo),
-                        Err(err) => config_error = config_error.or(Some(err)),
-                    }
-                }
-                Err(keys::UnwrapError::WrongPassword) => {}
-                Err(err) => damaged.push(format!("keys/{}: {err}", slot.id)),
-            }
-        }
-        if let Some(err) = config_error {
-            return Err(err);
-        }
-        if !damaged.is_empty() {
-            return Err(Error::Invalid(format!(
-                "no key of the repository opens with this password, and some key files are damaged: {}",
-                damaged.join("; ")
-            )));
-        }
-        Err(Error::WrongPassword)
-    }
-
-    fn with_master(backend: Arc<dyn Backend>, master: MasterKey, key_id: Id) -> Result<Repository> {
+    /// The repository whose config file holds `config_bytes`, opened with `master`, the key of
+    /// slot `key_id`; `with_password` says whether that slot takes a password (a slot that
+    /// takes none opens only a config whose header says unencrypted).
+    fn from_config(
+        backend: Arc<dyn Backend>,
+        config_bytes: &[u8],
+        master: MasterKey,
+        key_id: Id,
+        with_password: bool,
+    ) -> Result<Repository> {
         let keys = master.derive();
-        let bytes = backend.get(CONFIG).map_err(|e| Error::io(CONFIG, e))?;
-        let header = Header::decode(&bytes, Magic::Config).map_err(|e| Error::decode(CONFIG, e))?;
-        let sealer = Sealer::new(keys.data, header.encrypted);
-        let plain =
-            open_sealed(&sealer, &bytes, Magic::Config).map_err(|e| Error::decode(CONFIG, e))?;
+        let header =
+            Header::decode(config_bytes, Magic::Config).map_err(|e| Error::decode(CONFIG, e))?;
+        if header.encrypted && !with_password {
+            return Err(Error::damaged(
+                CONFIG,
+                format!("encrypted, but keys/{key_id} takes no password: refused"),
+            ));
+        }
+        let sealer = Sealer::from_secret(&keys.data, header.encrypted);
+        let plain = open_sealed(&sealer, config_bytes, Magic::Config)
+            .map_err(|e| Error::decode(CONFIG, e))?;
         let config = Config::decode(&plain).map_err(|e| Error::decode(CONFIG, e))?;
         let chunker = Chunker::new(config.chunker, &keys.gear);
         Ok(Repository { backend, config, master, keys, sealer, chunker, key_id })
@@ -145,6 +113,12 @@ impl Repository {
     /// The id of the key slot that opened the repository.
     pub fn key_id(&self) -> Id {
         self.key_id
+    }
+
+    /// A one-way fingerprint of the master key, which a client remembers to notice a change
+    /// of key (it reveals nothing of the key).
+    pub fn key_fingerprint(&self) -> [u8; 32] {
+        self.master.fingerprint()
     }
 
     /// Reads a content-named file and checks that its bytes hash to its name.
