@@ -22,14 +22,16 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIELDS = ("wall_s", "requests", "reads", "writes", "read_MB", "seeks", "seek_s", "rotation_s",
-          "transfer_s", "busy_s", "late_s")
+FIELDS = ("wall_s", "requests", "reads", "writes", "read_MB", "seeks", "cache_hits", "seek_s",
+          "rotation_s", "transfer_s", "busy_s", "late_s")
 
 
 def parse_run_line(line):
-    """`wall_s 1.2 status 0 requests 9 (reads 9, writes 0) ...` -> {name: number}."""
-    words = line.replace("(", " ").replace(")", " ").replace(",", " ").split()
-    values = {}
+    """`wall_s 1.2 status 0 requests 9 (reads 9, writes 0) ... marks 3 4` -> {name: number},
+    with `marks` as [3, 4] (the log's marks around the run)."""
+    head, sep, marks = line.partition(" marks ")
+    words = head.replace("(", " ").replace(")", " ").replace(",", " ").split()
+    values = {"marks": [int(m) for m in marks.split()] if sep else []}
     for name, value in zip(words[::2], words[1::2]):
         try:
             values[name] = float(value)
@@ -54,9 +56,9 @@ def run_once(command):
 
 def table(names, runs):
     first = statistics.median(r["wall_s"] for r in runs[names[0]])
-    out = ["| command | wall s (median) | / first | requests | seeks | seek s | rotation s | "
-           "transfer s | model busy s | wall − busy s | runs |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| command | wall s (median) | / first | requests | seeks | cache hits | seek s | "
+           "rotation s | transfer s | model busy s | wall − busy s | runs (wall s) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in names:
         rs = runs[name]
         med = {f: statistics.median(r[f] for r in rs) for f in FIELDS}

@@ -11,10 +11,13 @@
 #                              options go to hdd-model (--log FILE, --rate-mbs N, ...: hdd-model --help)
 #   run COMMAND [ARG]...       sync, drop caches, run COMMAND (cwd unchanged), then print its wall
 #                              time and what the model served meanwhile (requests, seek, rotation,
-#                              transfer); {} in an argument stands for $HDD_MNT
+#                              transfer) and the log's marks around it (hdd-model --replay LOG
+#                              --marks A B); {} in an argument stands for $HDD_MNT
 #   stats                      the model's running totals
 #   down                       unmount, detach, stop the model (also cleans up after a failed up)
-#   calibrate                  random 4 KiB and sequential 1 MiB reads of the device with fio
+#   calibrate [MODEL OPTIONS]  fio on a fresh model of a whole disk (a sparse image as large as
+#                              --stroke-bytes, 500 GB by default; no file system): random 4 KiB
+#                              reads over all of it and sequential 1 MiB reads, both one at a time
 # SOURCE for make: a directory, or `gen:COMMAND` where COMMAND (run with sh -c) fills the directory
 # named by $HDD_FILL (e.g. gen:'python3 bench/hdd/tree.py "$HDD_FILL"').
 #
@@ -156,24 +159,50 @@ cmd_run() {
         NR == FNR { before[$1] = $2; next }
         { d[$1] = $2 - before[$1] }
         END {
-            printf "wall_s %.3f status %d requests %d (reads %d, writes %d) read_MB %.1f seeks %d seek_s %.3f rotation_s %.3f transfer_s %.3f busy_s %.3f late_s %.3f\n",
+            printf "wall_s %.3f status %d requests %d (reads %d, writes %d) read_MB %.1f seeks %d cache_hits %d seek_s %.3f rotation_s %.3f transfer_s %.3f busy_s %.3f late_s %.3f marks %d %d\n",
                 end - start, status, d["reads"] + d["writes"], d["reads"], d["writes"], d["read_bytes"] / 1e6,
-                d["seeks"], d["seek_s"], d["rotation_s"], d["transfer_s"], d["busy_s"], d["late_s"]
+                d["seeks"], d["cache_hits"], d["seek_s"], d["rotation_s"], d["transfer_s"], d["busy_s"], d["late_s"],
+                before["mark"], before["mark"] + d["mark"]
         }' <(echo "$before") <(echo "$after")
     return "$status"
 }
 
 cmd_calibrate() {
-    local loop
-    loop=$(state_of loop)
-    [[ -n $loop ]] || die "the model is not up"
     command -v fio > /dev/null || die "fio is missing: apt-get install -y fio"
-    local common=(--filename="$loop" --direct=1 --ioengine=psync --iodepth=1 --readonly --output-format=terse --terse-version=3)
-    # terse v3: field 6 = read KiB, 7 = read bandwidth KiB/s, 8 = read IOPS
-    fio --name=random4k --rw=randread --bs=4k --runtime=20 --time_based --randseed=41 "${common[@]}" |
-        awk -F';' '{ printf "random 4 KiB reads (whole device, QD1): %d IOPS, %.1f ms each\n", $8, 1000 / $8 }'
-    fio --name=seq1m --rw=read --bs=1m --size=1g "${common[@]}" |
-        awk -F';' '{ printf "sequential 1 MiB reads (first GiB, QD1): %.1f MB/s\n", $7 * 1024 / 1e6 }'
+    local bin dir pid loop size status=0
+    bin=$(model_binary)
+    size=500000000000
+    local i
+    for ((i = 1; i <= $#; i++)); do [[ ${!i} == --stroke-bytes ]] && { j=$((i + 1)); size=${!j}; }; done
+    dir=$(mktemp -d /dev/shm/dedup-hdd-calibrate.XXXXXX)
+    mkdir "$dir/fuse"
+    truncate -s "$size" "$dir/disk.img"
+    local rt=()
+    ((HDD_RT > 0)) && rt=(chrt -f "$HDD_RT")
+    setsid "${rt[@]}" "$bin" "$dir/disk.img" "$dir/fuse" "$@" < /dev/null > "$dir/model.err" 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do [[ -e $dir/fuse/disk.img ]] && break; sleep 0.1; done
+    if [[ -e $dir/fuse/disk.img ]] && loop=$(losetup -f --show --direct-io=on "$dir/fuse/disk.img"); then
+        say "$(head -1 "$dir/model.err")"
+        local common=(--filename="$loop" --direct=1 --ioengine=psync --iodepth=1 --readonly --output-format=terse --terse-version=3)
+        local run=()
+        ((HDD_RUN_RT > 0)) && run=(chrt -f "$HDD_RUN_RT")
+        # terse v3: field 7 = read bandwidth KiB/s, 8 = read IOPS
+        "${run[@]}" fio --name=random4k --rw=randread --bs=4k --runtime=30 --time_based --randseed=41 "${common[@]}" |
+            awk -F';' '{ printf "random 4 KiB reads over the whole disk, one at a time: %d IOPS (%.2f ms each)\n", $8, 1000 / $8 }' || status=$?
+        "${run[@]}" fio --name=seq1m --rw=read --bs=1m --size=2g "${common[@]}" |
+            awk -F';' '{ printf "sequential 1 MiB reads, one at a time: %.1f MB/s\n", $7 * 1024 / 1e6 }' || status=$?
+        echo "model totals:"
+        cat "$dir/fuse/stats"
+        losetup -d "$loop"
+    else
+        cat "$dir/model.err" >&2
+        status=1
+    fi
+    for _ in $(seq 50); do fusermount3 -u "$dir/fuse" 2>/dev/null && break; sleep 0.1; done
+    wait "$pid" 2>/dev/null || true
+    rm -rf "$dir"
+    return "$status"
 }
 
 (($#)) || { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 2; }

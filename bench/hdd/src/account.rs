@@ -5,14 +5,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use crate::model::Cost;
-
-/// Whether a request read or wrote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Read,
-    Write,
-}
+use crate::model::{Cost, Op};
 
 /// One served request, as the log and the totals see it.
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +31,8 @@ pub struct Totals {
     pub written_bytes: u64,
     /// Requests that needed a head movement.
     pub seeks: u64,
+    /// Reads answered from the drive's cache.
+    pub cache_hits: u64,
     pub seek_s: f64,
     pub rotation_s: f64,
     pub transfer_s: f64,
@@ -60,6 +55,9 @@ impl Totals {
         if served.cost.seek_s > 0.0 {
             self.seeks += 1;
         }
+        if served.cost.cached {
+            self.cache_hits += 1;
+        }
         self.seek_s += served.cost.seek_s;
         self.rotation_s += served.cost.rotation_s;
         self.transfer_s += served.cost.transfer_s;
@@ -77,6 +75,7 @@ impl Totals {
             ("read_bytes", self.read_bytes.to_string()),
             ("written_bytes", self.written_bytes.to_string()),
             ("seeks", self.seeks.to_string()),
+            ("cache_hits", self.cache_hits.to_string()),
             ("seek_s", format!("{:.6}", self.seek_s)),
             ("rotation_s", format!("{:.6}", self.rotation_s)),
             ("transfer_s", format!("{:.6}", self.transfer_s)),
@@ -98,19 +97,28 @@ pub struct RequestLog {
 impl RequestLog {
     /// The columns, written once at the top.
     pub const HEADER: &'static str =
-        "# start_us op offset len seek_us rotation_us transfer_us queued_us late_us";
+        "# start_us op offset len seek_us rotation_us transfer_us queued_us late_us cached";
 
-    pub fn create(file: File) -> io::Result<Self> {
+    /// Starts a log: the column names, then `# model ...`, the parameters a replay starts from.
+    pub fn create(file: File, model: &str) -> io::Result<Self> {
         let mut out = BufWriter::with_capacity(1 << 20, file);
         writeln!(out, "{}", Self::HEADER)?;
+        writeln!(out, "# model {model}")?;
         Ok(RequestLog { out })
+    }
+
+    /// A `# mark N` line: the totals were read here (hdd.sh run reads them before and after a
+    /// command, so a replay can pick out one command's requests).
+    pub fn mark(&mut self, mark: u64) -> io::Result<()> {
+        writeln!(self.out, "# mark {mark}")?;
+        self.out.flush()
     }
 
     pub fn record(&mut self, s: &Served) -> io::Result<()> {
         let us = |seconds: f64| seconds * 1e6;
         writeln!(
             self.out,
-            "{:.0} {} {} {} {:.1} {:.1} {:.1} {:.1} {:.1}",
+            "{:.0} {} {} {} {:.1} {:.1} {:.1} {:.1} {:.1} {}",
             us(s.start_s),
             match s.op {
                 Op::Read => 'R',
@@ -123,6 +131,7 @@ impl RequestLog {
             us(s.cost.transfer_s),
             us(s.queued_s),
             us(s.late_s),
+            u8::from(s.cost.cached),
         )
     }
 
@@ -140,7 +149,7 @@ mod tests {
             op,
             offset: 8192,
             len,
-            cost: Cost { seek_s, rotation_s: 0.004, transfer_s: 0.001 },
+            cost: Cost { seek_s, rotation_s: 0.004, transfer_s: 0.001, cached: false },
             start_s: 1.5,
             queued_s: 0.0,
             late_s: 0.0001,
@@ -165,13 +174,15 @@ mod tests {
     #[test]
     fn the_log_has_a_header_and_a_line_a_request() {
         let path = std::env::temp_dir().join(format!("hdd-model-log-{}", std::process::id()));
-        let mut log = RequestLog::create(File::create(&path).unwrap()).unwrap();
+        let mut log = RequestLog::create(File::create(&path).unwrap(), "rpm=7200").unwrap();
         log.record(&served(Op::Write, 512, 0.002)).unwrap();
-        log.flush().unwrap();
+        log.mark(1).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], RequestLog::HEADER);
-        assert_eq!(lines[1], "1500000 W 8192 512 2000.0 4000.0 1000.0 0.0 100.0");
+        assert_eq!(lines[1], "# model rpm=7200");
+        assert_eq!(lines[2], "1500000 W 8192 512 2000.0 4000.0 1000.0 0.0 100.0 0");
+        assert_eq!(lines[3], "# mark 1");
     }
 }

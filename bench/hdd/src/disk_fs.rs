@@ -19,8 +19,8 @@ use fuser::{
     ReplyEntry, ReplyOpen, ReplyWrite, Request, WriteFlags,
 };
 
-use crate::account::{Op, RequestLog, Served, Totals};
-use crate::model::Disk;
+use crate::account::{RequestLog, Served, Totals};
+use crate::model::{Disk, Op};
 
 const IMAGE_INO: INodeNo = INodeNo(2);
 const STATS_INO: INodeNo = INodeNo(3);
@@ -38,6 +38,8 @@ struct State {
     log: Option<RequestLog>,
     /// When the disk finishes the request it is on (the last one served).
     busy_until: Instant,
+    /// How many times the totals were read.
+    marks: u64,
     buffer: Vec<u8>,
 }
 
@@ -66,6 +68,7 @@ impl DiskFs {
                 totals: Totals::default(),
                 log,
                 busy_until: epoch,
+                marks: 0,
                 buffer: Vec::new(),
             }),
             image_len,
@@ -115,7 +118,7 @@ impl DiskFs {
         let mut guard = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let state = &mut *guard;
         let start = arrival.max(state.busy_until);
-        let cost = state.disk.serve(offset, len);
+        let cost = state.disk.serve(op, offset, len);
         let deadline = start + Duration::from_secs_f64(cost.total_s());
         let result = io(&state.image, &mut state.buffer);
         let mut late_s = 0.0;
@@ -146,13 +149,19 @@ impl DiskFs {
         }
     }
 
+    /// The totals and a new mark number, also written to the log (flushed: a reader of the
+    /// totals may read the log next).
     fn stats_text(&self) -> String {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        state.marks += 1;
+        let mark = state.marks;
         if let Some(log) = state.log.as_mut() {
-            // A reader of the totals may read the log next: let it find every request so far.
-            let _ = log.flush();
+            if let Err(e) = log.mark(mark) {
+                eprintln!("hdd-model: cannot write the request log ({e}); logging stops");
+                state.log = None;
+            }
         }
-        state.totals.render()
+        format!("{}mark {mark}\n", state.totals.render())
     }
 }
 
@@ -248,6 +257,10 @@ impl Filesystem for DiskFs {
                 },
             ),
             STATS_INO => {
+                // One mark per read of the file: its first piece (the text fits in one).
+                if offset != 0 {
+                    return reply.data(&[]);
+                }
                 let text = self.stats_text();
                 let bytes = text.as_bytes();
                 let from = (offset as usize).min(bytes.len());
