@@ -3,11 +3,12 @@
 each one's wall time with what the model served for it.
 
     python3 bench/hdd/compare.py [--rounds N] [--json FILE] NAME=COMMAND [NAME=COMMAND ...]
+    python3 bench/hdd/compare.py --table FILE      (the table again, from a --json FILE)
 
 The model must be up (bench/hdd/hdd.sh up). Every run goes through `hdd.sh run` (sync, drop
 caches, the command under SCHED_FIFO unless HDD_RUN_RT=0, then the model's totals before and
 after), so `{}` in a COMMAND stands for the mounted file system. A COMMAND is split like a shell
-word list (shlex); its output goes to /dev/null. Prints a markdown table of medians: wall time,
+word list (shlex); its output is read and dropped. Prints a markdown table of medians: wall time,
 requests, seeks, and the model's seek, rotation and transfer time; the ratio column divides each
 median wall time by the first command's.
 """
@@ -64,7 +65,8 @@ def table(names, runs):
         med = {f: statistics.median(r[f] for r in rs) for f in FIELDS}
         out.append(
             f"| {name} | {med['wall_s']:.1f} | {med['wall_s'] / first:.2f} | {med['requests']:.0f} "
-            f"| {med['seeks']:.0f} | {med['seek_s']:.1f} | {med['rotation_s']:.1f} "
+            f"| {med['seeks']:.0f} | {med['cache_hits']:.0f} | {med['seek_s']:.1f} "
+            f"| {med['rotation_s']:.1f} "
             f"| {med['transfer_s']:.1f} | {med['busy_s']:.1f} | {med['wall_s'] - med['busy_s']:.1f} "
             f"| {' '.join('%.1f' % r['wall_s'] for r in rs)} |")
     return "\n".join(out)
@@ -72,10 +74,18 @@ def table(names, runs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("commands", nargs="+", metavar="NAME=COMMAND")
+    parser.add_argument("commands", nargs="*", metavar="NAME=COMMAND")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="write every run's figures here")
+    parser.add_argument("--table", metavar="FILE", help="print the table of a --json FILE")
     args = parser.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            saved = json.load(f)
+        print(table(list(saved["commands"]), saved["runs"]))
+        return 0
+    if not args.commands:
+        parser.error("no NAME=COMMAND given")
     named = []
     for spec in args.commands:
         name, sep, command = spec.partition("=")
