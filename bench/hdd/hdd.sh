@@ -9,7 +9,8 @@
 #                              below), on a plain loop device: filling does not go through the model
 #   up [MODEL OPTIONS]         serve the image through the model and mount it on $HDD_MNT;
 #                              options go to hdd-model (--log FILE, --rate-mbs N, ...: hdd-model --help)
-#   run COMMAND [ARG]...       sync, drop caches, run COMMAND (cwd unchanged), then print its wall
+#   run COMMAND [ARG]...       sync, drop caches (the page cache and the modeled drive's), run
+#                              COMMAND (cwd unchanged), then print its wall
 #                              time and what the model served meanwhile (requests, seek, rotation,
 #                              transfer) and the log's marks around it (hdd-model --replay LOG
 #                              --marks A B); {} in an argument stands for $HDD_MNT
@@ -89,34 +90,61 @@ cmd_make() {
     ((status == 0)) || die "filling the image failed (status $status)"
 }
 
-cmd_up() {
-    [[ -e $IMAGE ]] || die "no image at $IMAGE: hdd.sh make SIZE SOURCE"
-    [[ -e $STATE ]] && die "the model is already up ($STATE)"
-    local bin loop pid rt=()
+# start_model IMAGE FUSE_DIR LOG_FILE [MODEL OPTIONS]: serves IMAGE on FUSE_DIR; sets MODEL_PID.
+start_model() {
+    local image=$1 fuse=$2 err=$3 bin rt=()
+    shift 3
     bin=$(model_binary)
-    mkdir -p "$FUSE" "$HDD_MNT"
     ((HDD_RT > 0)) && rt=(chrt -f "$HDD_RT")
     # Its own session, no terminal and no inherited pipes: it outlives this script, and a caller
     # reading this script's output is not kept waiting for it.
-    setsid "${rt[@]}" "$bin" "$IMAGE" "$FUSE" "$@" < /dev/null > "$HDD_DIR/model.err" 2>&1 &
-    pid=$!
-    echo "pid=$pid" > "$STATE"
+    setsid "${rt[@]}" "$bin" "$image" "$fuse" "$@" < /dev/null > "$err" 2>&1 &
+    MODEL_PID=$!
     for _ in $(seq 100); do
-        [[ -e $FUSE/disk.img ]] && break
-        kill -0 "$pid" 2>/dev/null || { cat "$HDD_DIR/model.err" >&2; rm -f "$STATE"; die "hdd-model did not start"; }
+        [[ -e $fuse/disk.img ]] && return 0
+        kill -0 "$MODEL_PID" 2>/dev/null || { cat "$err" >&2; return 1; }
         sleep 0.1
     done
-    [[ -e $FUSE/disk.img ]] || { cmd_down; die "hdd-model did not mount $FUSE"; }
-    loop=$(losetup -f --show --direct-io=on "$FUSE/disk.img")
-    echo "loop=$loop" >> "$STATE"
-    local queue=/sys/block/${loop#/dev/}/queue
-    # A spinning disk says so: tools that choose their strategy by device type (fclones) see one.
-    echo 1 > "$queue/rotational"
+    return 1
+}
+
+# stop_model FUSE_DIR PID: unmounts the model's file system and waits for it to exit.
+stop_model() {
+    local fuse=$1 pid=$2
+    if mountpoint -q "$fuse" 2>/dev/null; then
+        # The loop device lets go of the image asynchronously after detaching.
+        for _ in $(seq 50); do fusermount3 -u "$fuse" 2>/dev/null && break; sleep 0.1; done
+    fi
+    if [[ -n $pid ]]; then
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && say "hdd-model ($pid) is still running"
+    fi
+    return 0
+}
+
+# attach_loop FILE: a loop device on FILE with direct I/O, marked rotational; prints its name.
+attach_loop() {
+    local loop
+    loop=$(losetup -f --show --direct-io=on "$1") || return 1
+    # A spinning disk says so: tools that choose their strategy by device type see one.
+    echo 1 > "/sys/block/${loop#/dev/}/queue/rotational"
     [[ $(losetup -n -O DIO "$loop" | xargs) == 1 ]] || say "warning: $loop does not do direct I/O: the page cache hides requests from the model"
+    echo "$loop"
+}
+
+cmd_up() {
+    [[ -e $IMAGE ]] || die "no image at $IMAGE: hdd.sh make SIZE SOURCE"
+    [[ -e $STATE ]] && die "the model is already up ($STATE)"
+    local loop
+    mkdir -p "$FUSE" "$HDD_MNT"
+    start_model "$IMAGE" "$FUSE" "$HDD_DIR/model.err" "$@" || { cmd_down; die "hdd-model did not start"; }
+    echo "pid=$MODEL_PID" > "$STATE"
+    loop=$(attach_loop "$FUSE/disk.img") || { cmd_down; die "cannot attach a loop device to $FUSE/disk.img"; }
+    echo "loop=$loop" >> "$STATE"
     mount -o noatime "$loop" "$HDD_MNT" || { cmd_down; die "cannot mount $loop on $HDD_MNT"; }
     echo "mnt=$HDD_MNT" >> "$STATE"
     say "$(head -1 "$HDD_DIR/model.err")"
-    say "up: $IMAGE -> $FUSE/disk.img -> $loop (direct I/O, rotational, max_sectors_kb $(cat "$queue/max_sectors_kb")) -> $HDD_MNT"
+    say "up: $IMAGE -> $FUSE/disk.img -> $loop (direct I/O, rotational, max_sectors_kb $(cat "/sys/block/${loop#/dev/}/queue/max_sectors_kb")) -> $HDD_MNT"
 }
 
 state_of() { [[ -e $STATE ]] && sed -n "s/^$1=//p" "$STATE" || true; }
@@ -126,14 +154,7 @@ cmd_down() {
     pid=$(state_of pid) loop=$(state_of loop) mnt=$(state_of mnt)
     [[ -n $mnt ]] && mountpoint -q "$mnt" && umount "$mnt"
     [[ -n $loop ]] && losetup -d "$loop" 2>/dev/null
-    if mountpoint -q "$FUSE" 2>/dev/null; then
-        # The loop device lets go of the image asynchronously after detaching.
-        for _ in $(seq 50); do fusermount3 -u "$FUSE" 2>/dev/null && break; sleep 0.1; done
-    fi
-    if [[ -n $pid ]]; then
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$pid" 2>/dev/null && say "hdd-model ($pid) is still running"
-    fi
+    stop_model "$FUSE" "$pid"
     rm -f "$STATE"
 }
 
@@ -150,6 +171,9 @@ cmd_run() {
     for a in "$@"; do args+=("${a//\{\}/$HDD_MNT}"); done
     sync
     echo 3 > /proc/sys/vm/drop_caches
+    # Cold all the way down: the drive's cache too, and the head parked, so that every run starts
+    # from the same disk (and costs what a replay of its requests on a new model costs).
+    echo reset > "$FUSE/stats"
     before=$(cat "$FUSE/stats")
     start=$(date +%s.%N)
     "${args[@]}" || status=$?
@@ -169,20 +193,16 @@ cmd_run() {
 
 cmd_calibrate() {
     command -v fio > /dev/null || die "fio is missing: apt-get install -y fio"
-    local bin dir pid loop size status=0
-    bin=$(model_binary)
-    size=500000000000
-    local i
-    for ((i = 1; i <= $#; i++)); do [[ ${!i} == --stroke-bytes ]] && { j=$((i + 1)); size=${!j}; }; done
+    local dir loop size=500000000000 status=0 i next
+    for ((i = 1; i < $#; i++)); do
+        next=$((i + 1))
+        [[ ${!i} == --stroke-bytes ]] && size=${!next}
+    done
     dir=$(mktemp -d /dev/shm/dedup-hdd-calibrate.XXXXXX)
     mkdir "$dir/fuse"
     truncate -s "$size" "$dir/disk.img"
-    local rt=()
-    ((HDD_RT > 0)) && rt=(chrt -f "$HDD_RT")
-    setsid "${rt[@]}" "$bin" "$dir/disk.img" "$dir/fuse" "$@" < /dev/null > "$dir/model.err" 2>&1 &
-    pid=$!
-    for _ in $(seq 100); do [[ -e $dir/fuse/disk.img ]] && break; sleep 0.1; done
-    if [[ -e $dir/fuse/disk.img ]] && loop=$(losetup -f --show --direct-io=on "$dir/fuse/disk.img"); then
+    MODEL_PID=
+    if start_model "$dir/disk.img" "$dir/fuse" "$dir/model.err" "$@" && loop=$(attach_loop "$dir/fuse/disk.img"); then
         say "$(head -1 "$dir/model.err")"
         local common=(--filename="$loop" --direct=1 --ioengine=psync --iodepth=1 --readonly --output-format=terse --terse-version=3)
         local run=()
@@ -196,11 +216,10 @@ cmd_calibrate() {
         cat "$dir/fuse/stats"
         losetup -d "$loop"
     else
-        cat "$dir/model.err" >&2
+        say "the model did not come up"
         status=1
     fi
-    for _ in $(seq 50); do fusermount3 -u "$dir/fuse" 2>/dev/null && break; sleep 0.1; done
-    wait "$pid" 2>/dev/null || true
+    stop_model "$dir/fuse" "$MODEL_PID"
     rm -rf "$dir"
     return "$status"
 }

@@ -1,5 +1,6 @@
 //! The FUSE file system: one directory holding `disk.img`, the image file whose reads and
-//! writes the disk model delays, and `stats`, the model's running totals (read at no cost).
+//! writes the disk model delays, and `stats`, the model's running totals (read at no cost;
+//! writing `reset` to it empties the drive's cache and parks the head, for a cold run).
 //!
 //! The session runs on one thread, so requests are served one at a time, in the order the
 //! kernel queued them, like a disk without command queueing. Each reply leaves when the model
@@ -14,9 +15,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
-    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyWrite, Request, WriteFlags,
+    BsdFileFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
+    INodeNo, InitFlags, KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
 
 use crate::account::{RequestLog, Served, Totals};
@@ -82,7 +83,7 @@ impl DiskFs {
         let (kind, perm, size, nlink) = match ino {
             INodeNo::ROOT => (FileType::Directory, 0o755, 0, 2),
             IMAGE_INO => (FileType::RegularFile, 0o600, self.image_len, 1),
-            STATS_INO => (FileType::RegularFile, 0o444, STATS_SIZE, 1),
+            STATS_INO => (FileType::RegularFile, 0o644, STATS_SIZE, 1),
             _ => return None,
         };
         Some(FileAttr {
@@ -222,6 +223,36 @@ impl Filesystem for DiskFs {
         }
     }
 
+    /// Only what opening for writing asks: truncating `stats` (ignored: it is not stored) and
+    /// setting the image to the size it has.
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        if ino == IMAGE_INO && size.is_some_and(|size| size != self.image_len) {
+            // The disk's size is fixed.
+            return reply.error(Errno::EPERM);
+        }
+        match self.attr(ino) {
+            Some(attr) => reply.attr(&TTL, &attr),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
     fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         match ino {
             // Never the page cache: every read and write of the image reaches the model, and
@@ -283,6 +314,17 @@ impl Filesystem for DiskFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
+        if ino == STATS_INO {
+            return match data.trim_ascii() {
+                b"reset" => {
+                    let mut state =
+                        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    state.disk.reset();
+                    reply.written(data.len() as u32);
+                }
+                _ => reply.error(Errno::EINVAL),
+            };
+        }
         if ino != IMAGE_INO {
             return reply.error(Errno::EACCES);
         }

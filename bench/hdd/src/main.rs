@@ -248,15 +248,22 @@ fn set_fine_timer_slack() {
 }
 
 fn main() -> ExitCode {
-    match parse_args(std::env::args().skip(1)).and_then(run) {
-        Ok(()) => ExitCode::SUCCESS,
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(args) => args,
         Err(message) if message.is_empty() => {
             print!("{USAGE}");
-            ExitCode::SUCCESS
+            return ExitCode::SUCCESS;
         }
         Err(message) => {
             eprintln!("hdd-model: {message}\n\n{USAGE}");
-            ExitCode::from(2)
+            return ExitCode::from(2);
+        }
+    };
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("hdd-model: {message}");
+            ExitCode::FAILURE
         }
     }
 }

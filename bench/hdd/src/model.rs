@@ -102,6 +102,12 @@ impl Disk {
         Disk { geometry, head: 0, cache: Cache::new(geometry.cache_bytes) }
     }
 
+    /// Parks the head at the start and empties the cache, as a disk just powered on: a cold run
+    /// that starts here costs what a replay of its requests on a new disk costs.
+    pub fn reset(&mut self) {
+        *self = Disk::new(self.geometry);
+    }
+
     /// Serves a request of `len` bytes at `offset`: from the cache when it holds them all,
     /// otherwise from the platter, moving the head past them.
     pub fn serve(&mut self, op: Op, offset: u64, len: u64) -> Cost {
@@ -286,6 +292,20 @@ mod tests {
         assert!(!write.cached);
         assert!(!disk.serve(Op::Read, GIB, 4096).cached);
         assert!(disk.serve(Op::Read, GIB + 8192, 4096).cached);
+    }
+
+    #[test]
+    fn a_reset_disk_costs_what_a_new_one_does() {
+        let requests =
+            [(Op::Read, 3 * GIB, 4096), (Op::Read, GIB, 65536), (Op::Read, 3 * GIB, 4096)];
+        let mut new = Disk::new(cached());
+        let fresh: Vec<Cost> = requests.iter().map(|&(op, o, l)| new.serve(op, o, l)).collect();
+        let mut used = Disk::new(cached());
+        used.serve(Op::Read, 2 * GIB, 1 << 20);
+        used.serve(Op::Read, 3 * GIB, 8192);
+        used.reset();
+        let again: Vec<Cost> = requests.iter().map(|&(op, o, l)| used.serve(op, o, l)).collect();
+        assert_eq!(fresh, again);
     }
 
     #[test]
