@@ -1,0 +1,569 @@
+//! The walk of a restore: the snapshot's trees depth first, with a stack of the target's
+//! directories open on the way ([`Level`]), each reached from its parent's descriptor by one
+//! name with no symlink followed. A directory a filter only passes through is created when the
+//! first entry below it is restored; each name is looked at (`lstat`) before anything is put
+//! there, and the overwrite policy decides ([`conflict::decide`]).
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use dedup_core::{Problem, ProblemKind};
+use dedup_fs::{FsError, Target};
+use rustix::fs::{statat, AtFlags};
+use rustix::io::Errno;
+
+use super::commit::{LinkFirst, PendingLink};
+use super::conflict::{self, Decision, Existing};
+use super::file::Batch;
+use super::meta::{self, Owner};
+use super::{Change, ChangeKind, Events, Pick, RestoreOptions, RestoreSummary, NOT_READ_WHOLE};
+use crate::error::{Error, Result};
+use crate::format::{Content, Node, NodeKind};
+use crate::index::Index;
+use crate::repo::Repository;
+
+/// A directory of the target on the walk's way down.
+pub(super) enum State {
+    /// Not made or opened yet: nothing below it was restored so far.
+    Pending,
+    /// Open.
+    Open(Arc<OwnedFd>),
+    /// A dry run's directory that a real run would create: nothing is below it yet.
+    Virtual,
+    /// Nothing below it is restored (kept by the policy, or it could not be made).
+    Blocked,
+}
+
+/// One directory of the stack.
+pub(super) struct Level {
+    pub state: State,
+    /// The snapshot's directory.
+    pub node: Node,
+    /// Its path below the target is `rel[..rel_len]`.
+    pub rel_len: usize,
+    /// Picked by the filter (or below a picked one), not only passed through.
+    pub selected: bool,
+    /// Made by this restore.
+    pub created: bool,
+}
+
+pub(crate) struct Restorer<'a> {
+    pub repo: &'a Repository,
+    pub index: &'a Index,
+    pub options: RestoreOptions<'a>,
+    pub events: &'a dyn Events,
+    pub target: PathBuf,
+    pub levels: Vec<Level>,
+    /// The path of the entry at hand below the target.
+    pub rel: Vec<u8>,
+    /// The target, once open.
+    pub root: Option<Arc<OwnedFd>>,
+    pub is_root: bool,
+    pub warned_owner: AtomicBool,
+    /// The first name restored of each hard-linked file, by its source's (device, inode).
+    pub links: HashMap<(u64, u64), LinkFirst>,
+    pub pending_links: Vec<PendingLink>,
+    /// Files of the batch that are the first name of a link group: (file number, group).
+    pub firsts: Vec<(usize, (u64, u64))>,
+    pub summary: RestoreSummary,
+    pub batch: Batch,
+    /// Directories whose entries are all planned, waiting for their metadata.
+    pub done_dirs: Vec<(Arc<OwnedFd>, Node, PathBuf)>,
+    pub workers: usize,
+    /// How many descriptors the batch and the finished directories may hold.
+    pub open_budget: usize,
+}
+
+impl<'a> Restorer<'a> {
+    pub fn new(
+        repo: &'a Repository,
+        index: &'a Index,
+        target: &Path,
+        options: RestoreOptions<'a>,
+        events: &'a dyn Events,
+    ) -> Restorer<'a> {
+        Restorer {
+            repo,
+            index,
+            options,
+            events,
+            target: target.to_path_buf(),
+            levels: Vec::new(),
+            rel: Vec::new(),
+            root: None,
+            is_root: rustix::process::geteuid().is_root(),
+            warned_owner: AtomicBool::new(false),
+            links: HashMap::new(),
+            pending_links: Vec::new(),
+            firsts: Vec::new(),
+            summary: RestoreSummary::default(),
+            batch: Batch::default(),
+            done_dirs: Vec::new(),
+            workers: std::thread::available_parallelism().map_or(2, usize::from).clamp(2, 16),
+            open_budget: open_budget(),
+        }
+    }
+
+    /// Restores `node` (see [`super::restore`]).
+    pub fn run(mut self, node: &Node) -> Result<RestoreSummary> {
+        let selected = self.options.filter.is_none();
+        let (root_node, selected) = match node.kind {
+            NodeKind::Dir => (node.clone(), selected),
+            // The target receives the entry; it is not the snapshot's, so its metadata stays.
+            _ => (Node { kind: NodeKind::Dir, ..Node::default() }, false),
+        };
+        self.levels.push(Level {
+            state: State::Pending,
+            node: root_node,
+            rel_len: 0,
+            selected,
+            created: false,
+        });
+        // Without a filter the target is made whatever the snapshot holds; a target that
+        // cannot be made is the end of the restore.
+        if (selected || node.kind != NodeKind::Dir) && !self.materialize(0) {
+            return Err(Error::Invalid(format!(
+                "{}: cannot restore into it",
+                self.target.display()
+            )));
+        }
+        if node.kind == NodeKind::Dir {
+            self.dir_contents();
+        } else {
+            self.rel = node.name.clone();
+            self.leaf(node);
+            self.rel.clear();
+        }
+        self.leave_dir();
+        self.run_batch();
+        Ok(self.summary)
+    }
+
+    /// The path of `rel` (below the target) for messages.
+    pub fn path_of(&self, rel: &[u8]) -> PathBuf {
+        if rel.is_empty() {
+            self.target.clone()
+        } else {
+            self.target.join(OsStr::from_bytes(rel))
+        }
+    }
+
+    /// A problem with the entry at `path`: it is not (wholly) restored.
+    pub fn problem(&mut self, path: &Path, err: impl std::fmt::Display) {
+        self.summary.errors += 1;
+        self.events
+            .problem(Problem::error(path, ProblemKind::Io(io::Error::other(err.to_string()))));
+    }
+
+    pub fn change(&mut self, kind: ChangeKind, path: PathBuf) {
+        match kind {
+            ChangeKind::Replace => self.summary.replaced += 1,
+            ChangeKind::Delete => self.summary.deleted += 1,
+            ChangeKind::Keep => self.summary.kept += 1,
+        }
+        self.events.change(&Change { kind, path });
+    }
+
+    /// Restores the children of the directory at the top of the stack. A tree that cannot be
+    /// read is a problem of that directory.
+    fn dir_contents(&mut self) {
+        let top = self.levels.last().expect("a directory is open");
+        let Content::Subtree(id) = top.node.content else { return };
+        // The status tree gives the entries their atime (else their mtime stands in).
+        let (status, selected) = (top.node.status_tree, top.selected);
+        let tree = match self.repo.read_tree_with_status(self.index, &id, status.as_ref()) {
+            Ok(tree) => tree,
+            Err(err) => {
+                let path = self.path_of(&self.rel);
+                return self.problem(&path, err);
+            }
+        };
+        if self.options.delete && selected {
+            self.delete_extras(&tree.nodes);
+        }
+        for child in &tree.nodes {
+            let len = self.rel.len();
+            if len > 0 {
+                self.rel.push(b'/');
+            }
+            self.rel.extend_from_slice(&child.name);
+            let within = self.levels.last().is_some_and(|l| l.selected);
+            let pick = match self.options.filter {
+                Some(filter) => filter(&self.rel, child, within),
+                None => Pick::Restore,
+            };
+            match (pick, child.kind) {
+                (Pick::Skip, _) | (Pick::Enter, NodeKind::File | NodeKind::Symlink) => {}
+                (Pick::Enter, NodeKind::Dir) => self.enter_dir(child, false),
+                (Pick::Enter, _) => {}
+                (Pick::Restore, NodeKind::Dir) => self.enter_dir(child, true),
+                (Pick::Restore, _) => self.leaf(child),
+            }
+            self.rel.truncate(len);
+        }
+    }
+
+    /// Walks into the directory `node` (at `rel`); a picked one is made even when nothing is
+    /// restored below it.
+    fn enter_dir(&mut self, node: &Node, selected: bool) {
+        let selected = selected || self.levels.last().is_some_and(|l| l.selected);
+        self.levels.push(Level {
+            state: State::Pending,
+            node: node.clone(),
+            rel_len: self.rel.len(),
+            selected,
+            created: false,
+        });
+        let top = self.levels.len() - 1;
+        let going = if selected { self.materialize(top) } else { true };
+        if going {
+            self.dir_contents();
+        }
+        self.leave_dir();
+    }
+
+    /// Pops the directory at the top of the stack; once all its entries are in place it gets
+    /// the snapshot's metadata if this restore made it, or restored it (not only passed through
+    /// it) and may change what was there.
+    fn leave_dir(&mut self) {
+        let level = self.levels.pop().expect("a directory is open");
+        let State::Open(fd) = level.state else { return };
+        let ours = !level.node.name.is_empty() || level.rel_len > 0;
+        let overwrite = self.options.overwrite != conflict::Overwrite::Never;
+        if ours && (level.created || (level.selected && overwrite)) {
+            let path = self.path_of(&self.rel[..level.rel_len.min(self.rel.len())]);
+            self.done_dirs.push((fd, level.node, path));
+            if self.done_dirs.len() >= self.open_budget / 4 {
+                self.run_batch();
+            }
+        }
+    }
+
+    /// Makes sure the directory at `i` of the stack exists (and every one above it); false when
+    /// nothing can be restored in it.
+    pub fn materialize(&mut self, i: usize) -> bool {
+        match self.levels[i].state {
+            State::Open(_) | State::Virtual => return true,
+            State::Blocked => return false,
+            State::Pending => {}
+        }
+        let (state, created) = if i == 0 {
+            self.make_root()
+        } else if !self.materialize(i - 1) {
+            (State::Blocked, false)
+        } else {
+            self.make_dir(i)
+        };
+        if i > 0 && matches!(state, State::Open(_) | State::Virtual) {
+            self.summary.dirs += 1;
+        }
+        let level = &mut self.levels[i];
+        level.created = created;
+        level.state = state;
+        matches!(level.state, State::Open(_) | State::Virtual)
+    }
+
+    /// The target itself: made with its parents if need be and opened, a symlink at its path
+    /// followed (the user named it).
+    fn make_root(&mut self) -> (State, bool) {
+        let target = self.target.clone();
+        let existed = std::fs::symlink_metadata(&target).is_ok();
+        if !existed && self.options.dry_run {
+            return (State::Virtual, true);
+        }
+        if !existed {
+            if let Err(err) = std::fs::create_dir_all(&target) {
+                self.problem(&target, err);
+                return (State::Blocked, false);
+            }
+        }
+        match dedup_scan::open_dir(&target, true) {
+            Ok(fd) => {
+                let fd = Arc::new(fd);
+                self.root = Some(Arc::clone(&fd));
+                (State::Open(fd), !existed)
+            }
+            Err(err) => {
+                self.problem(&target, err);
+                (State::Blocked, false)
+            }
+        }
+    }
+
+    /// The directory at `i` of the stack, in its parent (made or opened already).
+    fn make_dir(&mut self, i: usize) -> (State, bool) {
+        let rel_len = self.levels[i].rel_len;
+        let path = self.path_of(&self.rel[..rel_len]);
+        let node = self.levels[i].node.clone();
+        let parent = match &self.levels[i - 1].state {
+            State::Open(fd) => Arc::clone(fd),
+            _ => return (State::Virtual, true),
+        };
+        let name = OsStr::from_bytes(&node.name);
+        let existing = match lstat(&parent, name) {
+            Ok(existing) => existing,
+            Err(err) => {
+                self.problem(&path, err);
+                return (State::Blocked, false);
+            }
+        };
+        let decision = self.decide(&node, existing.as_ref(), &parent);
+        let dry = self.options.dry_run;
+        let created = match decision {
+            Decision::Merge => false,
+            Decision::Create if dry => return (State::Virtual, true),
+            Decision::Create => true,
+            Decision::Replace => {
+                self.change(ChangeKind::Replace, path.clone());
+                if dry {
+                    return (State::Virtual, true);
+                }
+                if let Err(err) = rustix::fs::unlinkat(&*parent, name, AtFlags::empty()) {
+                    self.problem(&path, err);
+                    return (State::Blocked, false);
+                }
+                true
+            }
+            Decision::Keep => {
+                self.change(ChangeKind::Keep, path);
+                return (State::Blocked, false);
+            }
+            Decision::ReplaceDir | Decision::InTheWay => return (State::Blocked, false),
+        };
+        if created {
+            // Private until its entries are in and its own mode is set.
+            match dedup_fs::create_dir_at(&*parent, name, 0o700) {
+                Ok(()) | Err(FsError::Exists) => {}
+                Err(err) => {
+                    self.problem(&path, err);
+                    return (State::Blocked, false);
+                }
+            }
+        }
+        match dedup_fs::open_dir_at(&*parent, name) {
+            Ok(fd) => (State::Open(Arc::new(fd)), created),
+            Err(err) => {
+                self.problem(&path, format!("cannot open the directory: {err}"));
+                (State::Blocked, false)
+            }
+        }
+    }
+
+    /// The overwrite policy's decision for `node` at its name in `dir`.
+    fn decide(&self, node: &Node, existing: Option<&Existing>, dir: &OwnedFd) -> Decision {
+        let name = OsStr::from_bytes(&node.name);
+        let text = || dedup_fs::read_link_at(dir, name).ok();
+        conflict::decide(self.options.overwrite, self.options.delete, node, existing, text)
+    }
+
+    /// Restores an entry other than a directory at `rel`, in the directory at the top of the
+    /// stack.
+    fn leaf(&mut self, node: &Node) {
+        let top = self.levels.len() - 1;
+        if !self.materialize(top) {
+            return;
+        }
+        let path = self.path_of(&self.rel);
+        if node.kind == NodeKind::File && node.incomplete {
+            return self.problem(&path, NOT_READ_WHOLE);
+        }
+        if node.kind == NodeKind::Socket {
+            return;
+        }
+        let dir = match &self.levels[top].state {
+            State::Open(fd) => Some(Arc::clone(fd)),
+            _ => None,
+        };
+        let name = OsStr::from_bytes(&node.name);
+        let existing = match dir.as_deref().map(|d| lstat(d, name)).transpose() {
+            Ok(existing) => existing.flatten(),
+            Err(err) => return self.problem(&path, err),
+        };
+        let decision = match &dir {
+            Some(dir) => self.decide(node, existing.as_ref(), dir),
+            None => Decision::Create,
+        };
+        let replace = match decision {
+            Decision::Create => false,
+            Decision::Replace => true,
+            Decision::ReplaceDir => {
+                self.change(ChangeKind::Replace, path.clone());
+                if let (false, Some(dir)) = (self.options.dry_run, &dir) {
+                    if let Err(err) = dedup_fs::remove_tree_at(&**dir, name) {
+                        return self.problem(&path, format!("cannot remove the directory: {err}"));
+                    }
+                }
+                false
+            }
+            Decision::Keep => return self.change(ChangeKind::Keep, path),
+            Decision::InTheWay => {
+                return self.problem(
+                    &path,
+                    "not restored: a directory is in the way (restore with --delete to replace it)",
+                )
+            }
+            Decision::Merge => return,
+        };
+        match dir {
+            Some(dir) if !self.options.dry_run => self.create(node, dir, path, replace),
+            _ => self.count_dry(node, path, replace),
+        }
+    }
+
+    /// A dry run's account of an entry it would create.
+    fn count_dry(&mut self, node: &Node, path: PathBuf, replace: bool) {
+        if replace {
+            self.change(ChangeKind::Replace, path);
+        }
+        match node.kind {
+            NodeKind::File if node.nlink > 1 && self.links.contains_key(&(node.dev, node.ino)) => {
+                self.summary.links += 1
+            }
+            NodeKind::File => {
+                if node.nlink > 1 {
+                    self.links.insert((node.dev, node.ino), LinkFirst::new(None, Vec::new()));
+                }
+                self.summary.files += 1;
+            }
+            _ => self.summary.others += 1,
+        }
+    }
+
+    /// Creates `node` in `dir` at `rel` (files go into the batch), replacing what is there when
+    /// `replace`.
+    fn create(&mut self, node: &Node, dir: Arc<OwnedFd>, path: PathBuf, replace: bool) {
+        let name = OsStr::from_bytes(&node.name);
+        if node.kind == NodeKind::File {
+            let key = (node.dev, node.ino);
+            if node.nlink > 1 {
+                if let Some(first) = self.links.get(&key) {
+                    let first = first.clone();
+                    let name = node.name.clone();
+                    self.pending_links.push(PendingLink { first, key, dir, name, path, replace });
+                    return;
+                }
+                let first = LinkFirst::new(Some(&dir), self.rel.clone());
+                self.links.insert(key, first);
+                self.firsts.push((self.batch.files.len(), key));
+            }
+            self.batch.add(self.index, node, dir, &node.name, path, replace);
+            if self.batch.full(self.open_budget / 2) {
+                self.run_batch();
+            }
+            return;
+        }
+        let made = match (node.kind, meta::special_kind(node)) {
+            (NodeKind::Symlink, _) => {
+                let text = OsStr::from_bytes(&node.target);
+                let make = |at: &OsStr| dedup_fs::create_symlink_at(&*dir, at, text);
+                if replace {
+                    dedup_fs::replace_at(&*dir, name, make)
+                } else {
+                    make(name)
+                }
+            }
+            (_, Some(kind)) => {
+                let make = |at: &OsStr| dedup_fs::create_special_at(&*dir, at, kind, 0o600);
+                let made =
+                    if replace { dedup_fs::replace_at(&*dir, name, make) } else { make(name) };
+                made.map_err(|e| FsError::Io(io::Error::other(meta::special_error(node, &e))))
+            }
+            _ => return,
+        };
+        match made {
+            Ok(()) => {}
+            Err(FsError::Exists) => {
+                return self.problem(
+                    &path,
+                    "not restored: an entry appeared at its name during the restore",
+                )
+            }
+            Err(err) => return self.problem(&path, err),
+        }
+        if replace {
+            self.change(ChangeKind::Replace, path.clone());
+        }
+        self.summary.others += 1;
+        let owner = Owner { is_root: self.is_root, warned: &self.warned_owner };
+        let problems = meta::apply(node, Target::At(dir.as_fd(), name), &path, &owner);
+        self.report(problems);
+    }
+
+    /// Hands problems to the observer, counting those that leave the restore incomplete.
+    pub fn report(&mut self, problems: Vec<Problem>) {
+        for problem in problems {
+            if problem.incomplete {
+                self.summary.errors += 1;
+            }
+            self.events.problem(problem);
+        }
+    }
+
+    /// With `delete`: removes what the directory at the top of the stack holds that `nodes`
+    /// (the snapshot's entries) do not, unless the filter leaves it out.
+    fn delete_extras(&mut self, nodes: &[Node]) {
+        let Some(State::Open(dir)) = self.levels.last().map(|l| &l.state) else { return };
+        let dir = Arc::clone(dir);
+        let mut names = match dedup_fs::entry_names(&dir) {
+            Ok(names) => names,
+            Err(err) => {
+                let path = self.path_of(&self.rel);
+                return self
+                    .problem(&path, format!("cannot list it to delete extra entries: {err}"));
+            }
+        };
+        names.sort();
+        for name in names {
+            if nodes.binary_search_by(|n| n.name.as_slice().cmp(&name)).is_ok() {
+                continue;
+            }
+            let len = self.rel.len();
+            if len > 0 {
+                self.rel.push(b'/');
+            }
+            self.rel.extend_from_slice(&name);
+            if self.wanted_extra(&dir, &name) {
+                let path = self.path_of(&self.rel);
+                self.change(ChangeKind::Delete, path.clone());
+                if !self.options.dry_run {
+                    if let Err(err) = dedup_fs::remove_tree_at(&*dir, OsStr::from_bytes(&name)) {
+                        self.problem(&path, format!("cannot delete it: {err}"));
+                    }
+                }
+            }
+            self.rel.truncate(len);
+        }
+    }
+
+    /// Whether the filter lets `--delete` remove the extra entry `name` (at `rel`).
+    fn wanted_extra(&self, dir: &OwnedFd, name: &[u8]) -> bool {
+        let Some(filter) = self.options.filter else { return true };
+        let is_dir = lstat(dir, OsStr::from_bytes(name)).ok().flatten().is_some_and(|e| e.is_dir());
+        let kind = if is_dir { NodeKind::Dir } else { NodeKind::File };
+        let node = Node { name: name.to_vec(), kind, ..Node::default() };
+        filter(&self.rel, &node, true) != Pick::Skip
+    }
+}
+
+/// What stands at `name` in `dir`, not following a symlink; `None` when nothing does.
+pub(super) fn lstat(dir: &OwnedFd, name: &OsStr) -> Result<Option<Existing>, Errno> {
+    match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some(Existing::of(&st))),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// How many descriptors a restore lets its batch and its finished directories hold: what the
+/// process may open, less a reserve for the walk's stack, the repository and the workers.
+fn open_budget() -> usize {
+    let limit =
+        rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(1 << 20);
+    usize::try_from(limit).unwrap_or(usize::MAX).saturating_sub(256).clamp(64, 1 << 17)
+}
