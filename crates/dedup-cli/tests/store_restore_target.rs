@@ -319,7 +319,8 @@ fn a_path_longer_than_path_max_restores_and_verifies() {
     let file = dedup_fs::open_file_at(&deepest, OsStr::new("file")).unwrap();
     let mut back = Vec::new();
     use std::io::Read;
-    fs::File::from(file).read_to_end(&mut back).unwrap();
+    let mut file = file;
+    file.read_to_end(&mut back).unwrap();
     assert!(back == content, "the deep file's content differs");
     let st = rustix::fs::statat(&deepest, "file", rustix::fs::AtFlags::SYMLINK_NOFOLLOW).unwrap();
     assert_eq!(st.st_mode & 0o7777, 0o640);

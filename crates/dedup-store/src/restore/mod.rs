@@ -10,14 +10,17 @@
 //! to [`Events::change`], and a dry run tells the same without changing anything. A new file is
 //! written under a temporary name and renamed into place whole.
 //!
-//! The trees are walked on the calling thread ([`walk`]), which creates directories (lazily
-//! where a filter only passes through them), symlinks and special files; file content is written
+//! The trees are walked on the calling thread ([`walk`]), which creates directories ([`dirs`],
+//! lazily where a filter only passes through them), symlinks and special files, and removes
+//! what `--delete` removes ([`delete`]); file content is written
 //! in batches, in pack order, by several threads ([`file`]); a directory gets its metadata once
 //! everything in it is in place ([`commit`]). Problems with single entries go to the observer
 //! and the restore carries on. A file the backup could not read whole is never created.
 
 mod commit;
 mod conflict;
+mod delete;
+mod dirs;
 mod file;
 mod meta;
 mod verify;

@@ -1,8 +1,9 @@
 //! The walk of a restore: the snapshot's trees depth first, with a stack of the target's
-//! directories open on the way ([`Level`]), each reached from its parent's descriptor by one
-//! name with no symlink followed. A directory a filter only passes through is created when the
-//! first entry below it is restored; each name is looked at (`lstat`) before anything is put
-//! there, and the overwrite policy decides ([`conflict::decide`]).
+//! directories open on the way ([`Level`], made as [`super::dirs`] says), each entry reached
+//! from its parent's descriptor by one name with no symlink followed. Each name is looked at
+//! (`lstat`) before anything is put there, and the overwrite policy decides
+//! ([`conflict::decide`]); files go into the batch ([`super::file`]), other entries are made at
+//! once.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -15,11 +16,10 @@ use std::sync::Arc;
 
 use dedup_core::{Problem, ProblemKind};
 use dedup_fs::{FsError, Target};
-use rustix::fs::{statat, AtFlags};
-use rustix::io::Errno;
 
 use super::commit::{LinkFirst, PendingLink};
 use super::conflict::{self, Decision, Existing};
+use super::dirs::{lstat, Level, State};
 use super::file::Batch;
 use super::meta::{self, Owner};
 use super::{Change, ChangeKind, Events, Pick, RestoreOptions, RestoreSummary, NOT_READ_WHOLE};
@@ -27,31 +27,6 @@ use crate::error::{Error, Result};
 use crate::format::{Content, Node, NodeKind};
 use crate::index::Index;
 use crate::repo::Repository;
-
-/// A directory of the target on the walk's way down.
-pub(super) enum State {
-    /// Not made or opened yet: nothing below it was restored so far.
-    Pending,
-    /// Open.
-    Open(Arc<OwnedFd>),
-    /// A dry run's directory that a real run would create: nothing is below it yet.
-    Virtual,
-    /// Nothing below it is restored (kept by the policy, or it could not be made).
-    Blocked,
-}
-
-/// One directory of the stack.
-pub(super) struct Level {
-    pub state: State,
-    /// The snapshot's directory.
-    pub node: Node,
-    /// Its path below the target is `rel[..rel_len]`.
-    pub rel_len: usize,
-    /// Picked by the filter (or below a picked one), not only passed through.
-    pub selected: bool,
-    /// Made by this restore.
-    pub created: bool,
-}
 
 pub(crate) struct Restorer<'a> {
     pub repo: &'a Repository,
@@ -239,124 +214,19 @@ impl<'a> Restorer<'a> {
         if ours && (level.created || (level.selected && overwrite)) {
             let path = self.path_of(&self.rel[..level.rel_len.min(self.rel.len())]);
             self.done_dirs.push((fd, level.node, path));
-            if self.done_dirs.len() >= self.open_budget / 4 {
+            if self.done_dirs.len() >= self.open_budget / 6 {
                 self.run_batch();
             }
         }
     }
 
-    /// Makes sure the directory at `i` of the stack exists (and every one above it); false when
-    /// nothing can be restored in it.
-    pub fn materialize(&mut self, i: usize) -> bool {
-        match self.levels[i].state {
-            State::Open(_) | State::Virtual => return true,
-            State::Blocked => return false,
-            State::Pending => {}
-        }
-        let (state, created) = if i == 0 {
-            self.make_root()
-        } else if !self.materialize(i - 1) {
-            (State::Blocked, false)
-        } else {
-            self.make_dir(i)
-        };
-        if i > 0 && matches!(state, State::Open(_) | State::Virtual) {
-            self.summary.dirs += 1;
-        }
-        let level = &mut self.levels[i];
-        level.created = created;
-        level.state = state;
-        matches!(level.state, State::Open(_) | State::Virtual)
-    }
-
-    /// The target itself: made with its parents if need be and opened, a symlink at its path
-    /// followed (the user named it).
-    fn make_root(&mut self) -> (State, bool) {
-        let target = self.target.clone();
-        let existed = std::fs::symlink_metadata(&target).is_ok();
-        if !existed && self.options.dry_run {
-            return (State::Virtual, true);
-        }
-        if !existed {
-            if let Err(err) = std::fs::create_dir_all(&target) {
-                self.problem(&target, err);
-                return (State::Blocked, false);
-            }
-        }
-        match dedup_scan::open_dir(&target, true) {
-            Ok(fd) => {
-                let fd = Arc::new(fd);
-                self.root = Some(Arc::clone(&fd));
-                (State::Open(fd), !existed)
-            }
-            Err(err) => {
-                self.problem(&target, err);
-                (State::Blocked, false)
-            }
-        }
-    }
-
-    /// The directory at `i` of the stack, in its parent (made or opened already).
-    fn make_dir(&mut self, i: usize) -> (State, bool) {
-        let rel_len = self.levels[i].rel_len;
-        let path = self.path_of(&self.rel[..rel_len]);
-        let node = self.levels[i].node.clone();
-        let parent = match &self.levels[i - 1].state {
-            State::Open(fd) => Arc::clone(fd),
-            _ => return (State::Virtual, true),
-        };
-        let name = OsStr::from_bytes(&node.name);
-        let existing = match lstat(&parent, name) {
-            Ok(existing) => existing,
-            Err(err) => {
-                self.problem(&path, err);
-                return (State::Blocked, false);
-            }
-        };
-        let decision = self.decide(&node, existing.as_ref(), &parent);
-        let dry = self.options.dry_run;
-        let created = match decision {
-            Decision::Merge => false,
-            Decision::Create if dry => return (State::Virtual, true),
-            Decision::Create => true,
-            Decision::Replace => {
-                self.change(ChangeKind::Replace, path.clone());
-                if dry {
-                    return (State::Virtual, true);
-                }
-                if let Err(err) = rustix::fs::unlinkat(&*parent, name, AtFlags::empty()) {
-                    self.problem(&path, err);
-                    return (State::Blocked, false);
-                }
-                true
-            }
-            Decision::Keep => {
-                self.change(ChangeKind::Keep, path);
-                return (State::Blocked, false);
-            }
-            Decision::ReplaceDir | Decision::InTheWay => return (State::Blocked, false),
-        };
-        if created {
-            // Private until its entries are in and its own mode is set.
-            match dedup_fs::create_dir_at(&*parent, name, 0o700) {
-                Ok(()) | Err(FsError::Exists) => {}
-                Err(err) => {
-                    self.problem(&path, err);
-                    return (State::Blocked, false);
-                }
-            }
-        }
-        match dedup_fs::open_dir_at(&*parent, name) {
-            Ok(fd) => (State::Open(Arc::new(fd)), created),
-            Err(err) => {
-                self.problem(&path, format!("cannot open the directory: {err}"));
-                (State::Blocked, false)
-            }
-        }
-    }
-
     /// The overwrite policy's decision for `node` at its name in `dir`.
-    fn decide(&self, node: &Node, existing: Option<&Existing>, dir: &OwnedFd) -> Decision {
+    pub(super) fn decide(
+        &self,
+        node: &Node,
+        existing: Option<&Existing>,
+        dir: &OwnedFd,
+    ) -> Decision {
         let name = OsStr::from_bytes(&node.name);
         let text = || dedup_fs::read_link_at(dir, name).ok();
         conflict::decide(self.options.overwrite, self.options.delete, node, existing, text)
@@ -446,17 +316,14 @@ impl<'a> Restorer<'a> {
                     let first = first.clone();
                     let name = node.name.clone();
                     self.pending_links.push(PendingLink { first, key, dir, name, path, replace });
-                    return;
+                    return self.run_batch_if_full();
                 }
                 let first = LinkFirst::new(Some(&dir), self.rel.clone());
                 self.links.insert(key, first);
                 self.firsts.push((self.batch.files.len(), key));
             }
             self.batch.add(self.index, node, dir, &node.name, path, replace);
-            if self.batch.full(self.open_budget / 2) {
-                self.run_batch();
-            }
-            return;
+            return self.run_batch_if_full();
         }
         let made = match (node.kind, meta::special_kind(node)) {
             (NodeKind::Symlink, _) => {
@@ -495,6 +362,16 @@ impl<'a> Restorer<'a> {
         self.report(problems);
     }
 
+    /// Runs the batch once it holds enough: each file and each later name of a hard-linked file
+    /// holds descriptors (the file, its directory) until the batch is done, so a third of what
+    /// the process may open is theirs, a sixth the finished directories', the rest the walk's.
+    fn run_batch_if_full(&mut self) {
+        let most = self.open_budget / 3;
+        if self.batch.full(most) || self.batch.files.len() + self.pending_links.len() >= most {
+            self.run_batch();
+        }
+    }
+
     /// Hands problems to the observer, counting those that leave the restore incomplete.
     pub fn report(&mut self, problems: Vec<Problem>) {
         for problem in problems {
@@ -503,60 +380,6 @@ impl<'a> Restorer<'a> {
             }
             self.events.problem(problem);
         }
-    }
-
-    /// With `delete`: removes what the directory at the top of the stack holds that `nodes`
-    /// (the snapshot's entries) do not, unless the filter leaves it out.
-    fn delete_extras(&mut self, nodes: &[Node]) {
-        let Some(State::Open(dir)) = self.levels.last().map(|l| &l.state) else { return };
-        let dir = Arc::clone(dir);
-        let mut names = match dedup_fs::entry_names(&dir) {
-            Ok(names) => names,
-            Err(err) => {
-                let path = self.path_of(&self.rel);
-                return self
-                    .problem(&path, format!("cannot list it to delete extra entries: {err}"));
-            }
-        };
-        names.sort();
-        for name in names {
-            if nodes.binary_search_by(|n| n.name.as_slice().cmp(&name)).is_ok() {
-                continue;
-            }
-            let len = self.rel.len();
-            if len > 0 {
-                self.rel.push(b'/');
-            }
-            self.rel.extend_from_slice(&name);
-            if self.wanted_extra(&dir, &name) {
-                let path = self.path_of(&self.rel);
-                self.change(ChangeKind::Delete, path.clone());
-                if !self.options.dry_run {
-                    if let Err(err) = dedup_fs::remove_tree_at(&*dir, OsStr::from_bytes(&name)) {
-                        self.problem(&path, format!("cannot delete it: {err}"));
-                    }
-                }
-            }
-            self.rel.truncate(len);
-        }
-    }
-
-    /// Whether the filter lets `--delete` remove the extra entry `name` (at `rel`).
-    fn wanted_extra(&self, dir: &OwnedFd, name: &[u8]) -> bool {
-        let Some(filter) = self.options.filter else { return true };
-        let is_dir = lstat(dir, OsStr::from_bytes(name)).ok().flatten().is_some_and(|e| e.is_dir());
-        let kind = if is_dir { NodeKind::Dir } else { NodeKind::File };
-        let node = Node { name: name.to_vec(), kind, ..Node::default() };
-        filter(&self.rel, &node, true) != Pick::Skip
-    }
-}
-
-/// What stands at `name` in `dir`, not following a symlink; `None` when nothing does.
-pub(super) fn lstat(dir: &OwnedFd, name: &OsStr) -> Result<Option<Existing>, Errno> {
-    match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) => Ok(Some(Existing::of(&st))),
-        Err(Errno::NOENT) => Ok(None),
-        Err(e) => Err(e),
     }
 }
 
