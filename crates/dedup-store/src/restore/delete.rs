@@ -16,7 +16,8 @@ impl Restorer<'_> {
     /// With `delete`: removes what the directory at the top of the stack holds that `nodes`
     /// (the snapshot's entries) do not, unless the filter leaves it out.
     pub(super) fn delete_extras(&mut self, nodes: &[Node]) {
-        let Some(State::Open(dir)) = self.levels.last().map(|l| &l.state) else { return };
+        let Some(level) = self.levels.last().filter(|l| !l.created) else { return };
+        let State::Open(dir) = &level.state else { return };
         let dir = Arc::clone(dir);
         let mut names = match dedup_fs::entry_names(&dir) {
             Ok(names) => names,

@@ -103,7 +103,9 @@ impl Restorer<'_> {
             _ => return (State::Virtual, true),
         };
         let name = OsStr::from_bytes(&node.name);
-        let existing = match lstat(&parent, name) {
+        // A directory this restore made held nothing but what the restore put there.
+        let fresh = self.levels[i - 1].created;
+        let existing = match if fresh { Ok(None) } else { lstat(&parent, name) } {
             Ok(existing) => existing,
             Err(err) => {
                 self.problem(&path, err);
@@ -112,7 +114,7 @@ impl Restorer<'_> {
         };
         let decision = self.decide(&node, existing.as_ref(), &parent);
         let dry = self.options.dry_run;
-        let created = match decision {
+        let mut created = match decision {
             Decision::Merge => false,
             Decision::Create if dry => return (State::Virtual, true),
             Decision::Create => true,
@@ -136,7 +138,9 @@ impl Restorer<'_> {
         if created {
             // Private until its entries are in and its own mode is set.
             match dedup_fs::create_dir_at(&*parent, name, 0o700) {
-                Ok(()) | Err(FsError::Exists) => {}
+                Ok(()) => {}
+                // Made by someone else meanwhile: opened below without following, and merged.
+                Err(FsError::Exists) => created = false,
                 Err(err) => {
                     self.problem(&path, err);
                     return (State::Blocked, false);

@@ -251,7 +251,11 @@ impl<'a> Restorer<'a> {
             _ => None,
         };
         let name = OsStr::from_bytes(&node.name);
-        let existing = match dir.as_deref().map(|d| lstat(d, name)).transpose() {
+        // A directory this restore made holds nothing of anyone else's: its names are free (a
+        // race is caught by creating exclusively).
+        let fresh = self.levels[top].created;
+        let dir_to_look = dir.as_deref().filter(|_| !fresh);
+        let existing = match dir_to_look.map(|d| lstat(d, name)).transpose() {
             Ok(existing) => existing.flatten(),
             Err(err) => return self.problem(&path, err),
         };
