@@ -329,3 +329,54 @@ fn a_path_longer_than_path_max_restores_and_verifies() {
     again.assert_code(0);
     assert!(String::from_utf8_lossy(&again.stdout).contains("kept"), "{}", again.dump());
 }
+
+#[test]
+fn an_interrupted_restore_leaves_only_whole_files_and_a_second_run_finishes_it() {
+    let fx = fixture();
+    let source = fx.dir.path().join("src");
+    let spec = fx.snapshot("src", |src| {
+        fs::create_dir(src.join("sub")).unwrap();
+        for i in 0..6 {
+            fs::write(src.join(format!("sub/big-{i}")), pattern(6 << 20, i)).unwrap();
+        }
+        for i in 0..40 {
+            fs::write(src.join(format!("small-{i}")), pattern(3000, 100 + i)).unwrap();
+        }
+        chmod(&src.join("sub"), 0o750);
+    });
+    let target = fx.dir.path().join("target");
+    let mut child = std::process::Command::new(BIN)
+        .args(["store", "-r"])
+        .arg(&fx.repo)
+        .args(["restore", &spec, "--target"])
+        .arg(&target)
+        .env("DEDUP_PASSWORD", PASSWORD)
+        .env_remove("DEDUP_REPO")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed as soon as a file of `sub` is being written (or left to finish, if it is fast).
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        let writing =
+            fs::read_dir(target.join("sub")).is_ok_and(|mut names| names.next().is_some());
+        if writing || started.elapsed() > std::time::Duration::from_secs(120) {
+            child.kill().unwrap();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.wait().unwrap();
+    let expected = look(&source);
+    for (rel, seen) in look(&target).iter().filter(|(_, s)| s.kind == 'f') {
+        let shown = String::from_utf8_lossy(rel);
+        if shown.contains(".dedup-new.") {
+            continue;
+        }
+        assert!(seen.data == expected[rel].data, "{shown}: a partial file at its own name");
+    }
+    let out = fx.restore(&spec, &target, &["--overwrite", "if-changed", "--delete"]);
+    out.assert_code(0);
+    assert_looks_equal(&expected, &look(&target), "after the second run");
+}
