@@ -50,6 +50,10 @@ fn paths_that_are_not_utf8_are_named_on_every_command_line() {
     assert!(text.windows(2).any(|w| w == b"f\xfe"), "{}", listed.dump());
     assert!(!text.windows(5).any(|w| w == b"plain"), "{}", listed.dump());
 
+    let missing = store(&repo, &["ls", "latest", "/no/such/dir"]);
+    missing.assert_code(2);
+    assert!(stderr(&missing).contains("/no/such/dir: no such path"), "{}", missing.dump());
+
     let file_path = join(&src, b"/d\xff/f\xfe");
     let dumped = store(&repo, &[OsStr::new("dump"), OsStr::new("latest"), &file_path]);
     dumped.assert_code(0);
