@@ -380,3 +380,32 @@ fn an_interrupted_restore_leaves_only_whole_files_and_a_second_run_finishes_it()
     out.assert_code(0);
     assert_looks_equal(&expected, &look(&target), "after the second run");
 }
+
+#[test]
+fn delete_never_reaches_into_a_file_system_mounted_in_the_target() {
+    let test = "delete_never_reaches_into_a_file_system_mounted_in_the_target";
+    if !require(is_root(), test, "mounting a tmpfs needs root") {
+        return;
+    }
+    let fx = fixture();
+    let spec = fx.snapshot("src", |src| fs::write(src.join("file"), b"file").unwrap());
+    let target = fx.dir.path().join("target");
+    let point = target.join("extra/mnt");
+    fs::create_dir_all(&point).unwrap();
+    fs::write(target.join("extra/other"), b"goes").unwrap();
+    let mounted =
+        std::process::Command::new("mount").args(["-t", "tmpfs", "none"]).arg(&point).status();
+    if !require(mounted.is_ok_and(|s| s.success()), test, "mount -t tmpfs failed") {
+        return;
+    }
+    fs::write(point.join("theirs"), b"on another file system").unwrap();
+    let out = fx.restore(&spec, &target, &["--delete"]);
+    let theirs = fs::read(point.join("theirs"));
+    let _ = std::process::Command::new("umount").arg(&point).status();
+    out.assert_code(1);
+    assert_eq!(theirs.unwrap(), b"on another file system");
+    assert!(stderr(&out).contains("a file system is mounted below it"), "{}", out.dump());
+    assert!(!target.join("extra/other").exists(), "the rest of the extra directory stays");
+    assert!(change_lines(&out).is_empty(), "a deletion that did not happen was told");
+    assert_eq!(fs::read(target.join("file")).unwrap(), b"file");
+}

@@ -79,7 +79,7 @@ pub use create::{
 pub use dirent::{open_dir_at, open_file_at, regular, Entry};
 pub use error::{Found, FsError, MetaField};
 pub use owned_temp::OwnedTempFile;
-pub use place::{entry_names, replace_at};
+pub use place::{entry_names, remove_tree_within_fs, replace_at};
 pub use replace::{move_precheck, move_to, remove, replace_with_link, replace_with_symlink};
 pub use share::{clone_file, dedupe_file};
 pub use sparse_write::{is_zero, write_sparse_at, HOLE_BLOCK};

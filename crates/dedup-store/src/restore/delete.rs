@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
 use super::dirs::{lstat, State};
-use super::walk::Restorer;
+use super::walk::{not_removed, Restorer};
 use super::{ChangeKind, Pick};
 use crate::format::{Node, NodeKind};
 
@@ -39,11 +39,13 @@ impl Restorer<'_> {
             self.rel.extend_from_slice(&name);
             if self.wanted_extra(&dir, &name) {
                 let path = self.path_of(&self.rel);
-                self.change(ChangeKind::Delete, path.clone());
-                if !self.options.dry_run {
-                    if let Err(err) = dedup_fs::remove_tree_at(&*dir, OsStr::from_bytes(&name)) {
-                        self.problem(&path, format!("cannot delete it: {err}"));
-                    }
+                let removed = match self.options.dry_run {
+                    true => Ok(0),
+                    false => dedup_fs::remove_tree_within_fs(&*dir, OsStr::from_bytes(&name)),
+                };
+                match removed {
+                    Ok(_) => self.change(ChangeKind::Delete, path),
+                    Err(err) => self.problem(&path, not_removed(err)),
                 }
             }
             self.rel.truncate(len);

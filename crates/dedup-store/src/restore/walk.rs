@@ -263,27 +263,26 @@ impl<'a> Restorer<'a> {
             Some(dir) => self.decide(node, existing.as_ref(), dir),
             None => Decision::Create,
         };
-        let replace = match decision {
-            Decision::Create => false,
-            Decision::Replace => true,
-            Decision::ReplaceDir => {
-                self.change(ChangeKind::Replace, path.clone());
-                if let (false, Some(dir)) = (self.options.dry_run, &dir) {
-                    if let Err(err) = dedup_fs::remove_tree_at(&**dir, name) {
-                        return self.problem(&path, format!("cannot remove the directory: {err}"));
+        let replace =
+            match decision {
+                Decision::Create => false,
+                Decision::Replace => true,
+                Decision::ReplaceDir => {
+                    if let (false, Some(dir)) = (self.options.dry_run, &dir) {
+                        if let Err(err) = dedup_fs::remove_tree_within_fs(&**dir, name) {
+                            return self.problem(&path, not_removed(err));
+                        }
                     }
+                    self.change(ChangeKind::Replace, path.clone());
+                    false
                 }
-                false
-            }
-            Decision::Keep => return self.change(ChangeKind::Keep, path),
-            Decision::InTheWay => {
-                return self.problem(
+                Decision::Keep => return self.change(ChangeKind::Keep, path),
+                Decision::InTheWay => return self.problem(
                     &path,
                     "not restored: a directory is in the way (restore with --delete to replace it)",
-                )
-            }
-            Decision::Merge => return,
-        };
+                ),
+                Decision::Merge => return,
+            };
         match dir {
             Some(dir) if !self.options.dry_run => self.create(node, dir, path, replace),
             _ => self.count_dry(node, path, replace),
@@ -384,6 +383,16 @@ impl<'a> Restorer<'a> {
             }
             self.events.problem(problem);
         }
+    }
+}
+
+/// Why a directory of the target could not be removed.
+pub(super) fn not_removed(err: FsError) -> String {
+    match err {
+        FsError::CrossDevice => "not removed whole: a file system is mounted below it (it, and \
+                                 the directories above it, are left)"
+            .into(),
+        other => format!("cannot remove it: {other}"),
     }
 }
 
