@@ -66,12 +66,19 @@ impl Restorer<'_> {
             let parts: Vec<_> = files
                 .chunks_mut(per)
                 .map(|part| {
-                    scope.spawn(move || {
+                    let len = part.len();
+                    let done = scope.spawn(move || {
                         part.iter_mut().map(|p| finish(p, owner)).collect::<Vec<_>>()
-                    })
+                    });
+                    (len, done)
                 })
                 .collect();
-            parts.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            // A worker that died leaves its files' outcomes unknown: none counts as restored.
+            let lost = || (Finished::NotRestored, Vec::new());
+            let joined = parts
+                .into_iter()
+                .map(|(len, h)| h.join().unwrap_or_else(|_| (0..len).map(|_| lost()).collect()));
+            joined.flatten().collect()
         });
         let firsts = std::mem::take(&mut self.firsts);
         for (number, (finished, problems)) in outcomes.into_iter().enumerate() {
