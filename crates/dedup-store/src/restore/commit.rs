@@ -61,27 +61,34 @@ impl Restorer<'_> {
         let mut files = std::mem::take(&mut self.batch.files);
         let per = files.len().div_ceil(self.workers).max(1);
         let owner = Owner { is_root: self.is_root, warned: &self.warned_owner };
-        let outcomes: Vec<(Finished, Vec<Problem>)> = std::thread::scope(|scope| {
+        let outcomes: Vec<Option<(Finished, Vec<Problem>)>> = std::thread::scope(|scope| {
             let owner = &owner;
             let parts: Vec<_> = files
                 .chunks_mut(per)
                 .map(|part| {
                     let len = part.len();
                     let done = scope.spawn(move || {
-                        part.iter_mut().map(|p| finish(p, owner)).collect::<Vec<_>>()
+                        part.iter_mut().map(|p| Some(finish(p, owner))).collect::<Vec<_>>()
                     });
                     (len, done)
                 })
                 .collect();
-            // A worker that died leaves its files' outcomes unknown: none counts as restored.
-            let lost = || (Finished::NotRestored, Vec::new());
             let joined = parts
                 .into_iter()
-                .map(|(len, h)| h.join().unwrap_or_else(|_| (0..len).map(|_| lost()).collect()));
+                .map(|(len, h)| h.join().unwrap_or_else(|_| (0..len).map(|_| None).collect()));
             joined.flatten().collect()
         });
         let firsts = std::mem::take(&mut self.firsts);
-        for (number, (finished, problems)) in outcomes.into_iter().enumerate() {
+        for (number, outcome) in outcomes.into_iter().enumerate() {
+            // A worker that died leaves its files' outcomes unknown: none counts as restored.
+            let (finished, problems) = outcome.unwrap_or_else(|| {
+                let why = "not restored: the thread putting it in place failed";
+                let problem = Problem::error(
+                    &files[number].path,
+                    dedup_core::ProblemKind::Io(std::io::Error::other(why)),
+                );
+                (Finished::NotRestored, vec![problem])
+            });
             self.report(problems);
             match finished {
                 Finished::Restored { replaced } => {
