@@ -37,7 +37,7 @@ pub(super) struct Level {
     pub rel_len: usize,
     /// Picked by the filter (or below a picked one), not only passed through.
     pub selected: bool,
-    /// Made by this restore.
+    /// Made by this restore: it held nothing else, so its names need no look before use.
     pub created: bool,
 }
 
