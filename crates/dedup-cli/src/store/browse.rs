@@ -186,7 +186,8 @@ fn dump_to_file(
     Ok(())
 }
 
-fn trim_slashes(mut bytes: &[u8]) -> &[u8] {
+/// A path in a snapshot without its leading and trailing `/`s.
+pub(super) fn trim_slashes(mut bytes: &[u8]) -> &[u8] {
     while let [b'/', rest @ ..] = bytes {
         bytes = rest;
     }

@@ -15,6 +15,8 @@ use dedup_store::format::{Node, NodeKind};
 use dedup_store::restore::Pick;
 use globset::{GlobBuilder, GlobMatcher};
 
+use crate::store::browse::trim_slashes;
+
 /// One `--include` or `--exclude`.
 struct Pattern {
     /// As given, for messages.
@@ -88,16 +90,6 @@ impl Pattern {
             }
         }
     }
-}
-
-fn trim_slashes(mut bytes: &[u8]) -> &[u8] {
-    while let [b'/', rest @ ..] = bytes {
-        bytes = rest;
-    }
-    while let [rest @ .., b'/'] = bytes {
-        bytes = rest;
-    }
-    bytes
 }
 
 /// The includes and excludes of a restore, and which includes matched something.
