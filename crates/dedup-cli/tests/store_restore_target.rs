@@ -409,3 +409,24 @@ fn delete_never_reaches_into_a_file_system_mounted_in_the_target() {
     assert!(change_lines(&out).is_empty(), "a deletion that did not happen was told");
     assert_eq!(fs::read(target.join("file")).unwrap(), b"file");
 }
+
+#[test]
+fn the_target_may_be_named_through_a_symlink_and_a_single_file_restores_into_it() {
+    let fx = fixture();
+    let source = fx.dir.path().join("src");
+    let spec = fx.snapshot("src", |src| {
+        fs::create_dir(src.join("d")).unwrap();
+        fs::write(src.join("d/f"), b"f").unwrap();
+    });
+    let real = fx.dir.path().join("real");
+    fs::create_dir(&real).unwrap();
+    let link = fx.dir.path().join("link");
+    symlink(&real, &link).unwrap();
+    fx.restore(&spec, &link, &[]).assert_code(0);
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(fs::read(real.join("d/f")).unwrap(), b"f");
+    let file = format!("latest:{}/d/f", source.display());
+    let single = fx.dir.path().join("single");
+    fx.restore(&file, &single, &[]).assert_code(0);
+    assert_eq!(fs::read(single.join("f")).unwrap(), b"f");
+}
