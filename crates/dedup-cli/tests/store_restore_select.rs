@@ -225,3 +225,49 @@ fn a_file_the_backup_could_not_read_is_never_restored_nor_passed() {
     out.assert_code(1);
     assert_eq!(fs::read(target.join("secret")).unwrap(), b"the user's");
 }
+
+#[test]
+fn a_directory_the_backup_could_not_list_restores_empty_named_and_deletes_nothing_in_it() {
+    let test =
+        "a_directory_the_backup_could_not_list_restores_empty_named_and_deletes_nothing_in_it";
+    if !require(is_root(), test, "running as user nobody (setpriv) needs root") {
+        return;
+    }
+    let dir = tmp();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    write(&src, "public", b"anyone may read this");
+    write(&src, "closed/inside", b"root only");
+    chmod(&src.join("closed"), 0o700);
+    chmod(&src, 0o755);
+    init_repo(&repo);
+    let chown = std::process::Command::new("chown").args(["-R", "65534:65534"]).arg(&repo).status();
+    assert!(chown.unwrap().success());
+    let out = store_as_nobody(&repo, &[OsStr::new("backup"), src.as_os_str()]);
+    out.assert_code(1);
+
+    // The user's files in that directory of the target: not the snapshot's to keep or delete.
+    let target = dir.path().join("target");
+    write(&target, "closed/users-own", b"the user's");
+    write(&target, "gone", b"not in the snapshot");
+    let spec = format!("latest:{}", src.display());
+    let t = target.to_str().unwrap();
+    for dry in [true, false] {
+        let mut args = vec!["restore", &spec, "--target", t, "--overwrite", "always", "--delete"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let out = store(&repo, &args);
+        out.assert_code(1);
+        let named = format!(
+            "{}: restored empty: the backup could not list this directory",
+            target.join("closed").display()
+        );
+        assert!(stderr(&out).contains(&named), "{}", out.dump());
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("users-own"), "{}", out.dump());
+    }
+    assert_eq!(fs::read(target.join("closed/users-own")).unwrap(), b"the user's");
+    assert!(target.join("closed").is_dir());
+    assert!(!target.join("gone").exists(), "--delete still removes what the snapshot lacks");
+    assert_eq!(fs::read(target.join("public")).unwrap(), b"anyone may read this");
+}

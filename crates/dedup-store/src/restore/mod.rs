@@ -42,6 +42,12 @@ pub use verify::{verify, VerifySummary};
 /// tree): it is not created, and `dump` and `--verify` refuse it with the same words.
 pub const NOT_READ_WHOLE: &str = "not restored: the backup could not read it whole";
 
+/// What a restore says of a directory the backup could not list (flagged incomplete): it is
+/// made, but its snapshot says nothing of what it held, so nothing is restored into it and
+/// `--delete` removes nothing from it.
+pub const NOT_LISTED: &str =
+    "restored empty: the backup could not list this directory, so nothing in it was kept or deleted";
+
 /// What a filter makes of an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pick {

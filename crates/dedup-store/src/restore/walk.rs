@@ -22,7 +22,9 @@ use super::conflict::{self, Decision, Existing};
 use super::dirs::{lstat, Level, State};
 use super::file::Batch;
 use super::meta::{self, Owner};
-use super::{Change, ChangeKind, Events, Pick, RestoreOptions, RestoreSummary, NOT_READ_WHOLE};
+use super::{
+    Change, ChangeKind, Events, Pick, RestoreOptions, RestoreSummary, NOT_LISTED, NOT_READ_WHOLE,
+};
 use crate::error::{Error, Result};
 use crate::format::{Content, Node, NodeKind};
 use crate::index::Index;
@@ -149,6 +151,15 @@ impl<'a> Restorer<'a> {
     /// read is a problem of that directory.
     fn dir_contents(&mut self) {
         let top = self.levels.last().expect("a directory is open");
+        if top.node.incomplete {
+            // Its subtree is empty and says nothing of what it held: nothing to restore into it,
+            // and nothing of the target's there may be taken for an extra.
+            if top.selected {
+                let path = self.path_of(&self.rel);
+                self.problem(&path, NOT_LISTED);
+            }
+            return;
+        }
         let Content::Subtree(id) = top.node.content else { return };
         // The status tree gives the entries their atime (else their mtime stands in).
         let (status, selected) = (top.node.status_tree, top.selected);
