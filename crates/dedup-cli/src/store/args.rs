@@ -1,9 +1,10 @@
 //! Arguments of `dedup store`: the repository and password options every store command shares,
 //! and each command's own.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{ArgAction, Args, Subcommand};
+use clap::{ArgAction, Args, Subcommand, ValueEnum};
 
 /// `dedup store`.
 #[derive(Debug, Args)]
@@ -77,7 +78,7 @@ pub enum StoreCommand {
     Ls(LsArgs),
     /// Recreate a snapshot, or a path in it, under a target directory.
     Restore(RestoreArgs),
-    /// Write one file of a snapshot to standard output.
+    /// Write one file of a snapshot to standard output (or to a file with -o).
     Dump(DumpArgs),
     /// Show what differs between two snapshots.
     Diff(DiffArgs),
@@ -217,9 +218,10 @@ pub struct SnapshotsArgs {
 pub struct LsArgs {
     /// A snapshot id prefix or `latest`.
     pub snapshot: String,
-    /// A path in the snapshot.
-    pub path: Option<String>,
-    /// Show kind, mode, owner, size and time.
+    /// A path in the snapshot (any bytes).
+    pub path: Option<OsString>,
+    /// Show kind, mode, owner, size and time; a file the backup could not read whole ends
+    /// with " (incomplete)".
     #[arg(short, long)]
     pub long: bool,
     /// Which snapshots `latest` chooses among.
@@ -230,18 +232,32 @@ pub struct LsArgs {
 /// `store restore`.
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
-    /// SNAPSHOT or SNAPSHOT:PATH.
+    /// SNAPSHOT or SNAPSHOT:PATH (PATH any bytes).
     #[arg(value_name = "SNAPSHOT[:PATH]")]
-    pub snapshot: String,
-    /// Where to restore.
+    pub snapshot: OsString,
+    /// Where to restore (made if missing; a symlink here is followed, none below it).
     #[arg(long, value_name = "DIR")]
     pub target: PathBuf,
-    /// Restore only paths matching GLOB (repeatable), with what is below them.
+    /// Restore only entries matching GLOB (repeatable), with what is below them. A GLOB with a
+    /// `/` is a path below the restored one (`/home/me/docs` as `ls` shows it), one without is
+    /// a name at any depth; `*` stays within a name, `**` crosses directories.
     #[arg(long = "include", value_name = "GLOB")]
-    pub includes: Vec<String>,
-    /// Leave out paths matching GLOB (repeatable).
+    pub includes: Vec<OsString>,
+    /// Leave out entries matching GLOB (repeatable), with what is below them.
     #[arg(long = "exclude", value_name = "GLOB")]
-    pub excludes: Vec<String>,
+    pub excludes: Vec<OsString>,
+    /// What happens to an entry of the target where the snapshot has one of the same name:
+    /// never replaced (the default), replaced always, if it changed (size or mtime differ), or
+    /// if the snapshot's is newer. A directory of the target is only replaced with --delete.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = OverwriteArg::Never)]
+    pub overwrite: OverwriteArg,
+    /// Remove what the target holds that the snapshot does not, in every directory restored,
+    /// and let the snapshot's entries replace directories of the target (with --overwrite).
+    #[arg(long)]
+    pub delete: bool,
+    /// Print the replacements and deletions a restore would make; change nothing.
+    #[arg(short = 'n', long, conflicts_with = "verify")]
+    pub dry_run: bool,
     /// Read the restored files back and compare them with the snapshot.
     #[arg(long)]
     pub verify: bool,
@@ -250,13 +266,31 @@ pub struct RestoreArgs {
     pub filter: FilterArgs,
 }
 
+/// `restore --overwrite` (restic's values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OverwriteArg {
+    /// Replace every entry of the target the snapshot has.
+    Always,
+    /// Replace an entry unless it looks the same (a file of the same size and mtime).
+    IfChanged,
+    /// Replace an entry when the snapshot's mtime is later.
+    IfNewer,
+    /// Keep every entry the target has; restore only what it lacks.
+    Never,
+}
+
 /// `store dump`.
 #[derive(Debug, Args)]
 pub struct DumpArgs {
     /// A snapshot id prefix or `latest`.
     pub snapshot: String,
-    /// The file's path in the snapshot.
-    pub file: String,
+    /// The file's path in the snapshot (any bytes).
+    pub file: OsString,
+    /// Write it to FILE instead of standard output: sparse where its content has zero blocks,
+    /// written under a temporary name beside FILE and renamed over it whole (a symlink at FILE
+    /// is replaced, not followed).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Which snapshots `latest` chooses among.
     #[command(flatten)]
     pub filter: FilterArgs,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use dedup_store::backend::LocalBackend;
 use dedup_store::backup::{backup, BackupOptions, BackupProgress};
 use dedup_store::repo::Repository;
-use dedup_store::restore::restore;
+use dedup_store::restore::{restore, RestoreOptions};
 
 use crate::common;
 use common::{noise, small_repo};
@@ -108,7 +108,7 @@ fn a_tree_of_every_kind_restores_exactly_and_unchanged_files_are_not_read() {
     )
     .unwrap();
     let target = dir.path().join("target");
-    let restored = restore(&repo, &index, &node, &target, None, &()).unwrap();
+    let restored = restore(&repo, &index, &node, &target, RestoreOptions::default(), &()).unwrap();
     assert_eq!(restored.errors, 0);
     compare(&src, &target);
     let sparse = fs::metadata(target.join("sparse")).unwrap();
