@@ -7,6 +7,9 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+/// The library tests' writer of hand-made (hostile) trees.
+#[path = "../../../dedup-store/tests/common/hand_made.rs"]
+mod hand_made;
 
 mod store_backup_truth;
 mod store_corruption;
@@ -19,6 +22,11 @@ mod store_property;
 mod store_prune;
 mod store_repair;
 mod store_repair_safety;
+mod store_restore_hostile;
+mod store_restore_property;
+mod store_restore_select;
+mod store_restore_sparse;
+mod store_restore_target;
 mod store_robustness;
 mod store_security;
 mod store_select;

@@ -1,4 +1,7 @@
-//! What the library's integration tests share: a small, fast repository and reproducible data.
+//! What the library's integration tests share: a small, fast repository, reproducible data, a
+//! backend seen as object storage sees it, and a writer of hand-made (hostile) trees.
+
+pub mod hand_made;
 
 use std::io;
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! Integration tests of the store library itself, below the binary: adoption of unindexed packs,
-//! a backend that starts refusing writes, prune over damaged packs, and round trips through the
+//! a backend that starts refusing writes, hostile hand-made trees, prune over damaged packs, and round trips through the
 //! library's API.
 //!
 //! One test binary (cargo builds each file directly under tests/ as a binary of its own): each
@@ -10,5 +10,6 @@ mod common;
 
 mod adoption;
 mod failing_backend;
+mod hostile_trees;
 mod prune_damage;
 mod roundtrip;

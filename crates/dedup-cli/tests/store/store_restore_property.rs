@@ -7,7 +7,7 @@
 //! left free comes back as the snapshot has it; with `--overwrite always --delete` the target
 //! ends up exactly as the snapshot.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

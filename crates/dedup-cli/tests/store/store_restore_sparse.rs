@@ -2,7 +2,7 @@
 //! its source did, not whole chunks of zeros; `dump -o FILE` writes it the same way, under a
 //! temporary name renamed over FILE (a symlink there is replaced, never written through).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::{FileExt, MetadataExt};

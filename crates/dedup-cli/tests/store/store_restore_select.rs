@@ -5,7 +5,7 @@
 //! not read whole (backed up as nobody) is never restored, never passes `--verify`, is refused
 //! by `dump` and marked by `ls -l`.
 
-mod common;
+use crate::common;
 
 use std::ffi::{OsStr, OsString};
 use std::fs;

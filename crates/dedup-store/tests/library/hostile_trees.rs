@@ -14,12 +14,8 @@ use dedup_store::repo::Repository;
 use dedup_store::restore::{restore, Change, Events, Overwrite, RestoreOptions};
 use dedup_store::tree::root_node;
 
-#[allow(dead_code)]
-mod common;
-#[path = "common/hand_made.rs"]
-mod hand_made;
-use common::small_repo;
-use hand_made::HandMade;
+use crate::common::hand_made::HandMade;
+use crate::common::small_repo;
 
 #[derive(Default)]
 struct Seen {

@@ -4,9 +4,8 @@
 //! and writes nothing outside its target; `ls` refuses it; the FUSE mount answers EIO for it and
 //! says why, and refuses to open a file the backup could not read whole.
 
-mod common;
-#[path = "../../dedup-store/tests/common/hand_made.rs"]
-mod hand_made;
+use crate::common;
+use crate::hand_made;
 
 use std::fs;
 use std::io::Read;

@@ -4,7 +4,7 @@
 //! goes only with `--delete`, each replacement and deletion is a line on stdout, and
 //! `--dry-run` prints the same lines and changes nothing. A path longer than PATH_MAX restores.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::fs;
