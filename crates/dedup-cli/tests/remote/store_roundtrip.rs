@@ -232,6 +232,7 @@ fn a_backup_leaves_access_times_alone_and_an_unchanged_one_adds_nothing() {
     }
     std::thread::sleep(std::time::Duration::from_millis(1100));
     init(&repo, &[]);
+    let mut above = common::store::Ancestors::of(&src);
     let backup = || -> serde_json::Value {
         let out = ok(store(&repo, &["backup", "--json", src.to_str().unwrap()]));
         serde_json::from_str(&out).unwrap()
@@ -240,7 +241,7 @@ fn a_backup_leaves_access_times_alone_and_an_unchanged_one_adds_nothing() {
     for path in &entries {
         assert_eq!(fs::metadata(path).unwrap().accessed().unwrap(), old, "{path:?}");
     }
-    let again = common::store::backup_with_still_ancestors(&src, backup);
+    let again = above.still_backup(backup);
     assert_eq!(again["files_unchanged"], 2, "{again}");
     assert_eq!((&again["blobs_added"], &again["bytes_added"]), (&0.into(), &0.into()), "{again}");
 }

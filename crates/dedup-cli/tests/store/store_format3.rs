@@ -108,8 +108,9 @@ fn hard_links_restore_as_links_and_an_unchanged_backup_reads_nothing_in_version_
     fs::File::options().write(true).open(src.join("linked")).unwrap().set_times(times).unwrap();
     init_version(&repo, None);
     settle();
+    let mut above = Ancestors::of(&src);
     backup_json(&repo, &src);
-    let again = backup_with_still_ancestors(&src, || backup_json(&repo, &src));
+    let again = above.still_backup(|| backup_json(&repo, &src));
     assert_eq!(
         (again["files_unchanged"].as_u64(), again["bytes_read"].as_u64()),
         (Some(21), Some(0)),
