@@ -177,7 +177,7 @@ mod tests {
             if hash.checked_shr(64 - bits).unwrap_or(0) == 0 {
                 let prf = blake3::keyed_hash(&cut_key, window);
                 let u = u64::from_le_bytes(prf.as_bytes()[..8].try_into().unwrap());
-                let offset = (u128::from(u) * (avg - min) as u128 >> 64) as usize;
+                let offset = ((u128::from(u) * (avg - min) as u128) >> 64) as usize;
                 target = Some(i + offset);
             }
             if target == Some(i) {

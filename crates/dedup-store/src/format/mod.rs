@@ -20,7 +20,7 @@ pub use config::{
 };
 pub use deletion_plan::DeletionPlan;
 pub use entries::{BlobEntry, Compression, ENTRY_LEN};
-pub use header::{Header, Magic, HEADER_LEN};
+pub use header::{Header, Magic, HEADER_LEN, PACK_VERSION_MAX};
 pub use index_file::{IndexFile, IndexedPack};
 pub use key_file::{Kdf, KdfParams, KeyFile};
 pub use snapshot::{Snapshot, Summary};
