@@ -5,6 +5,7 @@
 //! at the end the packs still in memory, the small ones, are merged into one, so that a session
 //! adding one small file writes one pack whose size shows only its bucket.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::open_pack::OpenPack;
@@ -22,6 +23,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The open packs of one kind.
 pub(super) struct PackSlots {
     slots: Vec<Mutex<Option<OpenPack>>>,
+    /// The slots new blobs go to: the first this many.
+    in_use: AtomicUsize,
     /// A full pack whose padding small blobs may still fill.
     filling: Mutex<Option<OpenPack>>,
 }
@@ -31,8 +34,15 @@ impl PackSlots {
     pub(super) fn new(count: usize) -> Self {
         PackSlots {
             slots: (0..count.max(1)).map(|_| Mutex::new(None)).collect(),
+            in_use: AtomicUsize::new(count.max(1)),
             filling: Mutex::new(None),
         }
+    }
+
+    /// New blobs go to the first `count` slots only (packs held whole in memory cost a pack
+    /// size each); the others fill no further and are taken at the end.
+    pub(super) fn use_at_most(&self, count: usize) {
+        self.in_use.fetch_min(count.max(1), Ordering::Relaxed);
     }
 
     /// Adds `blob` to the filling pack if it fits its padding, else to the slot its id picks
@@ -86,14 +96,14 @@ impl PackSlots {
         Ok(Some(full))
     }
 
-    /// How many slots there are.
+    /// How many slots new blobs go to.
     pub(super) fn len(&self) -> usize {
-        self.slots.len()
+        self.in_use.load(Ordering::Relaxed)
     }
 
     /// The slot of `blob`: its id's first byte, uniform and unknown to the storage.
     fn slot_of(&self, blob: &SealedBlob) -> usize {
-        usize::from(blob.id.0[0]) % self.slots.len()
+        usize::from(blob.id.0[0]) % self.len()
     }
 
     /// Calls `f` on every open pack.
@@ -123,5 +133,146 @@ impl PackSlots {
         }
         taken.extend(merged);
         taken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blob::{seal, BlobKind};
+    use crate::crypto::Sealer;
+    use crate::format::CompressionMode;
+    use crate::id::Id;
+    use crate::pack::{PackLayout, PackWriter, StreamedPackWriter};
+
+    fn sealer() -> Sealer {
+        Sealer::new([4; 32], true)
+    }
+
+    /// A blob of `len` bytes whose id begins with `first`.
+    fn blob(first: u8, n: u8, len: usize) -> SealedBlob {
+        let mut id = [n; 32];
+        id[0] = first;
+        seal(&sealer(), Id(id), BlobKind::Data, &vec![n; len], CompressionMode::Off)
+    }
+
+    fn memory() -> OpenPack {
+        OpenPack::Memory(PackWriter::with_layout(
+            BlobKind::Data,
+            true,
+            PackLayout::Padded,
+            Vec::new(),
+        ))
+    }
+
+    fn ids(pack: &OpenPack) -> Vec<Id> {
+        match pack {
+            OpenPack::Memory(pack) => pack.blobs().map(|(entry, _)| entry.id).collect(),
+            OpenPack::Streamed(_) => panic!("a streamed pack"),
+        }
+    }
+
+    #[test]
+    fn blobs_are_spread_by_id_and_the_small_packs_merged_at_the_end() {
+        let slots = PackSlots::new(4);
+        let blobs: Vec<SealedBlob> = (0..40u8).map(|i| blob(i, i, 100)).collect();
+        for b in &blobs {
+            assert!(slots.add(b, 1 << 20, memory, |_| Ok(())).unwrap().is_none());
+        }
+        let mut open = 0;
+        slots.for_each(|_| open += 1);
+        assert_eq!(open, 4, "one open pack per slot");
+        let taken = slots.take_all();
+        assert_eq!(taken.len(), 1, "the packs in memory are merged into one");
+        let held = ids(&taken[0]);
+        let added: Vec<Id> = blobs.iter().map(|b| b.id).collect();
+        let mut sorted = held.clone();
+        sorted.sort();
+        assert_eq!(sorted, added, "every blob once");
+        assert_ne!(held, added, "the pack's order is not the order the blobs came in");
+        // Slot by slot: the ids of each slot, in the order they came.
+        let by_slot: Vec<Id> =
+            (0..4).flat_map(|s| added.iter().filter(move |id| id.0[0] % 4 == s).copied()).collect();
+        assert_eq!(held, by_slot);
+        assert!(slots.take_all().is_empty());
+    }
+
+    #[test]
+    fn a_full_pack_takes_small_blobs_into_its_padding_until_the_next_is_full() {
+        let slots = PackSlots::new(1);
+        let pack_size = 200_000;
+        // Full after the third blob of 70 kB: its padding then has room for small blobs.
+        for n in 0..3 {
+            assert!(slots
+                .add(&blob(0, n, 70_000), pack_size, memory, |_| Ok(()))
+                .unwrap()
+                .is_none());
+        }
+        let closed_len = |slots: &PackSlots| {
+            let mut len = 0;
+            slots.for_each(|p| {
+                if let OpenPack::Memory(p) = p {
+                    len = p.closed_len()
+                }
+            });
+            len
+        };
+        let full_len = closed_len(&slots);
+        assert!(full_len > 210_000, "the full pack waits in the filling slot");
+        // A small blob goes into the padding: the pack does not grow.
+        assert!(slots.add(&blob(0, 10, 500), pack_size, memory, |_| Ok(())).unwrap().is_none());
+        assert_eq!(closed_len(&slots), full_len);
+        // The next full pack replaces it, and the first is done.
+        let mut done = None;
+        for n in 20..23 {
+            if let Some(pack) =
+                slots.add(&blob(0, n, 70_000), pack_size, memory, |_| Ok(())).unwrap()
+            {
+                done = Some(pack);
+            }
+        }
+        let done = done.expect("the first full pack is done");
+        assert_eq!(ids(&done).len(), 4, "three large blobs and the small one");
+    }
+
+    #[test]
+    fn fewer_slots_take_new_blobs_once_packs_are_held_in_memory() {
+        let slots = PackSlots::new(4);
+        slots.add(&blob(3, 1, 100), 1 << 20, memory, |_| Ok(())).unwrap();
+        slots.use_at_most(2);
+        slots.use_at_most(3);
+        assert_eq!(slots.len(), 2, "only ever fewer");
+        for i in 0..8u8 {
+            slots.add(&blob(i, i + 10, 100), 1 << 20, memory, |_| Ok(())).unwrap();
+        }
+        let mut held = Vec::new();
+        slots.for_each(|p| held.push(ids(p).iter().map(|id| id.0[0]).collect::<Vec<u8>>()));
+        // Slots 0 and 1 by parity; slot 3 keeps the blob it had.
+        assert_eq!(held, [vec![0, 2, 4, 6], vec![1, 3, 5, 7], vec![3]]);
+    }
+
+    #[test]
+    fn packs_written_to_the_storage_are_not_merged() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = crate::backend::LocalBackend::new(dir.path());
+        let slots = PackSlots::new(2);
+        let stream = |pack: &mut OpenPack| -> Result<()> {
+            if let OpenPack::Memory(memory) = pack {
+                let object =
+                    crate::backend::Backend::begin_object(&backend, "data").unwrap().unwrap();
+                let taken = std::mem::replace(memory, PackWriter::new(BlobKind::Data, true));
+                *pack = OpenPack::Streamed(Box::new(
+                    StreamedPackWriter::from_memory(taken, object).unwrap(),
+                ));
+            }
+            Ok(())
+        };
+        // Slot 0 streams; slot 1 (ids 1 and 3) stays in memory.
+        slots.add(&blob(0, 1, 100), 1 << 20, memory, stream).unwrap();
+        slots.add(&blob(1, 2, 100), 1 << 20, memory, |_| Ok(())).unwrap();
+        slots.add(&blob(3, 3, 100), 1 << 20, memory, |_| Ok(())).unwrap();
+        let taken = slots.take_all();
+        let streamed = taken.iter().filter(|p| matches!(p, OpenPack::Streamed(_))).count();
+        assert_eq!((taken.len(), streamed), (2, 1));
     }
 }

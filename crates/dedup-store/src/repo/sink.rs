@@ -35,6 +35,9 @@ const SPARE_BUFFERS: usize = 1;
 /// session writes far fewer tree bytes, and their order says less).
 const DATA_SLOTS: usize = 4;
 const TREE_SLOTS: usize = 2;
+/// Open packs of data blobs where the backend takes objects whole, each then held in memory up
+/// to a pack size: restic's two.
+const DATA_SLOTS_IN_MEMORY: usize = 2;
 
 /// A pack is built in memory until it holds this much (or its share of a pack size among its
 /// kind's slots, if less), then written to the storage as it fills where the backend can take
@@ -98,7 +101,11 @@ impl<'r> BlobSink<'r> {
             dry_run,
             index: RwLock::new(index),
             claimed: Mutex::new(HashSet::new()),
-            open: [PackSlots::new(DATA_SLOTS), PackSlots::new(TREE_SLOTS)],
+            // A dry run holds its packs in memory, as a backend that takes objects whole does.
+            open: [
+                PackSlots::new(if dry_run { DATA_SLOTS_IN_MEMORY } else { DATA_SLOTS }),
+                PackSlots::new(TREE_SLOTS),
+            ],
             streams: AtomicBool::new(!dry_run),
             unindexed: Mutex::new(Vec::new()),
             spare: Mutex::new(Vec::new()),
@@ -332,6 +339,7 @@ impl<'r> BlobSink<'r> {
             self.repo.backend().begin_object("data").map_err(|e| Error::io("data", e))?
         else {
             self.streams.store(false, Ordering::Relaxed);
+            self.open[slot(BlobKind::Data)].use_at_most(DATA_SLOTS_IN_MEMORY);
             return Ok(());
         };
         let kind = memory.kind();
