@@ -11,6 +11,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::open_pack::OpenPack;
 use crate::blob::SealedBlob;
 use crate::error::{Error, Result};
+use crate::pack::PackWriter;
 
 /// A full pack keeps taking blobs into its padding while one of this many sealed bytes would
 /// still fit there.
@@ -115,23 +116,25 @@ impl PackSlots {
         }
     }
 
-    /// Takes every open pack, the ones still in memory merged into one.
-    pub(super) fn take_all(&self) -> Vec<OpenPack> {
+    /// Takes every open pack, those in memory below `small` bytes merged into one.
+    pub(super) fn take_all(&self, small: usize) -> Vec<OpenPack> {
         let mut taken = Vec::new();
-        let mut merged: Option<OpenPack> = None;
+        let mut merged: Option<PackWriter> = None;
         for slot in self.slots.iter().chain([&self.filling]) {
-            match (lock(slot).take(), &mut merged) {
-                (None, _) => {}
-                (Some(OpenPack::Memory(pack)), Some(OpenPack::Memory(into))) => {
-                    for (entry, sealed) in pack.blobs() {
-                        into.add_stored(entry, sealed);
+            match lock(slot).take() {
+                Some(OpenPack::Memory(pack)) if pack.len() < small => match &mut merged {
+                    Some(into) => {
+                        for (entry, sealed) in pack.blobs() {
+                            into.add_stored(entry, sealed);
+                        }
                     }
-                }
-                (Some(pack @ OpenPack::Memory(_)), None) => merged = Some(pack),
-                (Some(pack), _) => taken.push(pack),
+                    None => merged = Some(pack),
+                },
+                Some(pack) => taken.push(pack),
+                None => {}
             }
         }
-        taken.extend(merged);
+        taken.extend(merged.map(OpenPack::Memory));
         taken
     }
 }
@@ -143,7 +146,7 @@ mod tests {
     use crate::crypto::Sealer;
     use crate::format::CompressionMode;
     use crate::id::Id;
-    use crate::pack::{PackLayout, PackWriter, StreamedPackWriter};
+    use crate::pack::{PackLayout, StreamedPackWriter};
 
     fn sealer() -> Sealer {
         Sealer::new([4; 32], true)
@@ -182,7 +185,7 @@ mod tests {
         let mut open = 0;
         slots.for_each(|_| open += 1);
         assert_eq!(open, 4, "one open pack per slot");
-        let taken = slots.take_all();
+        let taken = slots.take_all(1 << 20);
         assert_eq!(taken.len(), 1, "the packs in memory are merged into one");
         let held = ids(&taken[0]);
         let added: Vec<Id> = blobs.iter().map(|b| b.id).collect();
@@ -194,7 +197,7 @@ mod tests {
         let by_slot: Vec<Id> =
             (0..4).flat_map(|s| added.iter().filter(move |id| id.0[0] % 4 == s).copied()).collect();
         assert_eq!(held, by_slot);
-        assert!(slots.take_all().is_empty());
+        assert!(slots.take_all(1 << 20).is_empty());
     }
 
     #[test]
@@ -236,6 +239,18 @@ mod tests {
     }
 
     #[test]
+    fn packs_in_memory_that_are_not_small_are_not_merged() {
+        let slots = PackSlots::new(2);
+        slots.add(&blob(0, 1, 5_000), 1 << 20, memory, |_| Ok(())).unwrap();
+        slots.add(&blob(1, 2, 100), 1 << 20, memory, |_| Ok(())).unwrap();
+        slots.add(&blob(3, 3, 100), 1 << 20, memory, |_| Ok(())).unwrap();
+        // Below 1,000 bytes only the second slot's pack (two blobs of 140 bytes and a header).
+        let taken = slots.take_all(1_000);
+        let held: Vec<usize> = taken.iter().map(|p| ids(p).len()).collect();
+        assert_eq!(held, [1, 2]);
+    }
+
+    #[test]
     fn fewer_slots_take_new_blobs_once_packs_are_held_in_memory() {
         let slots = PackSlots::new(4);
         slots.add(&blob(3, 1, 100), 1 << 20, memory, |_| Ok(())).unwrap();
@@ -271,7 +286,7 @@ mod tests {
         slots.add(&blob(0, 1, 100), 1 << 20, memory, stream).unwrap();
         slots.add(&blob(1, 2, 100), 1 << 20, memory, |_| Ok(())).unwrap();
         slots.add(&blob(3, 3, 100), 1 << 20, memory, |_| Ok(())).unwrap();
-        let taken = slots.take_all();
+        let taken = slots.take_all(1 << 20);
         let streamed = taken.iter().filter(|p| matches!(p, OpenPack::Streamed(_))).count();
         assert_eq!((taken.len(), streamed), (2, 1));
     }

@@ -327,11 +327,16 @@ impl<'r> BlobSink<'r> {
         OpenPack::Memory(PackWriter::with_layout(kind, self.repo.encrypted(), layout, buf))
     }
 
+    /// The length from which a pack of `kind` is written to the storage as it fills: below it, a
+    /// pack left at a session's end is merged with the others as small.
+    fn stream_from(&self, kind: BlobKind) -> usize {
+        STREAM_FROM.min(self.repo.config().pack_size as usize / self.open[slot(kind)].len())
+    }
+
     /// Moves `pack` of `kind` to the storage, to be written there as it fills, once it holds
     /// [`STREAM_FROM`] bytes or its slot's share of a pack size, where the backend can take it.
     fn stream_if_large(&self, pack: &mut OpenPack, kind: BlobKind) -> Result<()> {
-        let share = self.repo.config().pack_size as usize / self.open[slot(kind)].len();
-        if pack.len() < STREAM_FROM.min(share) || !self.streams.load(Ordering::Relaxed) {
+        if pack.len() < self.stream_from(kind) || !self.streams.load(Ordering::Relaxed) {
             return Ok(());
         }
         let OpenPack::Memory(memory) = pack else { return Ok(()) };
@@ -425,7 +430,7 @@ impl<'r> BlobSink<'r> {
     /// every blob this session stored. The sink stays usable.
     pub fn flush(&self) -> Result<()> {
         for kind in [BlobKind::Data, BlobKind::Tree] {
-            for pack in self.open[slot(kind)].take_all() {
+            for pack in self.open[slot(kind)].take_all(self.stream_from(kind)) {
                 self.write_pack(pack)?;
             }
         }
