@@ -4,12 +4,14 @@
 //! enough).
 //!
 //! Two rules decide where a chunk ends (docs/store-format.md §5): the **flat** one (chunker kind
-//! 3, the default since format version 2) cuts at the first position past `min` whose hash is
+//! 3, the default of format versions 2 and 3) cuts at the first position past `min` whose hash is
 //! below one threshold, so the cut points are the same whatever byte a chunk started at, save for
 //! the `min` skipped; the **normalised** one (kind 1, level 2) asks for a rarer hash before `avg`
 //! and a commoner one after, which evens chunk sizes but makes a chunk that starts at a new place
 //! (after an edit) often miss the old cut points for several chunks (docs/BENCHMARKS.md, "Chunker
 //! resynchronisation").
+
+use super::bounds;
 
 /// A keyed FastCDC chunker.
 #[derive(Clone)]
@@ -81,24 +83,14 @@ impl FastCdc {
 
     /// The cut point of `data` (at least `max` bytes, or the rest of the stream).
     pub fn cut(&self, data: &[u8]) -> usize {
-        let n = data.len();
-        if n <= self.min {
-            return n;
-        }
-        self.find(data).unwrap_or(self.max.min(n))
+        bounds::cut(data, self.min, self.max, |data| self.find(data))
     }
 
     /// The cut point of `data` if its bytes decide it: a boundary found in them stands whatever
     /// follows (the hash at a position depends on no later byte), but none found in fewer than
     /// `max` bytes says nothing yet.
     pub fn cut_if_decided(&self, data: &[u8]) -> Option<usize> {
-        if data.len() >= self.max {
-            return Some(self.cut(data));
-        }
-        if data.len() <= self.min {
-            return None;
-        }
-        self.find(data)
+        bounds::cut_if_decided(data, self.min, self.max, |data| self.find(data))
     }
 
     /// The first boundary in `data` (below `max`), if any.

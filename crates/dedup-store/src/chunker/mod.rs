@@ -3,6 +3,7 @@
 //! of format version 1 cut), or fixed-size blocks for disk images, and a reader that feeds any
 //! of them from a `Read` through one reused buffer.
 
+mod bounds;
 mod fastcdc;
 mod prf_cut;
 mod stream;

@@ -13,6 +13,7 @@
 //! scanned past `min` (about 0.25 ns a byte there for the default sizes), on top of the gear
 //! hash's scan (docs/BENCHMARKS.md, "Chunk and pack sizes hidden (issue 40)").
 
+use super::bounds;
 use super::fastcdc::{gear_table, scan};
 
 /// Bytes of the window an anchor's hash covers and its PRF reads.
@@ -77,23 +78,13 @@ impl PrfCut {
 
     /// The cut point of `data` (at least `max` bytes, or the rest of the stream).
     pub fn cut(&self, data: &[u8]) -> usize {
-        let n = data.len();
-        if n <= self.min {
-            return n;
-        }
-        self.find(data).unwrap_or(self.max.min(n))
+        bounds::cut(data, self.min, self.max, |data| self.find(data))
     }
 
     /// The cut point of `data` if its bytes decide it: a cut found stands whatever follows (it
     /// depends on no later byte), but none found in fewer than `max` bytes says nothing yet.
     pub fn cut_if_decided(&self, data: &[u8]) -> Option<usize> {
-        if data.len() >= self.max {
-            return Some(self.cut(data));
-        }
-        if data.len() <= self.min {
-            return None;
-        }
-        self.find(data)
+        bounds::cut_if_decided(data, self.min, self.max, |data| self.find(data))
     }
 
     /// The offset of the cut after the anchor whose window is `window`: the PRF's first 8 bytes

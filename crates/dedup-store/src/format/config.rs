@@ -141,7 +141,8 @@ pub struct Config {
     /// Compression.
     pub compression: CompressionMode,
     /// The repository's format version (docs/store-format.md §13): at least what the chunker
-    /// needs; 3 writes trees of version 2 with status trees, 1 and 2 trees of version 1.
+    /// needs; 3 and 4 write trees of version 2 with status trees, 1 and 2 trees of version 1; 4
+    /// writes packs of version 2 (padded), the others packs of version 1.
     pub version: u8,
 }
 
