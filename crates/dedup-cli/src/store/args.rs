@@ -123,11 +123,12 @@ pub enum StoreCommand {
 /// `store init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// The chunker: `fastcdc` (default: flat FastCDC, 512 KiB / 1 MiB / 8 MiB, AVG the mean
-    /// chunk; format version 2 or later), `fastcdc:MIN/AVG/MAX`,
-    /// `fastcdc-normalised[:MIN/AVG/MAX]` (normalised level 2, AVG a power of two: what format
-    /// version 1 cuts, readable by older dedup with --format-version 1), or `fixed:SIZE` (disk
-    /// images).
+    /// The chunker: `fastcdc` (default: FastCDC whose cut points a keyed PRF places, 512 KiB /
+    /// 1 MiB / 8 MiB, AVG about the mean chunk; format version 4, and with --format-version 2 or
+    /// 3 the flat rule), `fastcdc:MIN/AVG/MAX`, `fastcdc-flat[:MIN/AVG/MAX]` (cut where the
+    /// keyed hash says: format version 2 or later), `fastcdc-normalised[:MIN/AVG/MAX]`
+    /// (normalised level 2, AVG a power of two: what format version 1 cuts, readable by older
+    /// dedup with --format-version 1), or `fixed:SIZE` (disk images).
     #[arg(long, value_name = "CHUNKER", default_value = "fastcdc")]
     pub chunker: String,
     /// Compression of blobs: auto (zstd 3 where it shrinks), off, or a zstd level 1-22.
@@ -136,9 +137,11 @@ pub struct InitArgs {
     /// Target size of packs.
     #[arg(long, value_name = "SIZE", default_value = "16MiB")]
     pub pack_size: String,
-    /// The repository format version (docs/store-format.md §13): 3 (the default) stores trees
-    /// that identical directories share; 2 or 1 keep the trees older dedup reads and writes
-    /// (1 only with fastcdc-normalised or fixed, which format version 1 cuts with).
+    /// The repository format version (docs/store-format.md §13): 4 (the default) pads packs
+    /// and cuts chunks where a keyed PRF says, so that the storage learns neither file nor chunk
+    /// sizes; 3 stores trees that identical directories share; 2 or 1 keep the trees older dedup
+    /// reads and writes (1 only with fastcdc-normalised or fixed, which format version 1 cuts
+    /// with). Each older version is what older dedup reads and writes.
     #[arg(long, value_name = "N")]
     pub format_version: Option<u8>,
     /// Store data unencrypted (checksummed only): anyone who can read the repository reads it.

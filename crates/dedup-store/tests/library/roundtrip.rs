@@ -161,6 +161,12 @@ fn a_snapshot_naming_a_status_tree_is_refused_in_a_repository_without_status_tre
     let options = dedup_store::repo::InitOptions {
         password: None,
         format_version: 2,
+        // The flat kind: the default, kind 4, needs format version 4.
+        chunker: dedup_store::format::ChunkerParams::FastCdc {
+            min: 512 << 10,
+            avg: 1 << 20,
+            max: 8 << 20,
+        },
         kdf: dedup_store::format::KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
         ..dedup_store::repo::InitOptions::default()
     };
