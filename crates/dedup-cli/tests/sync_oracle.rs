@@ -1,6 +1,8 @@
 //! `dedup sync --delete` against `rsync -aHSX --delete` as an oracle: on random small trees,
 //! each synced over a random earlier state of the destination, both tools must leave the same
-//! tree (content, kinds, modes, regular files' times, symlink targets, hard links, xattrs).
+//! tree (content, kinds, modes, regular files' times, symlink targets, hard links, xattrs); and
+//! with random lists of include and exclude rules, both must keep, copy and delete the same
+//! entries.
 
 mod common;
 
@@ -49,9 +51,14 @@ fn random_tree(root: &Path, rng: &mut Rng) {
 }
 
 fn rsync(s: &Path, d: &Path) {
+    rsync_with(s, d, &[]);
+}
+
+fn rsync_with(s: &Path, d: &Path, args: &[String]) {
     let ok = Command::new("rsync")
         .arg("-aHSX")
         .arg("--delete")
+        .args(args)
         .arg(format!("{}/", s.display()))
         .arg(format!("{}/", d.display()))
         .status()
@@ -104,5 +111,95 @@ fn dedup_sync_leaves_what_rsync_ahsx_delete_leaves() {
             assert_eq!(Some(no_dir_time(v)), w, "case {case}: {}", String::from_utf8_lossy(k));
         }
         assert_mirror(&s, &ours);
+    }
+}
+
+/// A random tree of directories `d0`..`d2`, files `f0.x`, `f1.y`, `g.x` and symlinks `l0`
+/// (kinds never share a name, so no entry changes kind between SRC and DST).
+fn named_tree(root: &Path, rng: &mut Rng) {
+    fs::create_dir_all(root).unwrap();
+    let mut dirs = vec![String::new()];
+    for _ in 0..(4 + rng.below(16)) {
+        let parent = dirs[rng.pick(dirs.len())].clone();
+        match rng.below(6) {
+            0..=1 if parent.matches('/').count() < 3 => {
+                let name = format!("{parent}d{}", rng.below(3));
+                fs::create_dir_all(root.join(&name)).unwrap();
+                dirs.push(format!("{name}/"));
+            }
+            2 => {
+                let _ = std::os::unix::fs::symlink("t", root.join(format!("{parent}l0")));
+            }
+            _ => {
+                let name = ["f0.x", "f1.y", "g.x"][rng.pick(3)];
+                write(root, &format!("{parent}{name}"), &pattern(1 + rng.pick(300), rng.next()));
+                set_mtime(&root.join(format!("{parent}{name}")), 1_600_000_000, 0);
+            }
+        }
+    }
+}
+
+/// A random rsync pattern over the names of [`named_tree`].
+fn random_pattern(rng: &mut Rng) -> String {
+    const PARTS: &[&str] =
+        &["*", "**", "d?", "d0", "d1", "f*", "*.x", "[dg]*", "g.x", "l0", "?1*", "***", "[!d]*"];
+    let mut p = String::new();
+    if rng.chance(25) {
+        p.push('/');
+    }
+    for i in 0..(1 + rng.below(3)) {
+        if i > 0 {
+            p.push('/');
+        }
+        p.push_str(PARTS[rng.pick(PARTS.len())]);
+    }
+    if rng.chance(25) {
+        p.push('/');
+    }
+    p
+}
+
+#[test]
+fn include_and_exclude_rules_keep_copy_and_delete_what_rsync_does() {
+    let have = Command::new("rsync").arg("--version").output().is_ok();
+    let name = "include_and_exclude_rules_keep_copy_and_delete_what_rsync_does";
+    if !require(have, name, "rsync not installed") {
+        return;
+    }
+    for case in 0..40u64 {
+        let t = tmp();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (case * 0x2545_f491));
+        let (s, earlier) = (t.path().join("src"), t.path().join("earlier"));
+        named_tree(&earlier, &mut rng);
+        named_tree(&s, &mut rng);
+        let mut rules = Vec::new();
+        for _ in 0..(1 + rng.below(4)) {
+            let kind = if rng.chance(40) { "--include" } else { "--exclude" };
+            rules.push(format!("{kind}={}", random_pattern(&mut rng)));
+        }
+        if case % 5 == 4 {
+            rules.push("--delete-excluded".to_string());
+        }
+        let (ours, theirs) = (t.path().join("ours"), t.path().join("theirs"));
+        for d in [&ours, &theirs] {
+            rsync(&earlier, d);
+        }
+        let mut args: Vec<std::ffi::OsString> = vec![os(b"--delete")];
+        args.extend(rules.iter().map(|r| os(r.as_bytes())));
+        args.extend([s.clone().into(), ours.clone().into()]);
+        sync(&args).assert_code(0);
+        rsync_with(&s, &theirs, &rules);
+        let (a, b) = (describe(&ours), describe(&theirs));
+        let keys = |m: &std::collections::BTreeMap<Vec<u8>, Node>| {
+            m.keys().map(|k| String::from_utf8_lossy(k).into_owned()).collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&a), keys(&b), "case {case}: rules {rules:?}");
+        for (k, v) in &a {
+            let (mut v, mut w) = (v.clone(), b[k].clone());
+            if v.kind != "file" {
+                (v.mtime_ns, w.mtime_ns) = (0, 0);
+            }
+            assert_eq!(v, w, "case {case}: rules {rules:?}: {}", String::from_utf8_lossy(k));
+        }
     }
 }

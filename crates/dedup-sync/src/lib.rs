@@ -13,13 +13,14 @@
 pub mod change;
 pub mod compare;
 pub mod dry_run;
-pub mod exclude;
 mod execute;
+pub mod filter;
 pub mod options;
 pub mod plan;
 mod precision;
 mod readable;
 mod roots;
+mod select;
 mod share;
 mod space;
 pub mod summary;
@@ -31,12 +32,12 @@ mod xattrs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use dedup_core::{Phase, Problem, ProblemKind, Progress, Shows};
 use dedup_scan::io::{Concurrency, IoScheduler};
-use dedup_scan::{open_dir, Detail, WalkOptions, WalkOptionsError};
+use dedup_scan::{open_dir, Detail, WalkOptions};
 use plan::LinkDest;
 
 pub use change::{Change, ChangeKind, Events};
@@ -86,9 +87,9 @@ pub enum SyncError {
         /// The limit.
         limit: u64,
     },
-    /// A bad exclusion glob.
+    /// A bad include or exclude pattern.
     #[error(transparent)]
-    Exclude(#[from] WalkOptionsError),
+    Pattern(#[from] filter::PatternError),
     /// SRC or DST could not be examined or created.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
@@ -104,8 +105,9 @@ pub fn sync(
     progress: &Progress,
 ) -> Result<Summary, SyncError> {
     let started = Instant::now();
-    let excludes = exclude::Excludes::parse(&options.excludes)?;
-    let mut walk_options = WalkOptions::default().with_excludes(excludes.plain())?;
+    let selection = select::Selection::new(&options.filters)?;
+    let mut walk_options = WalkOptions::default();
+    walk_options.filter = selection.map(|s| Arc::new(s) as Arc<dyn dedup_scan::EntryFilter>);
     let mut dst_exists = roots::check(src, dst)?.dst_exists;
     let created = !dst_exists && !options.dry_run;
     if created {
@@ -129,7 +131,7 @@ pub fn sync(
     });
     progress.start_phase(WALK, 0);
     let is_temp = |name: &[u8]| dedup_fs::is_temp_name(std::ffi::OsStr::from_bytes(name));
-    let scope = tree::Scope { is_temp: &is_temp, excludes: &excludes };
+    let scope = tree::Scope { is_temp: &is_temp };
     let mut walked = tree::walk_both(
         src,
         dst_exists.then_some(dst),

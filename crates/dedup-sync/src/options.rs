@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
 
+use crate::filter::FilterRule;
+
 /// How `--dedup` makes identical files copied in one run share storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DedupMode {
@@ -26,8 +28,9 @@ pub struct SyncOptions {
     pub dry_run: bool,
     /// Compare content, not size and modification time.
     pub checksum: bool,
-    /// Exclusion globs (matched against the name and the path below the root, on both sides).
-    pub excludes: Vec<String>,
+    /// The include and exclude rules in the order given (the first that matches an entry
+    /// decides), for both sides.
+    pub filters: Vec<FilterRule>,
     /// Excluded paths in DST are deleted too (with `delete`).
     pub delete_excluded: bool,
     /// Do not descend into directories on another file system than SRC.

@@ -1,9 +1,10 @@
 //! `dedup sync`'s arguments.
 
 use std::ffi::OsString;
+use std::ops::Deref;
 use std::path::PathBuf;
 
-use clap::{Args, FromArgMatches, ValueEnum};
+use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
 
 /// `dedup sync ...` read by a parser of `sync`'s own arguments: building the parser of every
 /// command costs a run more instructions than a no-op sync of a small tree spends on its own
@@ -20,9 +21,80 @@ pub fn parse_alone(args: impl IntoIterator<Item = OsString>) -> Option<SyncArgs>
     SyncArgs::from_arg_matches(&matches).ok()
 }
 
-/// `dedup sync [OPTIONS] SRC DST`.
-#[derive(Debug, Args)]
+/// `dedup sync [OPTIONS] SRC DST`: its flags, and its include and exclude rules in the order
+/// given, which clap's derived fields do not keep across two options.
+#[derive(Debug)]
 pub struct SyncArgs {
+    /// Every flag.
+    pub flags: SyncFlags,
+    /// `--include`, `--exclude`, `--include-from` and `--exclude-from`, in command-line order.
+    pub filters: Vec<FilterArg>,
+}
+
+/// One of the options that make the include and exclude rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilterArg {
+    /// `--include PATTERN`.
+    Include(OsString),
+    /// `--exclude PATTERN`.
+    Exclude(OsString),
+    /// `--include-from FILE`.
+    IncludeFrom(PathBuf),
+    /// `--exclude-from FILE`.
+    ExcludeFrom(PathBuf),
+}
+
+impl Deref for SyncArgs {
+    type Target = SyncFlags;
+
+    fn deref(&self) -> &SyncFlags {
+        &self.flags
+    }
+}
+
+impl FromArgMatches for SyncArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let flags = SyncFlags::from_arg_matches(matches)?;
+        let filters = in_order(matches, &flags);
+        Ok(SyncArgs { flags, filters })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.flags.update_from_arg_matches(matches)?;
+        self.filters = in_order(matches, &self.flags);
+        Ok(())
+    }
+}
+
+impl Args for SyncArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        SyncFlags::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        SyncFlags::augment_args_for_update(cmd)
+    }
+}
+
+/// The rule options of `flags` by their position on the command line.
+fn in_order(matches: &ArgMatches, flags: &SyncFlags) -> Vec<FilterArg> {
+    let mut all: Vec<(usize, FilterArg)> = Vec::new();
+    let mut add = |id: &str, args: Vec<FilterArg>| {
+        let at = matches.indices_of(id).into_iter().flatten();
+        all.extend(at.zip(args));
+    };
+    add("include", flags.include.iter().cloned().map(FilterArg::Include).collect());
+    add("exclude", flags.exclude.iter().cloned().map(FilterArg::Exclude).collect());
+    add("include_from", flags.include_from.iter().cloned().map(FilterArg::IncludeFrom).collect());
+    add("exclude_from", flags.exclude_from.iter().cloned().map(FilterArg::ExcludeFrom).collect());
+    all.sort_by_key(|(at, _)| *at);
+    all.into_iter().map(|(_, f)| f).collect()
+}
+
+/// The flags of `dedup sync [OPTIONS] SRC DST`.
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct SyncFlags {
     /// The tree to mirror: its entries are mirrored directly under DST (like `rsync -a SRC/
     /// DST/`, with no trailing-slash rule).
     #[arg(value_name = "SRC")]
@@ -50,11 +122,33 @@ pub struct SyncArgs {
     #[arg(short = 'c', long)]
     pub checksum: bool,
 
-    /// Leave out paths matching GLOB (matched against the name and the path below SRC or DST;
-    /// as in rsync, `/GLOB` is anchored at the root and `GLOB/` matches directories only;
-    /// repeatable). Excluded paths in DST are never deleted unless --delete-excluded.
-    #[arg(long, value_name = "GLOB")]
-    pub exclude: Vec<String>,
+    /// Leave out entries matching PATTERN, on both sides: rsync's patterns (`*.o` any name,
+    /// `/build` only at the top, `cache/` directories only, `a/**/b`). With --include, the first
+    /// rule that matches an entry decides; a directory left out is not entered. Excluded entries
+    /// of DST are never deleted unless --delete-excluded. Repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<OsString>,
+
+    /// Keep entries matching PATTERN even where a later --exclude matches them (the first
+    /// matching rule decides, as in rsync): `--include '*/' --include '*.jpg' --exclude '*'`
+    /// mirrors the JPEGs alone. Repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    pub include: Vec<OsString>,
+
+    /// Read exclude patterns from FILE (`-`: standard input), one a line, at this place in the
+    /// rules; blank lines and lines starting with `#` or `;` are skipped, `+ PATTERN` is an
+    /// include, `!` clears the rules so far.
+    #[arg(long, value_name = "FILE")]
+    pub exclude_from: Vec<PathBuf>,
+
+    /// Read include patterns from FILE, as --exclude-from reads its (`- PATTERN` is an exclude).
+    #[arg(long, value_name = "FILE")]
+    pub include_from: Vec<PathBuf>,
+
+    /// Lines of --exclude-from, --include-from and --files-from files end with a NUL byte, not a
+    /// newline (as `find -print0` writes them).
+    #[arg(short = '0', long)]
+    pub from0: bool,
 
     /// With --delete, also delete excluded paths from DST.
     #[arg(long, requires = "delete")]
@@ -98,6 +192,28 @@ pub struct SyncArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub io_threads: Option<u16>,
 }
+
+/// Shown after the options of `dedup sync --help`.
+const AFTER_HELP: &str = "\
+DST becomes a mirror of SRC's contents: SRC's entries go directly under DST, as with `rsync -a \
+SRC/ DST/`. Only what changed is written; a file or directory that moved in SRC is renamed in DST \
+(with --delete) instead of copied again. Every file is written under a temporary name and renamed \
+into place, so a run killed at any point leaves each path old or new.
+
+Patterns (--exclude, --include) are rsync's: `*` stays within a name, `**` crosses `/`, a leading \
+`/` anchors at the top of the transfer, a trailing `/` matches directories only; the first rule \
+that matches an entry decides, and a directory left out is not entered.
+
+Exit status: 0 = everything read and made right; 1 = finished, but something could not be read \
+or made right (each named on stderr; nothing in DST under an unread part is deleted or moved); \
+2 = usage error, unusable SRC or DST, or refused (--max-delete), with nothing changed.
+
+Examples:
+  dedup sync ~/Photos /mnt/backup/Photos          copy what changed (DST created if missing)
+  dedup sync -n --delete ~/Photos /mnt/backup/Photos   list what a mirror run would change
+  dedup sync --delete --exclude '*.tmp' --exclude /build src/ /srv/www
+  dedup sync --include '*/' --include '*.jpg' --exclude '*' ~/Pictures /mnt/jpegs
+  dedup sync --link-dest ../2024-06-01 ~ /backup/2024-06-02   unchanged files hard-linked";
 
 /// `--reflink`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -143,11 +259,29 @@ mod tests {
             &["dedup", "sync", "-nc", "--exclude", "*.o", "--exclude=x", "--", "-a", "b"],
             &["dedup", "sync", "--dedup", "a", "b", "--reflink", "never", "--io-threads=2"],
             &["dedup", "sync", "--dedup=hardlink", "--link-dest", "l", "-x", "-v", "a", "b"],
+            &["dedup", "sync", "--include=*/", "--exclude-from", "f", "--exclude", "*", "a", "b"],
         ] {
             let (alone, whole) = both(args);
             assert!(alone.is_some(), "{args:?}");
             assert_eq!(alone, whole, "{args:?}");
         }
+    }
+
+    #[test]
+    fn include_and_exclude_rules_keep_the_order_they_were_given_in() {
+        let args = ["dedup", "sync", "--exclude", "x", "--include=*/", "-0", "--exclude-from", "f"];
+        let args: Vec<OsString> =
+            args.iter().chain(&["--include", "y", "a", "b"]).map(OsString::from).collect();
+        let alone = parse_alone(args).unwrap();
+        assert_eq!(
+            alone.filters,
+            [
+                FilterArg::Exclude("x".into()),
+                FilterArg::Include("*/".into()),
+                FilterArg::ExcludeFrom("f".into()),
+                FilterArg::Include("y".into()),
+            ]
+        );
     }
 
     #[test]

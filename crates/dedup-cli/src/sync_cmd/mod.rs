@@ -4,6 +4,7 @@
 //! error, an unusable SRC or DST, or a refusal (`--max-delete`).
 
 pub mod args;
+mod lists;
 mod render;
 
 use std::fs::File;
@@ -23,12 +24,13 @@ use crate::progress::Display;
 
 /// Run `dedup sync`; `Ok(false)` when some entries failed.
 pub fn run(args: SyncArgs) -> Result<bool> {
+    let reader = lists::Reader::default();
     let options = SyncOptions {
         delete: args.delete,
         max_delete: args.max_delete,
         dry_run: args.dry_run,
         checksum: args.checksum,
-        excludes: args.exclude.clone(),
+        filters: lists::rules(&args.filters, args.from0, &reader)?,
         delete_excluded: args.delete_excluded,
         one_file_system: args.one_file_system,
         reflink: match args.reflink {
