@@ -124,3 +124,78 @@ fn an_excluded_entry_is_never_examined_so_cannot_fail() {
     let out = sync_as_nobody(&args(&[s.to_str().unwrap(), d2.to_str().unwrap()]));
     out.assert_code(1);
 }
+
+/// `-i` prints each change as `rsync -ai` does: on the same change to the same tree, the same
+/// lines (rsync names each entry of a deleted directory besides the directory; dedup the
+/// directory alone); the dry run prints what the real run then does.
+#[test]
+fn itemized_changes_are_the_lines_rsync_prints() {
+    let have = std::process::Command::new("rsync").arg("--version").output().is_ok();
+    if !require(have, "itemized_changes_are_the_lines_rsync_prints", "rsync not installed") {
+        return;
+    }
+    let t = tmp();
+    let s = t.path().join("src");
+    for (f, text) in [("changed", "a"), ("modeonly", "b"), ("timeonly", "c"), ("gone", "d")] {
+        write(&s, f, text.as_bytes());
+    }
+    write(&s, "sub/keep", b"e");
+    write(&s, "gonedir/z", b"z");
+    symlink(&s, "target", "oldlink");
+    let (ours, theirs) = (t.path().join("ours"), t.path().join("theirs"));
+    for d in [&ours, &theirs] {
+        let ok = std::process::Command::new("cp").arg("-a").arg(&s).arg(d).status().unwrap();
+        assert!(ok.success());
+    }
+    write(&s, "changed", b"a, and more");
+    set_mtime(&s.join("changed"), 1_700_000_000, 5);
+    chmod(&s.join("modeonly"), 0o600);
+    set_mtime(&s.join("timeonly"), 1_600_000_000, 0);
+    std::fs::remove_file(s.join("gone")).unwrap();
+    std::fs::remove_dir_all(s.join("gonedir")).unwrap();
+    write(&s, "new.txt", b"n");
+    write(&s, "newdir/f", b"x");
+    symlink(&s, "target", "link");
+    std::fs::remove_file(s.join("oldlink")).unwrap();
+    symlink(&s, "other", "oldlink");
+    mkfifo(&s.join("fifo"));
+    chmod(&s.join("sub"), 0o700);
+    // rsync itemizes a time that differs by whole seconds only.
+    set_mtime(&s.join("oldlink"), 1_650_000_000, 0);
+    set_mtime(&s, 1_650_000_000, 0);
+    let run = |extra: &[&str]| {
+        let mut a = args(&["-i", "--delete"]);
+        a.extend(args(extra));
+        a.extend([s.clone().into(), ours.clone().into()]);
+        sync(&a)
+    };
+    let dry = run(&["-n"]);
+    let real = run(&[]);
+    real.assert_code(0);
+    assert_same_run(&dry, &real);
+    let rsync = std::process::Command::new("rsync")
+        .args(["-ai", "--delete"])
+        .arg(format!("{}/", s.display()))
+        .arg(format!("{}/", theirs.display()))
+        .output()
+        .unwrap();
+    assert!(rsync.status.success());
+    let deleted_dirs: Vec<String> = String::from_utf8_lossy(&rsync.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("*deleting   ").filter(|p| p.ends_with('/')))
+        .map(str::to_owned)
+        .collect();
+    let mut theirs_lines: Vec<String> = String::from_utf8_lossy(&rsync.stdout)
+        .lines()
+        .filter(|l| {
+            let below = |d: &String| {
+                l.strip_prefix("*deleting   ").is_some_and(|p| p != d && p.starts_with(d.as_str()))
+            };
+            !deleted_dirs.iter().any(below)
+        })
+        .map(str::to_owned)
+        .collect();
+    theirs_lines.sort();
+    assert_eq!(changes(&real), theirs_lines, "{}", real.dump());
+    assert!(theirs_lines.contains(&">f.st...... changed".to_string()));
+}

@@ -15,6 +15,7 @@ pub mod compare;
 pub mod dry_run;
 mod execute;
 pub mod filter;
+pub mod item;
 pub mod options;
 pub mod plan;
 mod precision;
@@ -212,13 +213,13 @@ pub fn sync(
     if created {
         // Made before the walk, so that the walk and the run see it: report it as made.
         plan.dirs[0].state = plan::DirState::Create;
-        let change =
-            Change { kind: ChangeKind::Mkdir, path: dry_run::path(b""), from: None, bytes: 0 };
+        let item = item::Item::of_dir(&plan.dirs[0], &rules);
+        let change = Change::new(ChangeKind::Mkdir, dry_run::path(b""), None, item);
         tally.count(&change, 1);
         events.change(&change);
     }
     let summary = if options.dry_run {
-        for (change, entries) in dry_run::changes(&plan) {
+        for (change, entries) in dry_run::changes(&plan, &rules) {
             tally.count(&change, entries);
             events.change(&change);
         }

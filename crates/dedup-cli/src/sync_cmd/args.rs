@@ -188,6 +188,12 @@ pub struct SyncFlags {
     #[arg(short, long)]
     pub verbose: bool,
 
+    /// Print every change (on stdout) as rsync's --itemize-changes does, `YXcstpoguax PATH`:
+    /// `>f.st...... a/b` content written, size and time changed; `.f...p..... c` mode only;
+    /// `cd+++++++++ d/` a new directory; `*deleting   e`. With -n, what a real run would print.
+    #[arg(short = 'i', long)]
+    pub itemize_changes: bool,
+
     /// Operations in flight per device [default: measured]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub io_threads: Option<u16>,

@@ -61,7 +61,8 @@ pub fn run(args: SyncArgs) -> Result<bool> {
     let display = Display::start(progress.clone(), args.quiet || args.dry_run);
     let render = Render {
         messages: Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) },
-        print: args.dry_run || args.verbose,
+        print: args.dry_run || args.verbose || args.itemize_changes,
+        itemize: args.itemize_changes,
         log,
         out: Mutex::new(()),
     };

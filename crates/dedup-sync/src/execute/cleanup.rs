@@ -12,7 +12,7 @@ use rustix::fs::{unlinkat, AtFlags};
 use rustix::io::Errno;
 
 use super::{name_of, Exec};
-use crate::change::{Change, ChangeKind};
+use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
 use crate::plan::{Deletion, HardLink};
 use crate::tree::{split, under};
@@ -24,10 +24,8 @@ pub fn strays(x: &Exec<'_>, strays: &[Vec<u8>]) {
         match result {
             Ok(_) => {
                 x.touch_parent(rel);
-                x.done(
-                    Change { kind: ChangeKind::RemoveTemp, path: path(rel), from: None, bytes: 0 },
-                    1,
-                );
+                let item = Item::of_kind(None, false);
+                x.done(Change::new(ChangeKind::RemoveTemp, path(rel), None, item), 1);
             }
             Err(e) if e.is_not_found() => {}
             Err(e) => x.failed(rel, e),
@@ -44,12 +42,8 @@ pub fn links(x: &Exec<'_>, links: &[HardLink]) {
                 // The leader's change time moved with its link count: its directory's times are
                 // set after it, as after any change inside it (`xattrs`).
                 x.touch_parent(&l.leader);
-                let change = Change {
-                    kind: ChangeKind::Link,
-                    path: path(&l.rel),
-                    from: Some(path(&l.leader)),
-                    bytes: 0,
-                };
+                let change =
+                    Change::new(ChangeKind::Link, path(&l.rel), Some(path(&l.leader)), l.item());
                 x.done(change, 1);
             }
             Err(e) => x.failed(&l.rel, e),
@@ -93,10 +87,8 @@ pub fn deletions(x: &Exec<'_>, deletions: &[Deletion]) {
             Ok(0) => {}
             Ok(n) => {
                 x.touch_parent(&d.rel);
-                x.done(
-                    Change { kind: ChangeKind::Delete, path: path(&d.rel), from: None, bytes: 0 },
-                    n,
-                );
+                let item = Item::of_kind(d.kind, false);
+                x.done(Change::new(ChangeKind::Delete, path(&d.rel), None, item), n);
             }
             Err(e) => x.failed(&d.rel, e),
         }

@@ -43,7 +43,7 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
         match result {
             Ok((kind, bytes)) => {
                 touched = true;
-                let mut change = change_of(&d.rel, action, bytes);
+                let mut change = change_of(&d.rel, action, bytes, x.rules);
                 change.kind = kind;
                 if kind == ChangeKind::Copy {
                     change.from = None;

@@ -282,7 +282,7 @@ impl Merger<'_> {
             let path = join(rel, &src.name);
             if let Some(leader) = self.leaders.follow(&meta, &path, keeps.flatten()) {
                 let linked = dst.and_then(|d| d.meta).map(|m| m.id());
-                let link = HardLink { rel: path, leader: leader.rel, before };
+                let link = HardLink { rel: path, leader: leader.rel, before, kind: src.kind };
                 if leader.dst.is_none() || linked != leader.dst {
                     self.out.plan.links.push(link);
                 } else {

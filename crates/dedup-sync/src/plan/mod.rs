@@ -127,6 +127,15 @@ pub struct HardLink {
     pub leader: Vec<u8>,
     /// What stands at `rel` before.
     pub before: Before,
+    /// The kind of the entries linked.
+    pub kind: EntryKind,
+}
+
+impl HardLink {
+    /// The link as rsync itemizes it.
+    pub fn item(&self) -> crate::item::Item {
+        crate::item::Item::of_kind(Some(self.kind), self.before == Before::Nothing)
+    }
 }
 
 /// An entry removed from the destination, with everything below it.
