@@ -199,3 +199,217 @@ fn itemized_changes_are_the_lines_rsync_prints() {
     assert_eq!(changes(&real), theirs_lines, "{}", real.dump());
     assert!(theirs_lines.contains(&">f.st...... changed".to_string()));
 }
+
+/// Every path below `root` with its content (`<dir>`, `-> target` for symlinks), sorted.
+fn listing(root: &std::path::Path) -> Vec<String> {
+    describe(root)
+        .into_iter()
+        .filter(|(k, _)| k != b".")
+        .map(|(k, n)| {
+            let what = match n.kind {
+                "dir" => "<dir>".to_string(),
+                "symlink" => format!("-> {}", String::from_utf8_lossy(&n.content)),
+                _ => String::from_utf8_lossy(&n.content).into_owned(),
+            };
+            format!("{} {what}", String::from_utf8_lossy(&k))
+        })
+        .collect()
+}
+
+fn run_args(flags: &[&str], s: &std::path::Path, d: &std::path::Path) -> Vec<std::ffi::OsString> {
+    let mut a = args(flags);
+    a.extend([s.into(), d.into()]);
+    a
+}
+
+/// `--backup-dir`: what a run replaces (a file's content, a file that becomes a symlink) or
+/// deletes (a file, a directory with its contents) is moved to its path below DIR, a relative
+/// DIR lying beside DST through `..`; the dry run prints the same `backup` lines; a run with
+/// nothing to do keeps nothing; a later backup of the same path replaces the earlier one.
+#[test]
+fn a_backup_dir_keeps_what_a_run_replaces_or_deletes_at_its_path() {
+    let t = tmp();
+    let (s, d, bk) = (t.path().join("src"), t.path().join("dst"), t.path().join("bk"));
+    for (f, text) in [("same", "s"), ("changed", "v1"), ("gone", "g"), ("becomes-link", "l")] {
+        write(&s, f, text.as_bytes());
+    }
+    write(&s, "dir/inner", b"i");
+    write(&s, "dir/deeper/x", b"x");
+    write(&s, "keep/sub/edited", b"e1");
+    sync(&run_args(&[], &s, &d)).assert_code(0);
+    write(&s, "changed", b"v2, longer");
+    write(&s, "keep/sub/edited", b"e2, longer");
+    std::fs::remove_file(s.join("gone")).unwrap();
+    std::fs::remove_dir_all(s.join("dir")).unwrap();
+    std::fs::remove_file(s.join("becomes-link")).unwrap();
+    symlink(&s, "same", "becomes-link");
+    let flags = ["-v", "--delete", "--backup-dir", "../bk"];
+    let dry = sync(&run_args(&[&flags[..], &["-n"]].concat(), &s, &d));
+    assert!(!bk.exists(), "a dry run makes nothing");
+    let real = sync(&run_args(&flags, &s, &d));
+    real.assert_code(0);
+    assert_same_run(&dry, &real);
+    assert!(changes(&real).contains(&"backup keep/sub/edited".to_string()), "{}", real.dump());
+    assert!(String::from_utf8_lossy(&real.stderr).contains("backed up 5"), "{}", real.dump());
+    assert_mirror(&s, &d);
+    assert_eq!(
+        listing(&bk),
+        [
+            "becomes-link l",
+            "changed v1",
+            "dir <dir>",
+            "dir/deeper <dir>",
+            "dir/deeper/x x",
+            "dir/inner i",
+            "gone g",
+            "keep <dir>",
+            "keep/sub <dir>",
+            "keep/sub/edited e1",
+        ]
+    );
+    let again = sync(&run_args(&flags, &s, &d));
+    again.assert_code(0);
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("backed up"), "{}", again.dump());
+    write(&s, "changed", b"v3, longer still");
+    sync(&run_args(&flags, &s, &d)).assert_code(0);
+    assert_eq!(std::fs::read(bk.join("changed")).unwrap(), b"v2, longer", "the later backup");
+}
+
+/// A relative `--backup-dir` below DST is left out of the mirror: never deleted, not even with
+/// `--delete-excluded`, and a SRC directory of that path is not mirrored into it. A suffix goes
+/// on each file's name, a directory's included.
+#[test]
+fn a_backup_dir_inside_dst_is_left_out_of_the_mirror() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "f", b"v1");
+    write(&s, "d/g", b"g");
+    write(&s, "old/2024/from-src", b"SRC's own old/2024: not mirrored there");
+    write(&s, "old/other", b"the rest of SRC's old/ is");
+    let flags = ["--delete", "--delete-excluded", "--exclude", "*.tmp"];
+    let flags = [&flags[..], &["--backup-dir", "old/2024", "--suffix", ".bak"]].concat();
+    sync(&run_args(&flags, &s, &d)).assert_code(0);
+    assert!(!d.join("old/2024").exists(), "nothing to keep: no backup directory made");
+    assert_eq!(std::fs::read(d.join("old/other")).unwrap(), b"the rest of SRC's old/ is");
+    write(&s, "f", b"v2, longer");
+    std::fs::remove_dir_all(s.join("d")).unwrap();
+    sync(&run_args(&flags, &s, &d)).assert_code(0);
+    let bk = d.join("old/2024");
+    assert_eq!(listing(&bk), ["d <dir>", "d/g.bak g", "f.bak v1"]);
+    // Again, with nothing to do: the backups stay, and are no part of the mirror.
+    let out = sync(&run_args(&flags, &s, &d));
+    out.assert_code(0);
+    assert_eq!(listing(&bk), ["d <dir>", "d/g.bak g", "f.bak v1"]);
+    assert!(!d.join("old/2024/from-src").exists());
+    assert_eq!(std::fs::read(d.join("f")).unwrap(), b"v2, longer");
+}
+
+/// `-b` keeps what is replaced or deleted beside itself, with `~` (or `--suffix`): a deleted
+/// directory whole; and `--delete` never deletes names ending with the suffix, though SRC lacks
+/// them.
+#[test]
+fn backups_beside_their_files_carry_the_suffix_and_outlive_delete() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "f", b"v1");
+    write(&s, "g", b"g");
+    write(&s, "dir/x", b"x");
+    sync(&run_args(&[], &s, &d)).assert_code(0);
+    write(&s, "f", b"v2, longer");
+    std::fs::remove_file(s.join("g")).unwrap();
+    std::fs::remove_dir_all(s.join("dir")).unwrap();
+    sync(&run_args(&["-b", "--delete"], &s, &d)).assert_code(0);
+    let want = ["dir~ <dir>", "dir~/x x", "f v2, longer", "f~ v1", "g~ g"];
+    assert_eq!(listing(&d), want);
+    sync(&run_args(&["-b", "--delete"], &s, &d)).assert_code(0);
+    assert_eq!(listing(&d), want, "backups are never deleted");
+    write(&s, "f", b"v3, longer still");
+    sync(&run_args(&["-b", "--suffix", ".old", "--delete"], &s, &d)).assert_code(0);
+    assert_eq!(std::fs::read(d.join("f.old")).unwrap(), b"v2, longer");
+    assert!(!d.join("f~").exists(), "`~` is no backup suffix of this run: deleted");
+}
+
+/// The directories a backup directory gets on the way to a backup have the modes of DST's, so a
+/// file kept from a private directory is no more exposed there.
+#[test]
+fn backup_directories_are_as_private_as_dsts() {
+    let t = tmp();
+    let (s, d, bk) = (t.path().join("src"), t.path().join("dst"), t.path().join("bk"));
+    write(&s, "private/deeper/f", b"v1");
+    chmod(&s.join("private"), 0o700);
+    sync(&run_args(&[], &s, &d)).assert_code(0);
+    write(&s, "private/deeper/f", b"v2, longer");
+    sync(&run_args(&["--backup-dir", bk.to_str().unwrap()], &s, &d)).assert_code(0);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&bk.join("private")), 0o700);
+    assert_eq!(mode(&bk.join("private/deeper")), mode(&d.join("private/deeper")));
+    assert_eq!(mode(&bk), 0o700, "made by the run: private");
+    assert_eq!(std::fs::read(bk.join("private/deeper/f")).unwrap(), b"v1");
+}
+
+/// Backups that could not be kept, or that would put data where it does not belong, are
+/// refused before anything is made (exit 2): a backup directory inside SRC, holding DST, on
+/// another file system (a move cannot cross it), a suffix with a `/`, an empty suffix beside
+/// the files, a suffix without a backup.
+#[test]
+fn backups_that_cannot_be_kept_safely_are_refused() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "f", b"x");
+    let shm = std::path::Path::new("/dev/shm");
+    let other_fs = shm.is_dir() && ino_dev(shm) != ino_dev(t.path());
+    let mut cases: Vec<Vec<&str>> = vec![
+        vec!["--backup-dir", s.to_str().unwrap()],
+        vec!["--backup-dir", "../src/kept"],
+        vec!["--backup-dir", ".."],
+        vec!["-b", "--suffix", "a/b"],
+        vec!["-b", "--suffix", ""],
+        vec!["--suffix", ".bak"],
+    ];
+    let shm_dir = shm.join(format!("dedup-test-bk-{}", std::process::id()));
+    if other_fs {
+        cases.push(vec!["--backup-dir", shm_dir.to_str().unwrap()]);
+    }
+    for case in cases {
+        let out = sync(&run_args(&case, &s, &d));
+        out.assert_code(2);
+        assert!(!d.exists(), "{case:?}: nothing made\n{}", out.dump());
+    }
+    assert!(!shm_dir.exists());
+}
+
+fn ino_dev(p: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).unwrap().dev()
+}
+
+/// Every way a run puts another entry in place of a DST file keeps the old one first: a hard
+/// link of SRC's group made over it, a FIFO or a directory made in its place; the dry run lists
+/// the same backups. A file SRC moved is renamed in DST, not kept: it lives on at its new path.
+#[test]
+fn every_kind_of_replacement_keeps_the_old_entry() {
+    let t = tmp();
+    let (s, d, bk) = (t.path().join("src"), t.path().join("dst"), t.path().join("bk"));
+    write(&s, "a", b"linked content");
+    write(&s, "old-name", &pattern(5000, 7));
+    for f in ["b", "p", "e"] {
+        write(&s, f, format!("DST's {f}").as_bytes());
+    }
+    sync(&run_args(&[], &s, &d)).assert_code(0);
+    std::fs::remove_file(s.join("b")).unwrap();
+    hardlink(&s, "a", "b");
+    std::fs::rename(s.join("old-name"), s.join("new-name")).unwrap();
+    std::fs::remove_file(s.join("p")).unwrap();
+    mkfifo(&s.join("p"));
+    std::fs::remove_file(s.join("e")).unwrap();
+    write(&s, "e/inside", b"e is a directory now");
+    let flags = ["-v", "--delete", "--backup-dir", bk.to_str().unwrap()];
+    let dry = sync(&run_args(&[&flags[..], &["-n"]].concat(), &s, &d));
+    let real = sync(&run_args(&flags, &s, &d));
+    real.assert_code(0);
+    assert_same_run(&dry, &real);
+    assert!(changes(&real).contains(&"rename new-name <- old-name".to_string()), "{}", real.dump());
+    assert_mirror(&s, &d);
+    assert_eq!(listing(&bk), ["b DST's b", "e DST's e", "p DST's p"]);
+}

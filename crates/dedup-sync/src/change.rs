@@ -33,6 +33,9 @@ pub enum ChangeKind {
     Delete,
     /// A temporary name of ours, left by an interrupted run, removed.
     RemoveTemp,
+    /// The destination entry at the path (with everything below it) moved into the backups
+    /// (`--backup`, `--backup-dir`), just before the change that replaces or deletes it.
+    Backup,
 }
 
 impl ChangeKind {
@@ -51,6 +54,7 @@ impl ChangeKind {
             ChangeKind::Rename => "rename",
             ChangeKind::Delete => "delete",
             ChangeKind::RemoveTemp => "remove-temp",
+            ChangeKind::Backup => "backup",
         }
     }
 }

@@ -58,8 +58,18 @@ pub fn changes(plan: &Plan, rules: &Rules<'_>) -> Vec<(Change, u64)> {
     for s in &plan.strays {
         out.push(plain(ChangeKind::RemoveTemp, s, Item::of_kind(None, false)));
     }
+    let backup = |out: &mut Vec<(Change, u64)>, rel: &[u8], kind: Option<EntryKind>| {
+        if plan.backup {
+            out.push(plain(ChangeKind::Backup, rel, Item::of_kind(kind, false)));
+        }
+    };
     for d in &plan.dirs {
         let item = || Item::of_dir(d, rules);
+        if let (crate::plan::Before::Entry(kind), DirState::Create | DirState::Renamed { .. }) =
+            (d.before, &d.state)
+        {
+            backup(&mut out, &d.rel, Some(kind));
+        }
         match &d.state {
             DirState::Create => out.push(plain(ChangeKind::Mkdir, &d.rel, item())),
             DirState::Renamed { from } => out
@@ -72,12 +82,16 @@ pub fn changes(plan: &Plan, rules: &Rules<'_>) -> Vec<(Change, u64)> {
     let actions = |out: &mut Vec<(Change, u64)>, which: &dyn Fn(&Action) -> bool| {
         for d in &plan.dirs {
             for a in d.actions.iter().filter(|a| which(a)) {
+                if a.replaces().is_some() {
+                    backup(out, &join(&d.rel, a.name()), a.replaces());
+                }
                 out.push((change_of(&d.rel, a, bytes(a), rules), 1));
             }
         }
     };
     let deletions = |out: &mut Vec<(Change, u64)>| {
         for d in &plan.deletions {
+            backup(out, &d.rel, d.kind);
             let item = Item::of_kind(d.kind, false);
             out.push((plain(ChangeKind::Delete, &d.rel, item).0, d.entries));
         }
@@ -91,6 +105,9 @@ pub fn changes(plan: &Plan, rules: &Rules<'_>) -> Vec<(Change, u64)> {
         actions(&mut out, &|a| !deferred(a));
     }
     for l in &plan.links {
+        if let crate::plan::Before::Entry(kind) = l.before {
+            backup(&mut out, &l.rel, Some(kind));
+        }
         let change = Change::new(ChangeKind::Link, path(&l.rel), Some(path(&l.leader)), l.item());
         out.push((change, 1));
     }

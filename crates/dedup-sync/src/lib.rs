@@ -10,6 +10,7 @@
 //!
 //! Libraries never print: changes and problems go to the caller's [`Events`].
 
+pub mod backup;
 pub mod change;
 pub mod compare;
 pub mod dry_run;
@@ -88,6 +89,9 @@ pub enum SyncError {
         /// The limit.
         limit: u64,
     },
+    /// `--backup-dir` or `--suffix` cannot be used as given.
+    #[error("{0}")]
+    Backup(String),
     /// A bad include or exclude pattern.
     #[error(transparent)]
     Pattern(#[from] filter::PatternError),
@@ -106,10 +110,15 @@ pub fn sync(
     progress: &Progress,
 ) -> Result<Summary, SyncError> {
     let started = Instant::now();
-    let selection = select::Selection::new(&options.filters)?;
+    let mut dst_exists = roots::check(src, dst)?.dst_exists;
+    let backup = match &options.backup {
+        Some(b) => Some(backup::Backup::resolve(b, src, dst)?),
+        None => None,
+    };
+    let backup_dir = backup.as_ref().and_then(backup::Backup::dir_in_dst);
+    let selection = select::Selection::new(&options.filters, backup_dir)?;
     let mut walk_options = WalkOptions::default();
     walk_options.filter = selection.map(|s| Arc::new(s) as Arc<dyn dedup_scan::EntryFilter>);
-    let mut dst_exists = roots::check(src, dst)?.dst_exists;
     let created = !dst_exists && !options.dry_run;
     if created {
         std::fs::create_dir_all(dst).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?;
@@ -181,6 +190,7 @@ pub fn sync(
         rules: &rules,
         observer: events,
         link_dest: link_dest.as_ref(),
+        backup: backup.as_ref(),
     };
     let mut plan = plan::plan(&cx, &walked);
     // Root reads every file: asked only of an unprivileged run.
@@ -204,7 +214,8 @@ pub fn sync(
             return Err(SyncError::TooManyDeletions { planned, limit });
         }
     }
-    plan.delete_first = dst_exists && space::deletions_make_room(&plan, dst);
+    // Deletions moved into the backups free no room on DST's file system.
+    plan.delete_first = dst_exists && !plan.backup && space::deletions_make_room(&plan, dst);
     for r in &plan.refused {
         let e = std::io::Error::other(r.reason);
         events.problem(Problem::error(tree::under(dst, &r.rel), ProblemKind::Io(e)));
@@ -244,6 +255,7 @@ pub fn sync(
             refused: execute::Refused::default(),
             ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
             racy: execute::Pending::default(),
+            backups: backup.clone().map(execute::Backups::new),
         };
         execute::run(&exec, &plan, &walked, options.dedup);
         let failed_now = exec.src_failed.load(Ordering::Relaxed);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
 
+use crate::backup::BackupOptions;
 use crate::filter::FilterRule;
 
 /// How `--dedup` makes identical files copied in one run share storage.
@@ -31,6 +32,8 @@ pub struct SyncOptions {
     /// The include and exclude rules in the order given (the first that matches an entry
     /// decides), for both sides.
     pub filters: Vec<FilterRule>,
+    /// Keep what the run replaces or deletes (`--backup`, `--backup-dir`, `--suffix`).
+    pub backup: Option<BackupOptions>,
     /// Excluded paths in DST are deleted too (with `delete`).
     pub delete_excluded: bool,
     /// Do not descend into directories on another file system than SRC.

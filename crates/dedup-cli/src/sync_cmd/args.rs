@@ -150,6 +150,22 @@ pub struct SyncFlags {
     #[arg(short = '0', long)]
     pub from0: bool,
 
+    /// Keep what the run replaces or deletes in DST: each is renamed beside itself with the
+    /// suffix (`~`), just before the change, never copied. With --delete, DST names ending with
+    /// the suffix are never deleted.
+    #[arg(short = 'b', long)]
+    pub backup: bool,
+
+    /// Keep what the run replaces or deletes under DIR instead, at its path below DST (a
+    /// relative DIR is below DST, as in rsync, and is then left out of the mirror). DIR must be
+    /// on DST's file system: a backup is moved, never copied. Implies --backup.
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
+
+    /// The suffix of each backup's name (default `~`; none with --backup-dir).
+    #[arg(long, value_name = "SUFFIX")]
+    pub suffix: Option<OsString>,
+
     /// With --delete, also delete excluded paths from DST.
     #[arg(long, requires = "delete")]
     pub delete_excluded: bool,
@@ -219,7 +235,8 @@ Examples:
   dedup sync -n --delete ~/Photos /mnt/backup/Photos   list what a mirror run would change
   dedup sync --delete --exclude '*.tmp' --exclude /build src/ /srv/www
   dedup sync --include '*/' --include '*.jpg' --exclude '*' ~/Pictures /mnt/jpegs
-  dedup sync --link-dest ../2024-06-01 ~ /backup/2024-06-02   unchanged files hard-linked";
+  dedup sync --link-dest ../2024-06-01 ~ /backup/2024-06-02   unchanged files hard-linked
+  dedup sync --delete --backup-dir ../replaced-$(date +%F) ~/Documents /mnt/docs";
 
 /// `--reflink`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -11,11 +11,13 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use dedup_core::Progress;
 use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
+use dedup_sync::backup::BackupOptions;
 use dedup_sync::{sync, DedupMode, SyncOptions, PHASES};
+use std::os::unix::ffi::OsStrExt;
 
 use self::args::{DedupArg, ReflinkArg, SyncArgs};
 use self::render::Render;
@@ -24,6 +26,10 @@ use crate::progress::Display;
 
 /// Run `dedup sync`; `Ok(false)` when some entries failed.
 pub fn run(args: SyncArgs) -> Result<bool> {
+    let backups = args.backup || args.backup_dir.is_some();
+    if args.suffix.is_some() && !backups {
+        bail!("--suffix names the backups' suffix: it needs --backup or --backup-dir");
+    }
     let reader = lists::Reader::default();
     let options = SyncOptions {
         delete: args.delete,
@@ -32,6 +38,14 @@ pub fn run(args: SyncArgs) -> Result<bool> {
         checksum: args.checksum,
         filters: lists::rules(&args.filters, args.from0, &reader)?,
         delete_excluded: args.delete_excluded,
+        backup: backups.then(|| BackupOptions {
+            dir: args.backup_dir.clone(),
+            suffix: match &args.suffix {
+                Some(s) => s.as_bytes().to_vec(),
+                None if args.backup_dir.is_some() => Vec::new(),
+                None => b"~".to_vec(),
+            },
+        }),
         one_file_system: args.one_file_system,
         reflink: match args.reflink {
             ReflinkArg::Auto => Reflink::Auto,

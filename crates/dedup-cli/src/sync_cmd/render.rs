@@ -56,7 +56,7 @@ pub fn line(change: &Change) -> String {
 
 /// A change as rsync's `--itemize-changes` prints it: `YXcstpoguax PATH`, where Y is the kind
 /// of change (`>` content written from SRC, `c` made here, `h` a hard link, `.` metadata only;
-/// `*deleting` for a removal), X the kind of entry, and each further letter an attribute set
+/// `*deleting` for a removal, `*backup` for an entry moved into the backups), X the kind of entry, and each further letter an attribute set
 /// (`+` for all of them on a new entry); a directory's path ends with `/`, a symlink's is followed
 /// by ` -> TARGET`, a hard link's by ` => OTHER`, a rename's, clone's or extent share's by
 /// ` <- OLD`.
@@ -68,6 +68,7 @@ pub fn itemized(change: &Change) -> String {
     }
     let y = match change.kind {
         ChangeKind::Delete | ChangeKind::RemoveTemp => return format!("*deleting   {name}"),
+        ChangeKind::Backup => return format!("*backup     {name}"),
         ChangeKind::Copy => '>',
         ChangeKind::Update => '.',
         ChangeKind::Link | ChangeKind::LinkDest => 'h',
@@ -152,6 +153,13 @@ impl Events for Render {
 /// The summary line.
 pub fn summary(s: &Summary, dry_run: bool) -> String {
     let verb = if dry_run { "would be " } else { "" };
+    let mut more = String::new();
+    if s.shared > 0 {
+        more.push_str(&format!(", shared {}", s.shared));
+    }
+    if s.backed_up > 0 {
+        more.push_str(&format!(", backed up {}", s.backed_up));
+    }
     format!(
         "dedup sync{}: {} {} checked; {verb}copied {}, updated {}, created {}, linked {}, \
          renamed {}, deleted {}{}; {} copied in {:.3} s{}{}",
@@ -164,7 +172,7 @@ pub fn summary(s: &Summary, dry_run: bool) -> String {
         s.linked,
         s.renamed,
         s.deleted,
-        if s.shared > 0 { format!(", shared {}", s.shared) } else { String::new() },
+        more,
         HumanBytes(s.bytes_copied),
         s.duration.as_secs_f64(),
         if s.unread > 0 { format!("; {} not read", s.unread) } else { String::new() },

@@ -39,8 +39,14 @@ fn make(x: &Exec<'_>, d: &DirPlan) -> Result<Change, FsError> {
     let parent = x.dst_dir(split(&d.rel).0)?;
     let name = name_of(&d.rel);
     let item = Item::of_dir(d, x.rules);
-    if matches!(d.before, Before::Entry(_) | Before::EmptyDir) {
-        remove_tree_at(&parent, name)?;
+    match d.before {
+        Before::Entry(_) if x.backups.is_some() => {
+            x.back_up(&d.rel)?;
+        }
+        Before::Entry(_) | Before::EmptyDir => {
+            remove_tree_at(&parent, name)?;
+        }
+        Before::Nothing | Before::DeletedDir => {}
     }
     match &d.state {
         DirState::Renamed { from } => {

@@ -201,6 +201,9 @@ impl Merger<'_> {
                     i += 1;
                 }
                 Ordering::Greater if left_out(&src_out, &dst_entries[j].name) => j += 1,
+                Ordering::Greater if self.is_backup(dst_rel.as_deref(), &dst_entries[j].name) => {
+                    j += 1
+                }
                 Ordering::Greater => {
                     let d = &dst_entries[j];
                     let orig = join(dst_rel.as_deref().unwrap_or_default(), &d.name);
@@ -223,6 +226,9 @@ impl Merger<'_> {
         if let (Some(d), true) = (dst, self.cx.options.delete_excluded) {
             for (name, kind) in &d.excluded {
                 let orig = join(dst_rel.as_deref().unwrap_or_default(), name);
+                if super::deletions::is_backup(self.cx, &orig, name) {
+                    continue;
+                }
                 self.out.extras.push(Extra {
                     at: join(rel, name),
                     orig,
@@ -339,6 +345,12 @@ impl Merger<'_> {
             };
         }
         v
+    }
+
+    /// The DST entry `name` in the DST directory at `dir` is a backup (never deleted).
+    fn is_backup(&self, dir: Option<&[u8]>, name: &[u8]) -> bool {
+        self.cx.backup.is_some()
+            && super::deletions::is_backup(self.cx, &join(dir.unwrap_or_default(), name), name)
     }
 
     fn add(

@@ -17,6 +17,7 @@ use std::path::Path;
 use dedup_core::Observer;
 use dedup_scan::{Entry, EntryKind};
 
+use crate::backup::Backup;
 use crate::compare::Rules;
 use crate::options::SyncOptions;
 use crate::tree::Walked;
@@ -79,6 +80,16 @@ impl Action {
     /// The entry's name in its directory.
     pub fn name(&self) -> &[u8] {
         &self.src.name
+    }
+
+    /// The kind of the destination entry the action puts another in place of, when it does
+    /// (an empty directory aside): what a backup keeps.
+    pub fn replaces(&self) -> Option<EntryKind> {
+        match (self.before, &self.op) {
+            (_, Op::Meta) => None,
+            (Before::Entry(kind), _) => Some(kind),
+            _ => None,
+        }
     }
 }
 
@@ -178,6 +189,8 @@ pub struct Plan {
     pub deletions_skipped: bool,
     /// The deletions run before the copies, which need the room they free.
     pub delete_first: bool,
+    /// What the run replaces or deletes is kept (`--backup`): each is moved there first.
+    pub backup: bool,
 }
 
 impl Plan {
@@ -212,6 +225,8 @@ pub struct Context<'a> {
     pub observer: &'a dyn Observer,
     /// The `--link-dest` directory, open.
     pub link_dest: Option<&'a LinkDest>,
+    /// Where what the run replaces or deletes is kept (`--backup`).
+    pub backup: Option<&'a Backup>,
 }
 
 /// Plan the run from the walked trees.
@@ -242,5 +257,6 @@ pub fn plan(cx: &Context<'_>, walked: &Walked) -> Plan {
     plan.strays = strays;
     plan.checked = walked.src.entry_count();
     plan.deletions_skipped = cx.options.delete && !cx.deleting;
+    plan.backup = cx.backup.is_some();
     plan
 }
