@@ -413,3 +413,69 @@ fn every_kind_of_replacement_keeps_the_old_entry() {
     assert_mirror(&s, &d);
     assert_eq!(listing(&bk), ["b DST's b", "e DST's e", "p DST's p"]);
 }
+
+/// `--files-from`: the listed paths with the directories leading to them; `c/` adds c's entries
+/// and `-r` everything below; `--delete` removes only in directories mirrored whole. A rerun has
+/// nothing to do (a listed directory with an xattr included), and a listed path SRC lacks is an
+/// error that stops every deletion (exit 1).
+#[test]
+fn files_from_mirrors_the_listed_paths_and_deletes_only_where_whole() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    for f in ["a/b/file", "a/other", "c/x", "c/sub/y", "d/e/z", "top"] {
+        write(&s, f, f.as_bytes());
+    }
+    set_xattr(&s.join("d"), "user.note", "listed, not entered");
+    for f in ["a/stale", "c/stale", "c/sub/stale", "d/stale", "zz/q", "topstale"] {
+        write(&d, f, b"old");
+    }
+    let list = write(t.path(), "list", b"a/b/file\n# comment\nc/\n/d\n");
+    let flags = ["-v", "--delete", "--files-from", list.to_str().unwrap()];
+    sync(&run_args(&flags, &s, &d)).assert_code(0);
+    let names = |root: &std::path::Path| -> Vec<String> {
+        describe(root).keys().map(|k| String::from_utf8_lossy(k).into_owned()).collect()
+    };
+    let want = [
+        ".",
+        "a",
+        "a/b",
+        "a/b/file",
+        "a/stale",
+        "c",
+        "c/sub",
+        "c/sub/stale",
+        "c/x",
+        "d",
+        "d/stale",
+        "topstale",
+        "zz",
+        "zz/q",
+    ];
+    assert_eq!(names(&d), want);
+    let again = sync(&run_args(&flags, &s, &d));
+    again.assert_code(0);
+    assert!(again.stdout.is_empty(), "a rerun changes nothing\n{}", again.dump());
+    // -r: the listed directories whole.
+    let flags_r = ["-r", "--delete", "--files-from", list.to_str().unwrap()];
+    sync(&run_args(&flags_r, &s, &d)).assert_code(0);
+    let want = [
+        ".", "a", "a/b", "a/b/file", "a/stale", "c", "c/sub", "c/sub/y", "c/x", "d", "d/e",
+        "d/e/z", "topstale", "zz", "zz/q",
+    ];
+    assert_eq!(names(&d), want);
+    // A listed path SRC lacks: named, exit 1, and nothing deleted.
+    write(&d, "c/new-stale", b"old");
+    let bad = write(t.path(), "bad", b"c/\nmissing/file\n");
+    let out = sync(&run_args(&["--delete", "--files-from", bad.to_str().unwrap()], &s, &d));
+    out.assert_code(1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing: listed in --files-from"));
+    assert!(d.join("c/new-stale").exists());
+    // From standard input, NUL-separated.
+    let d2 = t.path().join("d2");
+    let mut c = std::process::Command::new(BIN);
+    c.args(["sync", "-0", "--files-from", "-"]).arg(&s).arg(&d2).stdin(Stdio::piped());
+    let mut child = c.stdout(Stdio::null()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"top\0a/other\0").unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(names(&d2), [".", "a", "a/other", "top"]);
+}

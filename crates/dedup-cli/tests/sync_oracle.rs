@@ -1,8 +1,8 @@
 //! `dedup sync --delete` against `rsync -aHSX --delete` as an oracle: on random small trees,
 //! each synced over a random earlier state of the destination, both tools must leave the same
 //! tree (content, kinds, modes, regular files' times, symlink targets, hard links, xattrs); and
-//! with random lists of include and exclude rules, both must keep, copy and delete the same
-//! entries.
+//! with random lists of include and exclude rules, or random `--files-from` lists, both must
+//! keep, copy and delete the same entries.
 
 mod common;
 
@@ -159,6 +159,70 @@ fn random_pattern(rng: &mut Rng) -> String {
     p
 }
 
+/// Asserts that `ours` and `theirs` hold the same entries alike (directories' and symlinks' times
+/// aside, which rsync does not always keep).
+fn assert_same_trees(ours: &Path, theirs: &Path, what: &str) {
+    let (a, b) = (describe(ours), describe(theirs));
+    let keys = |m: &std::collections::BTreeMap<Vec<u8>, Node>| {
+        m.keys().map(|k| String::from_utf8_lossy(k).into_owned()).collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&a), keys(&b), "{what}");
+    for (k, v) in &a {
+        let (mut v, mut w) = (v.clone(), b[k].clone());
+        if v.kind != "file" {
+            (v.mtime_ns, w.mtime_ns) = (0, 0);
+        }
+        assert_eq!(v, w, "{what}: {}", String::from_utf8_lossy(k));
+    }
+}
+
+#[test]
+fn files_from_lists_mirror_and_delete_what_rsync_does() {
+    let have = Command::new("rsync").arg("--version").output().is_ok();
+    let name = "files_from_lists_mirror_and_delete_what_rsync_does";
+    if !require(have, name, "rsync not installed") {
+        return;
+    }
+    for case in 0..30u64 {
+        let t = tmp();
+        let mut rng = Rng(0x51_7cc1_b727_220a ^ (case * 0x9e37_79b9));
+        let (s, earlier) = (t.path().join("src"), t.path().join("earlier"));
+        named_tree(&earlier, &mut rng);
+        named_tree(&s, &mut rng);
+        let paths: Vec<(String, bool)> = describe(&s)
+            .into_iter()
+            .filter(|(k, _)| k != b".")
+            .map(|(k, n)| (String::from_utf8_lossy(&k).into_owned(), n.kind == "dir"))
+            .collect();
+        let mut list = String::new();
+        for _ in 0..(1 + rng.below(5)) {
+            let Some((p, is_dir)) = paths.get(rng.pick(paths.len().max(1))).cloned() else {
+                break;
+            };
+            let prefix = ["", "/", "../", "./"][rng.pick(4)];
+            let slash = if is_dir && rng.chance(50) { "/" } else { "" };
+            list.push_str(&format!("{prefix}{p}{slash}\n"));
+        }
+        if case % 7 == 3 {
+            list.push_str("# a comment\n\n");
+        }
+        let file = write(t.path(), "list", list.as_bytes());
+        let mut flags = vec!["--delete".to_string(), format!("--files-from={}", file.display())];
+        if rng.chance(50) {
+            flags.push("-r".to_string());
+        }
+        let (ours, theirs) = (t.path().join("ours"), t.path().join("theirs"));
+        for d in [&ours, &theirs] {
+            rsync(&earlier, d);
+        }
+        let mut args: Vec<std::ffi::OsString> = flags.iter().map(|f| os(f.as_bytes())).collect();
+        args.extend([s.clone().into(), ours.clone().into()]);
+        sync(&args).assert_code(0);
+        rsync_with(&s, &theirs, &flags);
+        assert_same_trees(&ours, &theirs, &format!("case {case}: {flags:?}\n{list}"));
+    }
+}
+
 #[test]
 fn include_and_exclude_rules_keep_copy_and_delete_what_rsync_does() {
     let have = Command::new("rsync").arg("--version").output().is_ok();
@@ -189,17 +253,6 @@ fn include_and_exclude_rules_keep_copy_and_delete_what_rsync_does() {
         args.extend([s.clone().into(), ours.clone().into()]);
         sync(&args).assert_code(0);
         rsync_with(&s, &theirs, &rules);
-        let (a, b) = (describe(&ours), describe(&theirs));
-        let keys = |m: &std::collections::BTreeMap<Vec<u8>, Node>| {
-            m.keys().map(|k| String::from_utf8_lossy(k).into_owned()).collect::<Vec<_>>()
-        };
-        assert_eq!(keys(&a), keys(&b), "case {case}: rules {rules:?}");
-        for (k, v) in &a {
-            let (mut v, mut w) = (v.clone(), b[k].clone());
-            if v.kind != "file" {
-                (v.mtime_ns, w.mtime_ns) = (0, 0);
-            }
-            assert_eq!(v, w, "case {case}: rules {rules:?}: {}", String::from_utf8_lossy(k));
-        }
+        assert_same_trees(&ours, &theirs, &format!("case {case}: rules {rules:?}"));
     }
 }

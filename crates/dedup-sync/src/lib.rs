@@ -15,6 +15,7 @@ pub mod change;
 pub mod compare;
 pub mod dry_run;
 mod execute;
+pub mod files_from;
 pub mod filter;
 pub mod item;
 pub mod options;
@@ -116,9 +117,10 @@ pub fn sync(
         None => None,
     };
     let backup_dir = backup.as_ref().and_then(backup::Backup::dir_in_dst);
-    let selection = select::Selection::new(&options.filters, backup_dir)?;
+    let files = options.files_from.as_ref().map(files_from::FileList::new);
+    let selection = select::Selection::new(&options.filters, backup_dir, files)?.map(Arc::new);
     let mut walk_options = WalkOptions::default();
-    walk_options.filter = selection.map(|s| Arc::new(s) as Arc<dyn dedup_scan::EntryFilter>);
+    walk_options.filter = selection.clone().map(|s| s as Arc<dyn dedup_scan::EntryFilter>);
     let created = !dst_exists && !options.dry_run;
     if created {
         std::fs::create_dir_all(dst).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?;
@@ -141,7 +143,7 @@ pub fn sync(
     });
     progress.start_phase(WALK, 0);
     let is_temp = |name: &[u8]| dedup_fs::is_temp_name(std::ffi::OsStr::from_bytes(name));
-    let scope = tree::Scope { is_temp: &is_temp };
+    let scope = tree::Scope { is_temp: &is_temp, selection: selection.as_deref() };
     let mut walked = tree::walk_both(
         src,
         dst_exists.then_some(dst),
@@ -157,6 +159,20 @@ pub fn sync(
             let _ = std::fs::remove_dir(dst);
         }
         return Err(SyncError::SourceUnlisted(src.to_path_buf()));
+    }
+    let files = selection.as_deref().and_then(select::Selection::files);
+    if let Some(list) = files {
+        for rel in list.missing(&walked) {
+            let e = std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "listed in --files-from, but not in SRC",
+            );
+            events.problem(Problem::error(tree::under(src, &rel), ProblemKind::Io(e)));
+            walked.src_errors += 1;
+            let mut paths = walked.unread.paths().to_vec();
+            paths.push(rel);
+            walked.unread = unread::Unread::new(paths);
+        }
     }
     if !options.checksum {
         // `--link-dest` and `--dedup` compare a source file's attributes with another copy's
@@ -191,6 +207,7 @@ pub fn sync(
         observer: events,
         link_dest: link_dest.as_ref(),
         backup: backup.as_ref(),
+        files,
     };
     let mut plan = plan::plan(&cx, &walked);
     // Root reads every file: asked only of an unprivileged run.

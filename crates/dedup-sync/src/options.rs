@@ -6,6 +6,7 @@ use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
 
 use crate::backup::BackupOptions;
+use crate::files_from::FilesFromOptions;
 use crate::filter::FilterRule;
 
 /// How `--dedup` makes identical files copied in one run share storage.
@@ -32,6 +33,8 @@ pub struct SyncOptions {
     /// The include and exclude rules in the order given (the first that matches an entry
     /// decides), for both sides.
     pub filters: Vec<FilterRule>,
+    /// Limit the run to these paths below SRC (`--files-from`).
+    pub files_from: Option<FilesFromOptions>,
     /// Keep what the run replaces or deletes (`--backup`, `--backup-dir`, `--suffix`).
     pub backup: Option<BackupOptions>,
     /// Excluded paths in DST are deleted too (with `delete`).

@@ -14,6 +14,7 @@ use dedup_core::{Observer, Problem, ProblemKind, Progress, Severity};
 use dedup_scan::io::IoScheduler;
 use dedup_scan::{walk, Entry, EntryKind, Listing, Metadata, RootVisit, Visitor, WalkOptions};
 
+use crate::select::Selection;
 use crate::unread::Unread;
 
 /// One listed directory.
@@ -114,6 +115,8 @@ pub struct Walked {
 pub struct Scope<'a> {
     /// Our own temporary names, never mirrored.
     pub is_temp: &'a (dyn Fn(&[u8]) -> bool + Sync),
+    /// What the run leaves out, and which directories it enters.
+    pub selection: Option<&'a Selection>,
 }
 
 /// Walk `src` and (when given) `dst` at once.
@@ -267,6 +270,10 @@ impl Visitor for Collector<'_> {
             .enumerate()
             .filter(|(_, e)| e.kind == EntryKind::Dir && !is_temp(&e.name))
             .filter(|(_, e)| boundary.is_none_or(|dev| e.meta.is_none_or(|m| m.dev == dev)))
+            .filter(|(_, e)| {
+                let selection = self.scope.selection;
+                selection.is_none_or(|s| s.enters(side == 1, &join(listing.relative, &e.name)))
+            })
             .map(|(i, _)| (i, ()))
             .collect();
         let excluded = listing.excluded.to_vec();

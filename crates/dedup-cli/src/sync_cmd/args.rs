@@ -145,6 +145,18 @@ pub struct SyncFlags {
     #[arg(long, value_name = "FILE")]
     pub include_from: Vec<PathBuf>,
 
+    /// Mirror only the paths FILE lists (`-`: standard input), one a line, below SRC, with the
+    /// directories leading to them: as rsync, a listed directory is made but not entered unless
+    /// listed as `dir/` (its entries too) or with -r (everything below it); --delete removes only
+    /// in those directories. A listed path SRC lacks is an error (exit 1).
+    #[arg(long, value_name = "FILE")]
+    pub files_from: Option<PathBuf>,
+
+    /// With --files-from, mirror listed directories with everything below them (rsync's -r;
+    /// without --files-from a sync is always recursive).
+    #[arg(short = 'r', long)]
+    pub recursive: bool,
+
     /// Lines of --exclude-from, --include-from and --files-from files end with a NUL byte, not a
     /// newline (as `find -print0` writes them).
     #[arg(short = '0', long)]
@@ -236,7 +248,8 @@ Examples:
   dedup sync --delete --exclude '*.tmp' --exclude /build src/ /srv/www
   dedup sync --include '*/' --include '*.jpg' --exclude '*' ~/Pictures /mnt/jpegs
   dedup sync --link-dest ../2024-06-01 ~ /backup/2024-06-02   unchanged files hard-linked
-  dedup sync --delete --backup-dir ../replaced-$(date +%F) ~/Documents /mnt/docs";
+  dedup sync --delete --backup-dir ../replaced-$(date +%F) ~/Documents /mnt/docs
+  find . -name '*.pdf' -print0 | dedup sync -0 --files-from - . /mnt/pdfs";
 
 /// `--reflink`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

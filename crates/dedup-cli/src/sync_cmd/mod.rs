@@ -16,6 +16,8 @@ use dedup_core::Progress;
 use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
 use dedup_sync::backup::BackupOptions;
+use dedup_sync::files_from::FilesFromOptions;
+use dedup_sync::filter::entries;
 use dedup_sync::{sync, DedupMode, SyncOptions, PHASES};
 use std::os::unix::ffi::OsStrExt;
 
@@ -37,6 +39,15 @@ pub fn run(args: SyncArgs) -> Result<bool> {
         dry_run: args.dry_run,
         checksum: args.checksum,
         filters: lists::rules(&args.filters, args.from0, &reader)?,
+        files_from: match &args.files_from {
+            Some(f) => Some(FilesFromOptions {
+                paths: entries(&reader.read("--files-from", f)?, args.from0)
+                    .map(<[u8]>::to_vec)
+                    .collect(),
+                recursive: args.recursive,
+            }),
+            None => None,
+        },
         delete_excluded: args.delete_excluded,
         backup: backups.then(|| BackupOptions {
             dir: args.backup_dir.clone(),

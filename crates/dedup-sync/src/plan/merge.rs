@@ -181,6 +181,8 @@ impl Merger<'_> {
         let src_out = out_in(&src.excluded);
         let dst_out = dst.map(|d| out_in(&d.excluded)).unwrap_or_default();
         let left_out = |set: &HashSet<Vec<u8>>, name: &[u8]| !set.is_empty() && set.contains(name);
+        // With `--files-from`, what SRC lacks goes only where its whole contents are mirrored.
+        let complete = self.cx.files.is_none_or(|f| f.complete(rel));
         let (mut i, mut j) = (0, 0);
         while i < src.entries.len() || j < dst_entries.len() {
             let order = match (src.entries.get(i), dst_entries.get(j)) {
@@ -200,7 +202,9 @@ impl Merger<'_> {
                     }
                     i += 1;
                 }
-                Ordering::Greater if left_out(&src_out, &dst_entries[j].name) => j += 1,
+                Ordering::Greater if !complete || left_out(&src_out, &dst_entries[j].name) => {
+                    j += 1
+                }
                 Ordering::Greater if self.is_backup(dst_rel.as_deref(), &dst_entries[j].name) => {
                     j += 1
                 }
@@ -223,7 +227,7 @@ impl Merger<'_> {
                 }
             }
         }
-        if let (Some(d), true) = (dst, self.cx.options.delete_excluded) {
+        if let (Some(d), true) = (dst, self.cx.options.delete_excluded && complete) {
             for (name, kind) in &d.excluded {
                 let orig = join(dst_rel.as_deref().unwrap_or_default(), name);
                 if super::deletions::is_backup(self.cx, &orig, name) {
@@ -376,13 +380,21 @@ impl Merger<'_> {
         match dst {
             Some(d) if d.kind == EntryKind::Dir => {
                 let dst_path = dst_path.unwrap_or_default();
-                let Some(dst_dir) = walked.dst.dir(&dst_path) else {
-                    // Listing it failed (reported by the walk): what is inside is unknown.
-                    let why = "destination directory could not be listed; left as it is";
-                    self.out.plan.refused.push(Refused { rel: path.to_vec(), reason: why });
-                    return;
+                // With `--files-from`, a listed directory whose contents are not mirrored is
+                // entered on neither side: only its own metadata is made right.
+                let not_entered = self.cx.files.is_some_and(|f| !f.enters(true, &dst_path));
+                let old = match walked.dst.dir(&dst_path) {
+                    Some(dst_dir) => dir_entry(&src.name, dst_dir),
+                    None if not_entered && src_dir.is_none() => {
+                        Entry { name: src.name.clone(), ..d.clone() }
+                    }
+                    None => {
+                        // Listing it failed (reported by the walk): what is inside is unknown.
+                        let why = "destination directory could not be listed; left as it is";
+                        self.out.plan.refused.push(Refused { rel: path.to_vec(), reason: why });
+                        return;
+                    }
                 };
-                let old = dir_entry(&src.name, dst_dir);
                 let set_meta = self.cx.rules.compare(&src_entry, &old) != Verdict::Same;
                 self.push_dir(
                     path,
@@ -401,8 +413,9 @@ impl Merger<'_> {
                 let from = match (src_dir, self.cx.deleting) {
                     (Some(s), true) => {
                         let kept = &self.out.kept;
-                        let renames =
-                            self.renames.get_or_insert_with(|| Candidates::new(walked, kept));
+                        let renames = self
+                            .renames
+                            .get_or_insert_with(|| Candidates::new(walked, kept, self.cx.files));
                         renames.take(s)
                     }
                     _ => None,

@@ -19,6 +19,7 @@ use dedup_scan::{Entry, EntryKind};
 
 use crate::backup::Backup;
 use crate::compare::Rules;
+use crate::files_from::FileList;
 use crate::options::SyncOptions;
 use crate::tree::Walked;
 
@@ -227,6 +228,8 @@ pub struct Context<'a> {
     pub link_dest: Option<&'a LinkDest>,
     /// Where what the run replaces or deletes is kept (`--backup`).
     pub backup: Option<&'a Backup>,
+    /// The `--files-from` list: only directories mirrored whole lose what SRC lacks.
+    pub files: Option<&'a FileList>,
 }
 
 /// Plan the run from the walked trees.
