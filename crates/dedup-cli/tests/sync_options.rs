@@ -479,3 +479,23 @@ fn files_from_mirrors_the_listed_paths_and_deletes_only_where_whole() {
     assert!(child.wait().unwrap().success());
     assert_eq!(names(&d2), [".", "a", "a/other", "top"]);
 }
+
+/// `dedup sync -h` groups the options and ends with examples; `--help` adds the rules, the exit
+/// status and an example of each of rsync's options.
+#[test]
+fn the_help_groups_the_options_and_shows_examples() {
+    let short = sync(&args(&["-h"]));
+    short.assert_code(0);
+    let text = String::from_utf8_lossy(&short.stdout);
+    for want in ["Deleting and keeping:", "Selecting what to mirror:", "Examples:", "--backup-dir"]
+    {
+        assert!(text.contains(want), "{want} missing from\n{text}");
+    }
+    let long = sync(&args(&["--help"]));
+    let text = String::from_utf8_lossy(&long.stdout);
+    for want in
+        ["Exit status:", "--include '*/'", "--files-from -", "-ni --delete", "--backup-dir ../"]
+    {
+        assert!(text.contains(want), "{want} missing from\n{text}");
+    }
+}
