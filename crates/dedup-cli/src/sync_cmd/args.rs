@@ -16,9 +16,14 @@ pub fn parse_alone(args: impl IntoIterator<Item = OsString>) -> Option<SyncArgs>
     if args.peek()? != "sync" {
         return None;
     }
-    let parser = SyncArgs::augment_args(clap::Command::new("sync"));
-    let matches = parser.try_get_matches_from(args).ok()?;
-    SyncArgs::from_arg_matches(&matches).ok()
+    let mut parser = SyncArgs::augment_args(clap::Command::new("sync"));
+    let mut matches = parser.try_get_matches_from_mut(args).ok()?;
+    // Values taken out, not copied; the parser and what is left of the matches are the
+    // process's exit's to free, as a sync's trees are (`SyncOptions::exit_after`).
+    let parsed = SyncArgs::from_arg_matches_mut(&mut matches).ok();
+    std::mem::forget(matches);
+    std::mem::forget(parser);
+    parsed
 }
 
 /// `dedup sync [OPTIONS] SRC DST`: its flags, and its include and exclude rules in the order
@@ -54,14 +59,20 @@ impl Deref for SyncArgs {
 
 impl FromArgMatches for SyncArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        let flags = SyncFlags::from_arg_matches(matches)?;
-        let filters = in_order(matches, &flags);
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        let at = positions(matches);
+        let flags = SyncFlags::from_arg_matches_mut(matches)?;
+        let filters = in_order(&at, &flags);
         Ok(SyncArgs { flags, filters })
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        let at = positions(matches);
         self.flags.update_from_arg_matches(matches)?;
-        self.filters = in_order(matches, &self.flags);
+        self.filters = in_order(&at, &self.flags);
         Ok(())
     }
 }
@@ -76,19 +87,31 @@ impl Args for SyncArgs {
     }
 }
 
-/// The rule options of `flags` by their position on the command line.
-fn in_order(matches: &ArgMatches, flags: &SyncFlags) -> Vec<FilterArg> {
-    let mut all: Vec<(usize, FilterArg)> = Vec::new();
-    let mut add = |id: &str, args: Vec<FilterArg>| {
-        let at = matches.indices_of(id).into_iter().flatten();
-        all.extend(at.zip(args));
-    };
-    add("include", flags.include.iter().cloned().map(FilterArg::Include).collect());
-    add("exclude", flags.exclude.iter().cloned().map(FilterArg::Exclude).collect());
-    add("include_from", flags.include_from.iter().cloned().map(FilterArg::IncludeFrom).collect());
-    add("exclude_from", flags.exclude_from.iter().cloned().map(FilterArg::ExcludeFrom).collect());
-    all.sort_by_key(|(at, _)| *at);
-    all.into_iter().map(|(_, f)| f).collect()
+/// The ids of the rule options, in the order [`in_order`] reads them.
+const RULE_IDS: [&str; 4] = ["include", "exclude", "include_from", "exclude_from"];
+
+/// Where on the command line each value of the rule options stood: (position, option, n-th
+/// value of that option), by position.
+fn positions(matches: &ArgMatches) -> Vec<(usize, usize, usize)> {
+    let mut at: Vec<(usize, usize, usize)> = Vec::new();
+    for (option, id) in RULE_IDS.iter().enumerate() {
+        let indices = matches.indices_of(id).into_iter().flatten();
+        at.extend(indices.enumerate().map(|(nth, index)| (index, option, nth)));
+    }
+    at.sort_unstable();
+    at
+}
+
+/// The rule options of `flags` in the order of `at` ([`positions`]).
+fn in_order(at: &[(usize, usize, usize)], flags: &SyncFlags) -> Vec<FilterArg> {
+    at.iter()
+        .filter_map(|&(_, option, nth)| match option {
+            0 => flags.include.get(nth).cloned().map(FilterArg::Include),
+            1 => flags.exclude.get(nth).cloned().map(FilterArg::Exclude),
+            2 => flags.include_from.get(nth).cloned().map(FilterArg::IncludeFrom),
+            _ => flags.exclude_from.get(nth).cloned().map(FilterArg::ExcludeFrom),
+        })
+        .collect()
 }
 
 /// The flags of `dedup sync [OPTIONS] SRC DST`. A flag's first line is its `-h` help; the rest
