@@ -499,3 +499,41 @@ fn the_help_groups_the_options_and_shows_examples() {
         assert!(text.contains(want), "{want} missing from\n{text}");
     }
 }
+
+/// A backup that cannot be made stops the change that needed it: the old file stays in place,
+/// nothing half-made is left, and the run says so (exit 1). Here the backup directory is root's
+/// and the run is nobody's; and below a backup directory a symlink planted on the way is never
+/// followed.
+#[test]
+fn a_backup_that_cannot_be_made_leaves_the_old_file_in_place() {
+    let name = "a_backup_that_cannot_be_made_leaves_the_old_file_in_place";
+    if !require(is_root(), name, "needs root (to run as nobody via setpriv)") {
+        return;
+    }
+    let t = tmp();
+    chmod(t.path(), 0o755);
+    let (s, d, bk) = (t.path().join("src"), t.path().join("dst"), t.path().join("bk"));
+    write(&s, "f", b"v1");
+    write(&s, "sub/g", b"g1");
+    std::fs::create_dir(&bk).unwrap();
+    sync(&run_args(&[], &s, &d)).assert_code(0);
+    give_to_nobody(&s);
+    give_to_nobody(&d);
+    write(&s, "f", b"v2, longer");
+    give_to_nobody(&s);
+    let out = sync_as_nobody(&run_args(&["--backup-dir", bk.to_str().unwrap()], &s, &d));
+    out.assert_code(1);
+    assert_eq!(std::fs::read(d.join("f")).unwrap(), b"v1", "{}", out.dump());
+    assert!(temp_names(&d).is_empty(), "{:?}", temp_names(&d));
+    // A symlink in the backup directory, where the backup of sub/g would go, leads outside.
+    let outside = t.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let inner = d.join("kept");
+    std::fs::create_dir(&inner).unwrap();
+    std::os::unix::fs::symlink(&outside, inner.join("sub")).unwrap();
+    write(&s, "sub/g", b"g2, longer");
+    let out = sync(&run_args(&["--backup-dir", "kept"], &s, &d));
+    out.assert_code(1);
+    assert_eq!(std::fs::read(d.join("sub/g")).unwrap(), b"g1", "{}", out.dump());
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written through it");
+}
