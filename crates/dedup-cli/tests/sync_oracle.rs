@@ -176,83 +176,89 @@ fn assert_same_trees(ours: &Path, theirs: &Path, what: &str) {
     }
 }
 
-#[test]
-fn files_from_lists_mirror_and_delete_what_rsync_does() {
+/// `cases` random cases against rsync: SRC and an earlier DST from [`named_tree`], then `dedup
+/// sync --delete` and `rsync -aHSX --delete`, each over its own copy of the earlier DST and each
+/// given the flags `flags` makes (from the case's directory, SRC and the generator); both must
+/// exit 0 and leave the same tree.
+fn against_rsync(
+    test: &str,
+    cases: u64,
+    seed: u64,
+    flags: &dyn Fn(&Path, &Path, &mut Rng) -> Vec<String>,
+) {
     let have = Command::new("rsync").arg("--version").output().is_ok();
-    let name = "files_from_lists_mirror_and_delete_what_rsync_does";
-    if !require(have, name, "rsync not installed") {
+    if !require(have, test, "rsync not installed") {
         return;
     }
-    for case in 0..30u64 {
+    for case in 0..cases {
         let t = tmp();
-        let mut rng = Rng(0x51_7cc1_b727_220a ^ (case * 0x9e37_79b9));
+        let mut rng = Rng(seed ^ (case * 0x9e37_79b9));
         let (s, earlier) = (t.path().join("src"), t.path().join("earlier"));
         named_tree(&earlier, &mut rng);
         named_tree(&s, &mut rng);
-        let paths: Vec<(String, bool)> = describe(&s)
-            .into_iter()
-            .filter(|(k, _)| k != b".")
-            .map(|(k, n)| (String::from_utf8_lossy(&k).into_owned(), n.kind == "dir"))
-            .collect();
-        let mut list = String::new();
-        for _ in 0..(1 + rng.below(5)) {
-            let Some((p, is_dir)) = paths.get(rng.pick(paths.len().max(1))).cloned() else {
-                break;
-            };
-            let prefix = ["", "/", "../", "./"][rng.pick(4)];
-            let slash = if is_dir && rng.chance(50) { "/" } else { "" };
-            list.push_str(&format!("{prefix}{p}{slash}\n"));
-        }
-        if case % 7 == 3 {
-            list.push_str("# a comment\n\n");
-        }
-        let file = write(t.path(), "list", list.as_bytes());
-        let mut flags = vec!["--delete".to_string(), format!("--files-from={}", file.display())];
-        if rng.chance(50) {
-            flags.push("-r".to_string());
-        }
-        let (ours, theirs) = (t.path().join("ours"), t.path().join("theirs"));
-        for d in [&ours, &theirs] {
-            rsync(&earlier, d);
-        }
-        let mut args: Vec<std::ffi::OsString> = flags.iter().map(|f| os(f.as_bytes())).collect();
-        args.extend([s.clone().into(), ours.clone().into()]);
-        sync(&args).assert_code(0);
-        rsync_with(&s, &theirs, &flags);
-        assert_same_trees(&ours, &theirs, &format!("case {case}: {flags:?}\n{list}"));
-    }
-}
-
-#[test]
-fn include_and_exclude_rules_keep_copy_and_delete_what_rsync_does() {
-    let have = Command::new("rsync").arg("--version").output().is_ok();
-    let name = "include_and_exclude_rules_keep_copy_and_delete_what_rsync_does";
-    if !require(have, name, "rsync not installed") {
-        return;
-    }
-    for case in 0..40u64 {
-        let t = tmp();
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (case * 0x2545_f491));
-        let (s, earlier) = (t.path().join("src"), t.path().join("earlier"));
-        named_tree(&earlier, &mut rng);
-        named_tree(&s, &mut rng);
-        let mut rules = Vec::new();
-        for _ in 0..(1 + rng.below(4)) {
-            let kind = if rng.chance(40) { "--include" } else { "--exclude" };
-            rules.push(format!("{kind}={}", random_pattern(&mut rng)));
-        }
-        if case % 5 == 4 {
-            rules.push("--delete-excluded".to_string());
-        }
+        let flags = flags(t.path(), &s, &mut rng);
         let (ours, theirs) = (t.path().join("ours"), t.path().join("theirs"));
         for d in [&ours, &theirs] {
             rsync(&earlier, d);
         }
         let mut args: Vec<std::ffi::OsString> = vec![os(b"--delete")];
-        args.extend(rules.iter().map(|r| os(r.as_bytes())));
+        args.extend(flags.iter().map(|f| os(f.as_bytes())));
         args.extend([s.clone().into(), ours.clone().into()]);
         sync(&args).assert_code(0);
-        rsync_with(&s, &theirs, &rules);
-        assert_same_trees(&ours, &theirs, &format!("case {case}: rules {rules:?}"));
+        rsync_with(&s, &theirs, &flags);
+        assert_same_trees(&ours, &theirs, &format!("case {case}: {flags:?}"));
     }
+}
+
+/// A random `--files-from` list of SRC's paths, written in every form rsync reads (a leading
+/// `/`, `../` or `./`, a trailing `/` on a directory, comments), and `-r` half the time.
+fn random_list(dir: &Path, s: &Path, rng: &mut Rng) -> Vec<String> {
+    let paths: Vec<(String, bool)> = describe(s)
+        .into_iter()
+        .filter(|(k, _)| k != b".")
+        .map(|(k, n)| (String::from_utf8_lossy(&k).into_owned(), n.kind == "dir"))
+        .collect();
+    let mut list = String::new();
+    for _ in 0..(1 + rng.below(5)) {
+        let Some((p, is_dir)) = paths.get(rng.pick(paths.len().max(1))).cloned() else {
+            break;
+        };
+        let prefix = ["", "/", "../", "./"][rng.pick(4)];
+        let slash = if is_dir && rng.chance(50) { "/" } else { "" };
+        list.push_str(&format!("{prefix}{p}{slash}\n"));
+    }
+    if rng.chance(15) {
+        list.push_str("# a comment\n\n");
+    }
+    let file = write(dir, "list", list.as_bytes());
+    let mut flags = vec![format!("--files-from={}", file.display())];
+    if rng.chance(50) {
+        flags.push("-r".to_string());
+    }
+    flags
+}
+
+#[test]
+fn files_from_lists_mirror_and_delete_what_rsync_does() {
+    let test = "files_from_lists_mirror_and_delete_what_rsync_does";
+    against_rsync(test, 30, 0x51_7cc1_b727_220a, &random_list);
+}
+
+/// A random list of one to four include and exclude rules, `--delete-excluded` now and then.
+fn random_rules(_: &Path, _: &Path, rng: &mut Rng) -> Vec<String> {
+    let mut rules = Vec::new();
+    for _ in 0..(1 + rng.below(4)) {
+        let kind = if rng.chance(40) { "--include" } else { "--exclude" };
+        rules.push(format!("{kind}={}", random_pattern(rng)));
+    }
+    if rng.chance(20) {
+        rules.push("--delete-excluded".to_string());
+    }
+    rules
+}
+
+#[test]
+fn include_and_exclude_rules_keep_copy_and_delete_what_rsync_does() {
+    let test = "include_and_exclude_rules_keep_copy_and_delete_what_rsync_does";
+    against_rsync(test, 40, 0x9e37_79b9_7f4a_7c15, &random_rules);
 }
