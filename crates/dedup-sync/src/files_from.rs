@@ -9,8 +9,12 @@
 //! have is an error of the run (reported, exit 1, and so no deletions), as in rsync.
 
 use std::collections::HashSet;
+use std::path::Path;
 
-use crate::tree::{join, split, Walked};
+use dedup_core::{Observer, Problem, ProblemKind};
+
+use crate::tree::{join, split, under, Walked};
+use crate::unread::Unread;
 
 /// What the user listed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,9 +109,26 @@ impl FileList {
         false
     }
 
+    /// Report each listed path SRC does not have (below `src`) as a source part not read.
+    pub fn report_missing(&self, walked: &mut Walked, src: &Path, observer: &dyn Observer) {
+        let missing = self.missing(walked);
+        if missing.is_empty() {
+            return;
+        }
+        let mut unread = walked.unread.paths().to_vec();
+        for rel in missing {
+            let why = "listed in --files-from, but not in SRC";
+            let e = std::io::Error::new(std::io::ErrorKind::NotFound, why);
+            observer.problem(Problem::error(under(src, &rel), ProblemKind::Io(e)));
+            walked.src_errors += 1;
+            unread.push(rel);
+        }
+        walked.unread = Unread::new(unread);
+    }
+
     /// The listed paths (or the directories on the way to them) the walk found missing in a
     /// listed SRC directory, or standing there as something else than a directory.
-    pub fn missing(&self, walked: &Walked) -> Vec<Vec<u8>> {
+    fn missing(&self, walked: &Walked) -> Vec<Vec<u8>> {
         let mut out: Vec<Vec<u8>> = Vec::new();
         for path in &self.listed {
             let mut at: Vec<u8> = Vec::new();

@@ -162,17 +162,7 @@ pub fn sync(
     }
     let files = selection.as_deref().and_then(select::Selection::files);
     if let Some(list) = files {
-        for rel in list.missing(&walked) {
-            let e = std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "listed in --files-from, but not in SRC",
-            );
-            events.problem(Problem::error(tree::under(src, &rel), ProblemKind::Io(e)));
-            walked.src_errors += 1;
-            let mut paths = walked.unread.paths().to_vec();
-            paths.push(rel);
-            walked.unread = unread::Unread::new(paths);
-        }
+        list.report_missing(&mut walked, src, events);
     }
     if !options.checksum {
         // `--link-dest` and `--dedup` compare a source file's attributes with another copy's
