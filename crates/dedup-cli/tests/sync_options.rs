@@ -416,8 +416,8 @@ fn every_kind_of_replacement_keeps_the_old_entry() {
 
 /// `--files-from`: the listed paths with the directories leading to them; `c/` adds c's entries
 /// and `-r` everything below; `--delete` removes only in directories mirrored whole. A rerun has
-/// nothing to do (a listed directory with an xattr included), and a listed path SRC lacks is an
-/// error that stops every deletion (exit 1).
+/// nothing to do (a listed directory with an xattr included), the dry run prints what the real
+/// run does, and a listed path SRC lacks is an error that stops every deletion (exit 1).
 #[test]
 fn files_from_mirrors_the_listed_paths_and_deletes_only_where_whole() {
     let t = tmp();
@@ -431,7 +431,10 @@ fn files_from_mirrors_the_listed_paths_and_deletes_only_where_whole() {
     }
     let list = write(t.path(), "list", b"a/b/file\n# comment\nc/\n/d\n");
     let flags = ["-v", "--delete", "--files-from", list.to_str().unwrap()];
-    sync(&run_args(&flags, &s, &d)).assert_code(0);
+    let dry = sync(&run_args(&[&["-n"], &flags[..]].concat(), &s, &d));
+    let real = sync(&run_args(&flags, &s, &d));
+    real.assert_code(0);
+    assert_same_run(&dry, &real);
     let names = |root: &std::path::Path| -> Vec<String> {
         describe(root).keys().map(|k| String::from_utf8_lossy(k).into_owned()).collect()
     };
