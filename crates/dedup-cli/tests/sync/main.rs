@@ -14,6 +14,7 @@ mod sync_delete;
 mod sync_kill;
 mod sync_link_dest;
 mod sync_moves;
+mod sync_options;
 mod sync_oracle;
 mod sync_property;
 mod sync_reflink;

@@ -1,7 +1,7 @@
 //! The options rsync users reach for on the first day, on real trees: include and exclude rules
 //! in the order given and read from files.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::Stdio;
