@@ -46,8 +46,18 @@ pub struct ReaderOptions {
 }
 
 impl Default for ReaderOptions {
+    /// For readers that come back: the mount, where the kernel asks for 128 KiB - 1 MiB at a
+    /// time, so that a chunk serves several reads, and several files are read at once.
     fn default() -> Self {
         ReaderOptions { cache_bytes: 64 << 20, read_ahead_threads: 2 }
+    }
+}
+
+impl ReaderOptions {
+    /// For one pass over files, each chunk read once in order (`dump`, verification): room for
+    /// the read-ahead window and the chunk being read.
+    pub fn sequential() -> Self {
+        ReaderOptions { cache_bytes: READ_AHEAD_BYTES as usize + (8 << 20), read_ahead_threads: 2 }
     }
 }
 

@@ -94,7 +94,8 @@ fn chunks_come_in_order_with_their_offsets() {
     let dir = tempfile::tempdir().unwrap();
     let pieces = pieces();
     let (repo, index, node) = stored(dir.path(), &pieces);
-    let file = reader(&repo, index).open(&node).unwrap();
+    let live = Arc::new(LiveIndex::new(Arc::new(index)));
+    let file = FileReader::new(repo, live, ReaderOptions::sequential()).open(&node).unwrap();
     let mut offset = 0;
     let mut count = 0;
     for (chunk, piece) in file.chunks().zip(&pieces) {
