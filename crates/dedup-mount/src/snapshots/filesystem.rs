@@ -4,6 +4,7 @@
 //! EROFS. A tree or chunk that cannot be read is EIO for the reader and a problem for the
 //! caller's [`MountEvents`], saying why.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -34,6 +35,12 @@ fn ttl(inode: &Inode) -> Duration {
         What::Entry(_) => ENTRY_TTL,
         _ => TOP_TTL,
     }
+}
+
+thread_local! {
+    /// Each serving thread's read buffer, kept from read to read (as large as the largest read
+    /// the kernel asked for, 1 MiB or so): a read is not an allocation and a zeroing.
+    static READ_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The mounted snapshots.
@@ -202,16 +209,22 @@ impl Filesystem for SnapshotFs {
         reply: ReplyData,
     ) {
         let Some(file) = self.handle(fh) else { return reply.error(Errno::EBADF) };
-        // As large as asked even past the end: a file whose content ends early (a chunk missing
-        // from the index) fails a read there, where an empty buffer would read as its end.
-        let mut bytes = vec![0; size as usize];
-        match file.read_at(offset, &mut bytes) {
-            Ok(read) => reply.data(&bytes[..read]),
-            Err(err) => {
-                self.problem(Doing::Reading, ino.0, err);
-                reply.error(Errno::EIO)
+        READ_BUFFER.with_borrow_mut(|buffer| {
+            // As large as asked even past the end: a file whose content ends early (a chunk
+            // missing from the index) fails a read there, where an empty buffer would read as
+            // its end.
+            let size = size as usize;
+            if buffer.len() < size {
+                buffer.resize(size, 0);
             }
-        }
+            match file.read_at(offset, &mut buffer[..size]) {
+                Ok(read) => reply.data(&buffer[..read]),
+                Err(err) => {
+                    self.problem(Doing::Reading, ino.0, err);
+                    reply.error(Errno::EIO)
+                }
+            }
+        })
     }
 
     fn release(
