@@ -32,7 +32,7 @@ fn damage(file: &Path, how: Damage) {
     match how {
         Damage::Flip => {
             let bytes = fs::read(file).unwrap();
-            fs::write(file, flip(&bytes, bytes.len() / 2)).unwrap();
+            fs::write(file, flip(&bytes, middle(file, bytes.len() as u64) as usize)).unwrap();
         }
         Damage::FlipTail => {
             let bytes = fs::read(file).unwrap();
@@ -40,9 +40,22 @@ fn damage(file: &Path, how: Damage) {
         }
         Damage::Truncate => {
             let len = fs::metadata(file).unwrap().len();
-            fs::OpenOptions::new().write(true).open(file).unwrap().set_len(len / 2).unwrap();
+            let cut = middle(file, len);
+            fs::OpenOptions::new().write(true).open(file).unwrap().set_len(cut).unwrap();
         }
         Damage::Delete => fs::remove_file(file).unwrap(),
+    }
+}
+
+/// Where damage lands in `file` of `len` bytes: its middle, but in a pack 64 bytes in, in the
+/// first blob's box (after 8 bytes of header and 24 of nonce) or the next, since the middle of a
+/// padded pack (format version 4) may be padding, which holds nothing to lose.
+fn middle(file: &Path, len: u64) -> u64 {
+    let pack = file.parent().and_then(Path::parent).is_some_and(|p| p.ends_with("data"));
+    if pack {
+        64
+    } else {
+        len / 2
     }
 }
 

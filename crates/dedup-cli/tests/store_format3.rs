@@ -160,11 +160,14 @@ fn a_version_2_repository_keeps_its_trees_and_its_unchanged_backups() {
     // After the header (8 bytes) and the unencrypted box's zero nonce (24).
     assert_eq!(fs::read(plain.join("config")).unwrap()[32], 2, "the config is not of version 2");
     let plain3 = dir.path().join("plain3");
-    store_ok(&plain3, &["init", "--insecure-no-encryption"]);
+    store_ok(&plain3, &["init", "--insecure-no-encryption", "--format-version", "3"]);
+    assert_eq!(fs::read(plain3.join("config")).unwrap()[32], 3, "not of version 3");
+    let plain4 = dir.path().join("plain4");
+    store_ok(&plain4, &["init", "--insecure-no-encryption"]);
     assert_eq!(
-        fs::read(plain3.join("config")).unwrap()[32],
-        3,
-        "a new repository is not of version 3"
+        fs::read(plain4.join("config")).unwrap()[32],
+        4,
+        "a new repository is not of version 4"
     );
     // Its trees are of version 1 (§10): no tree blob of version 2, no status tree.
     let open = dir.path().join("open");
@@ -173,8 +176,8 @@ fn a_version_2_repository_keeps_its_trees_and_its_unchanged_backups() {
     backup_json(&open, &src);
     let versions = tree_blob_versions(&open);
     assert!(!versions.is_empty() && versions.iter().all(|v| *v == 1), "{versions:?}");
-    let out = store(&plain, &["init", "--insecure-no-encryption", "--format-version", "4"]);
-    assert_ne!(out.code, Some(0), "--format-version 4 was taken");
+    let out = store(&plain, &["init", "--insecure-no-encryption", "--format-version", "5"]);
+    assert_ne!(out.code, Some(0), "--format-version 5 was taken");
     // The version asked for, whatever the chunker (a version-2 config may hold any kind, §13),
     // and never below what the chunker needs.
     for chunker in ["fixed:65536", "fastcdc-normalised"] {
@@ -240,9 +243,16 @@ fn packs(repo: &Path) -> Vec<std::path::PathBuf> {
 fn blobs_in(bytes: &[u8]) -> Vec<(bool, usize)> {
     let le32 = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
     assert_eq!(&bytes[bytes.len() - 4..], b"DDPT");
-    let trailer_len = le32(bytes.len() - 8);
+    // Version 1: the trailer's length, then the magic. Version 2 (format version 4): the
+    // lengths box (24-byte nonce, trailer and padding lengths, 16-byte tag), then the magic.
+    let trailer_end = match bytes[4] {
+        1 => bytes.len() - 8,
+        _ => bytes.len() - 52 - le32(bytes.len() - 52 + 24 + 4),
+    };
+    let trailer_len =
+        if bytes[4] == 1 { le32(bytes.len() - 8) } else { le32(bytes.len() - 52 + 24) };
     // The box: a 24-byte nonce, the plaintext, a 16-byte tag.
-    let trailer = &bytes[bytes.len() - 8 - trailer_len + 24..bytes.len() - 8 - 16];
+    let trailer = &bytes[trailer_end - trailer_len + 24..trailer_end - 16];
     let count = u32::from_le_bytes(trailer[1..5].try_into().unwrap()) as usize;
     (0..count)
         .map(|i| {

@@ -69,7 +69,10 @@ fn a_repository_on_sftp_backs_up_restores_checks_forgets_and_prunes() {
     let unchanged = backup_json(&repo, &src);
     assert_eq!(unchanged["files_unchanged"], first["files_new"], "{unchanged}");
     assert_eq!(unchanged["bytes_read"], 0, "an unchanged backup reads nothing: {unchanged}");
-    assert!(unchanged["bytes_added"].as_u64().unwrap() < 20_000, "{unchanged}");
+    // At most a few status trees (atimes the first backup's reads moved), in one pack padded to
+    // the smallest bucket (docs/store-format.md §7).
+    assert!(unchanged["blobs_added"].as_u64().unwrap() < 10, "{unchanged}");
+    assert!(unchanged["bytes_added"].as_u64().unwrap() <= 65_536, "{unchanged}");
 
     let target = dir.path().join("restored");
     let spec = format!("latest:{}", src.display());
@@ -81,13 +84,20 @@ fn a_repository_on_sftp_backs_up_restores_checks_forgets_and_prunes() {
     std::fs::remove_file(src.join("f1")).unwrap();
     tree(&src.join("later"), 2, 8);
     backup_json(&repo, &src);
-    let before = pack_bytes(&server.dir("repo"));
+    // The data blobs' bytes: a pack's padding (docs/store-format.md §7) may not shrink when a
+    // prune frees less than its bucket's width, nor does it hold anything.
+    let data_bytes = |repo: &Path| {
+        let stats: serde_json::Value =
+            serde_json::from_str(&store_ok(repo, &["stats", "--json"])).unwrap();
+        stats["stored_data_bytes"].as_u64().unwrap()
+    };
+    let before = data_bytes(&repo);
     store_ok(&repo, &["forget", "--keep-last", "1"]);
     store_ok(&repo, &["prune", "--max-unused", "0"]);
     let list: serde_json::Value =
         serde_json::from_str(&store_ok(&repo, &["snapshots", "--json"])).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
-    assert!(pack_bytes(&server.dir("repo")) < before, "prune freed the deleted file's packs");
+    assert!(data_bytes(&repo) < before, "prune freed the deleted file's data");
     store_ok(&repo, &["check", "--read-data"]);
     let target = dir.path().join("restored-2");
     store_ok(&repo, &["restore", &spec, "--target", target.to_str().unwrap()]);

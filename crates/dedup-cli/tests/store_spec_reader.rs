@@ -1,9 +1,9 @@
 //! docs/store-format.md as a contract: `tools/store-reader/read_repo.py`, a reader written in
 //! Python from the specification alone, must read what `dedup store` writes. It extracts a
 //! snapshot of an awkward tree (non-UTF-8 names, hard links, a sparse file, symlinks, empty files,
-//! xattrs, files around the chunk sizes, compressible and incompressible content) from an
-//! encrypted and an unencrypted repository, and again after a prune that repacked, and the
-//! extraction must look as the source did. Skipped with a message when python3 or its modules
+//! xattrs, files around the chunk sizes, compressible and incompressible content) from encrypted
+//! and unencrypted repositories of format versions 2 to 4 (packs of version 1 and 2), and again
+//! after a prune that repacked, and the extraction must look as the source did. Skipped with a message when python3 or its modules
 //! (blake3, pynacl, argon2-cffi, zstandard; .ci/run installs them) are missing.
 
 mod common;
@@ -100,6 +100,11 @@ fn pack_names(repo: &Path) -> Vec<String> {
     repo_names(repo, "data")
 }
 
+/// The version byte of every pack's header (§2, §7).
+fn pack_versions(repo: &Path) -> Vec<u8> {
+    pack_names(repo).iter().map(|name| fs::read(repo.join(name)).unwrap()[4]).collect()
+}
+
 #[test]
 fn an_independent_reader_extracts_what_dedup_wrote() {
     if !require(
@@ -134,12 +139,34 @@ fn an_independent_reader_extracts_what_dedup_wrote() {
         assert_reader_extracts(&plain, &src, &dir.path().join("out-plain"), "unencrypted");
     assert!(summary.contains(" status_trees=0 "), "format version 2: {summary}");
 
-    // Format version 3 (the default): trees of version 2, each with its status tree.
+    // Format version 3: trees of version 2, each with its status tree; packs of version 1.
+    let v3 = dir.path().join("v3");
+    let args = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1", "--pack-size", "1M"];
+    let more = ["--chunker", "fastcdc:16K/64K/256K", "--format-version", "3"];
+    store_ok(&v3, &[&args[..], &more[..]].concat());
+    store_ok(&v3, &[OsStr::new("backup"), OsStr::new("-q"), src.as_os_str()]);
+    let summary = assert_reader_extracts(&v3, &src, &dir.path().join("out-v3"), "version 3");
+    assert!(!summary.contains(" status_trees=0 "), "format version 3: {summary}");
+    assert!(
+        pack_versions(&v3).iter().all(|&v| v == 1),
+        "format version 3 writes packs of version 1"
+    );
+
+    // Format version 4 (the default), unencrypted: packs of version 2, not padded.
+    let plain4 = dir.path().join("plain4");
+    store_ok(&plain4, &["init", "--insecure-no-encryption", "--pack-size", "1M"]);
+    store_ok(&plain4, &[OsStr::new("backup"), OsStr::new("-q"), src.as_os_str()]);
+    assert_reader_extracts(&plain4, &src, &dir.path().join("out-plain4"), "unencrypted, 4");
+    assert!(pack_versions(&plain4).iter().all(|&v| v == 2), "format version 4: packs of version 2");
+
+    // Format version 4 (the default), encrypted: packs of version 2 padded to buckets, which
+    // the reader's check-packs recomputes from §7.
     let repo = dir.path().join("repo");
     init_repo(&repo);
     store_ok(&repo, &[OsStr::new("backup"), OsStr::new("-q"), src.as_os_str()]);
     let summary = assert_reader_extracts(&repo, &src, &dir.path().join("out-1"), "encrypted");
-    assert!(!summary.contains(" status_trees=0 "), "format version 3: {summary}");
+    assert!(!summary.contains(" status_trees=0 "), "format version 4: {summary}");
+    assert!(pack_versions(&repo).iter().all(|&v| v == 2), "format version 4: packs of version 2");
 
     // A prune that keeps nothing unused repacks the packs the second snapshot still uses.
     for gone in ["sizes/16383", "sizes/262144", "incompressible"] {

@@ -2,8 +2,8 @@
 //! as user nobody: nothing DST had under an unreadable or excluded source part is moved,
 //! changed or deleted; the exit status is 1 exactly when something could not be read; the dry
 //! run prints and counts exactly what the real run then does; everything readable and not
-//! excluded is mirrored; and once everything is readable again, one more run makes an exact
-//! mirror.
+//! excluded is mirrored; with `--backup-dir`, every file the run replaced or deleted is kept at
+//! its path there; and once everything is readable again, one more run makes an exact mirror.
 
 mod common;
 
@@ -252,16 +252,21 @@ fn visible(root: &Path, other: Option<&Path>) -> BTreeMap<Vec<u8>, Node> {
         .collect()
 }
 
-fn one_case(case: u64) {
+/// One random case; returns the entries it found kept in the backups.
+fn one_case(case: u64) -> usize {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ case.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
     let t = tmp();
     chmod(t.path(), 0o755);
-    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    let (s, d, bk) = (t.path().join("src"), t.path().join("dst"), t.path().join("bk"));
     let entries = 8 + rng.pick(20);
     grow(&s, &mut rng, entries, "e");
     fs::create_dir(&d).unwrap();
+    fs::create_dir(&bk).unwrap();
     give_to_nobody(&s);
     give_to_nobody(&d);
+    give_to_nobody(&bk);
+    // Every other case keeps what it replaces or deletes.
+    let keep: &[&str] = if case % 2 == 1 { &["--backup-dir", "../bk"] } else { &[] };
     run(&["--delete"], &s, &d).assert_code(0);
     change(&s, &d, &mut rng);
     give_to_nobody(&s);
@@ -277,8 +282,8 @@ fn one_case(case: u64) {
         .filter(|k| k != "." && !closed.covers(k) && !excluded(k, &s))
         .filter(|k| before.contains_key(k.as_bytes()) && excluded(k, &d))
         .collect();
-    let dry = run(&["-n", "--delete"], &s, &d);
-    let real = run(&["-v", "--delete"], &s, &d);
+    let dry = run(&[&["-n", "--delete"], keep].concat(), &s, &d);
+    let real = run(&[&["-v", "--delete"], keep].concat(), &s, &d);
     let ctx = || format!("case {case}: {closed:?}, refused {refused:?}\n{}", real.dump());
     assert_same_run(&dry, &real);
     let want = if closed.any() || !refused.is_empty() { 1 } else { 0 };
@@ -318,13 +323,51 @@ fn one_case(case: u64) {
         let extra: Vec<_> = dst_view.keys().filter(|k| !src_view.contains_key(*k)).collect();
         assert!(extra.is_empty(), "not deleted: {extra:?}\n{}", ctx());
     }
+    let kept = describe(&bk);
+    if !keep.is_empty() {
+        assert_kept(&before, &after, &kept, &real, &ctx);
+    }
     // Readable again: one more run makes the mirror exact.
     closed.open(&s);
-    let last = run(&["--delete"], &s, &d);
+    let last = run(&[&["--delete"], keep].concat(), &s, &d);
     last.assert_code(if refused.is_empty() { 0 } else { 1 });
     let mut diff = differences(&visible(&s, None), &visible(&d, Some(&s)));
     diff.retain(|line| !refused.iter().any(|r| line.starts_with(&format!("{r}: "))));
     assert!(diff.is_empty(), "case {case}: {diff:#?}\n{}", last.dump());
+    kept.len() - 1
+}
+
+/// Every file DST had (`before`) is, with its content, where it was (`after`), at its path in
+/// the backups (`kept`), or was renamed by the run: a file moved whole, or a file below a
+/// renamed directory, then looked for at its new path.
+fn assert_kept(
+    before: &BTreeMap<Vec<u8>, Node>,
+    after: &BTreeMap<Vec<u8>, Node>,
+    kept: &BTreeMap<Vec<u8>, Node>,
+    real: &Out,
+    ctx: &dyn Fn() -> String,
+) {
+    let renames: Vec<(String, String)> = changes(real)
+        .iter()
+        .filter_map(|l| l.strip_prefix("rename ")?.split_once(" <- "))
+        .map(|(to, from)| (to.to_owned(), from.to_owned()))
+        .collect();
+    for (k, node) in before.iter().filter(|(_, n)| n.kind == "file") {
+        let rel = String::from_utf8_lossy(k).into_owned();
+        if renames.iter().any(|(_, from)| *from == rel) {
+            continue;
+        }
+        let now = renames
+            .iter()
+            .find_map(|(to, from)| {
+                rel.strip_prefix(&format!("{from}/")).map(|r| format!("{to}/{r}"))
+            })
+            .unwrap_or_else(|| rel.clone());
+        let same = |m: &BTreeMap<Vec<u8>, Node>| {
+            m.get(now.as_bytes()).is_some_and(|n| n.content == node.content)
+        };
+        assert!(same(after) || same(kept), "{rel} (now {now}) neither kept nor in DST\n{}", ctx());
+    }
 }
 
 /// The paths where two trees differ, each with what either side has (content cut short).
@@ -352,7 +395,6 @@ fn unread_and_excluded_parts_stay_as_they_were_and_the_dry_run_is_the_run() {
     if !require(is_root(), test, "needs root (trees partly root's, runs as nobody)") {
         return;
     }
-    for case in 0..32 {
-        one_case(case);
-    }
+    let kept: usize = (0..32).map(one_case).sum();
+    assert!(kept > 0, "no case kept anything: the backups went untested");
 }

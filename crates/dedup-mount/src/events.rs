@@ -12,6 +12,8 @@ pub enum Doing {
     Listing,
     /// Reading a file's content.
     Reading,
+    /// Opening a file (one the backup could not read whole opens as an error).
+    Opening,
 }
 
 /// A request that failed for a reason worth telling: the repository could not give what it
@@ -31,6 +33,7 @@ impl fmt::Display for MountProblem {
         let doing = match self.doing {
             Doing::Listing => "listing",
             Doing::Reading => "reading",
+            Doing::Opening => "opening",
         };
         write!(f, "{doing} inode {}: {}", self.ino, self.error)
     }

@@ -140,7 +140,8 @@ fn a_stale_marker_makes_the_next_backup_adopt_and_remove_it() {
     marker.leave();
     let index = repo.load_index_without(&HashSet::new()).unwrap().index;
     let killed = BlobSink::new(&repo, index, false);
-    for i in 0..8 {
+    // Enough for full packs of 1 MiB in blobs spread over several open packs.
+    for i in 0..24 {
         killed.store(BlobKind::Data, &noise(256 << 10, 1000 + i)).unwrap();
     }
     assert!(killed.stats().packs_written >= 1);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use dedup_store::backend::LocalBackend;
 use dedup_store::backup::{backup, BackupOptions, BackupProgress};
 use dedup_store::repo::Repository;
-use dedup_store::restore::restore;
+use dedup_store::restore::{restore, RestoreOptions};
 
 mod common;
 use common::{noise, small_repo};
@@ -108,7 +108,7 @@ fn a_tree_of_every_kind_restores_exactly_and_unchanged_files_are_not_read() {
     )
     .unwrap();
     let target = dir.path().join("target");
-    let restored = restore(&repo, &index, &node, &target, None, &()).unwrap();
+    let restored = restore(&repo, &index, &node, &target, RestoreOptions::default(), &()).unwrap();
     assert_eq!(restored.errors, 0);
     compare(&src, &target);
     let sparse = fs::metadata(target.join("sparse")).unwrap();
@@ -161,6 +161,12 @@ fn a_snapshot_naming_a_status_tree_is_refused_in_a_repository_without_status_tre
     let options = dedup_store::repo::InitOptions {
         password: None,
         format_version: 2,
+        // The flat kind: the default, kind 4, needs format version 4.
+        chunker: dedup_store::format::ChunkerParams::FastCdc {
+            min: 512 << 10,
+            avg: 1 << 20,
+            max: 8 << 20,
+        },
         kdf: dedup_store::format::KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
         ..dedup_store::repo::InitOptions::default()
     };

@@ -187,6 +187,12 @@ impl Filesystem for SnapshotFs {
             Ok(inode) => inode,
             Err(errno) => return reply.error(errno),
         };
+        if matches!(&inode.what, What::Entry(node) if node.incomplete) {
+            // Its content is not what the file held: reading it must fail, not pass for it.
+            let why = dedup_store::restore::NOT_READ_WHOLE;
+            self.problem(Doing::Opening, ino.0, dedup_store::Error::Invalid(why.to_string()));
+            return reply.error(Errno::EIO);
+        }
         let Some(layout) = self.tree.layout(&inode) else {
             return reply.error(if inode.is_dir() { Errno::EISDIR } else { Errno::EINVAL });
         };

@@ -8,9 +8,9 @@
 //! leave a gap, or a pack longer than it accounts for.
 
 use crate::blob::BlobKind;
-use crate::crypto::{Sealer, NONCE_LEN, TAG_LEN};
-use crate::format::{BlobEntry, Header, Magic, ENTRY_LEN, HEADER_LEN};
-use crate::pack::{parse_pack, TAIL_LEN};
+use crate::crypto::Sealer;
+use crate::format::{BlobEntry, Header, Magic, HEADER_LEN};
+use crate::pack::{parse_pack, unpadded_len, PackLayout};
 
 /// The blobs of a damaged pack, as far as they can be located.
 #[derive(Debug)]
@@ -45,7 +45,9 @@ fn header_differences(found: &[u8], expected: &[u8; HEADER_LEN]) -> String {
 /// Whether `entries` are every blob of the pack `bytes`, of which the tail or the end may be
 /// lost: they lie box after box from the end of the header, and the pack is no longer than
 /// those boxes, a trailer listing them (its sealed version and count, then the entries) and the
-/// tail.
+/// tail of either pack version would make it. A padded pack (format version 4) is longer than
+/// that, and its length cannot tell whether a blob follows the last one listed: it is never
+/// taken as whole this way, so it stays.
 fn cover_the_body(entries: &[BlobEntry], bytes: &[u8]) -> bool {
     let mut sorted: Vec<&BlobEntry> = entries.iter().collect();
     sorted.sort_by_key(|e| e.offset);
@@ -56,8 +58,12 @@ fn cover_the_body(entries: &[BlobEntry], bytes: &[u8]) -> bool {
         }
         next += u64::from(entry.stored_len);
     }
-    let trailer = (NONCE_LEN + 1 + 4 + TAG_LEN + ENTRY_LEN * entries.len()) as u64;
-    bytes.len() as u64 <= next + trailer + TAIL_LEN as u64
+    let longest = [PackLayout::Plain, PackLayout::Padded]
+        .map(|layout| unpadded_len(layout, next as usize, entries.len()))
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    bytes.len() as u64 <= longest
 }
 
 /// Locates the blobs of the damaged pack `bytes`; `indexed` is what the old index files said it
@@ -150,7 +156,7 @@ mod tests {
         let sealer = Sealer::new([3; 32], true);
         let (mut bytes, entries) = pack(&sealer, BlobKind::Data, 3);
         // The trailer box damaged: only an index file says where the blobs are.
-        let trailer_at = bytes.len() - TAIL_LEN - 10;
+        let trailer_at = bytes.len() - PackLayout::Plain.tail_len() - 10;
         bytes[trailer_at] ^= 1;
         assert!(locate(&sealer, &mut bytes, None).is_none(), "nothing says where they are");
         let located = locate(&sealer, &mut bytes, Some((BlobKind::Data, entries.clone()))).unwrap();
@@ -171,5 +177,31 @@ mod tests {
         tail_damaged[last] ^= 1;
         let located = locate(&sealer, &mut tail_damaged, Some((BlobKind::Data, entries))).unwrap();
         assert!(located.whole);
+    }
+
+    #[test]
+    fn a_padded_pack_whose_trailer_is_lost_is_never_taken_as_whole_from_index_entries() {
+        let sealer = Sealer::new([3; 32], true);
+        let mut writer =
+            PackWriter::with_layout(BlobKind::Data, true, PackLayout::Padded, Vec::new());
+        for i in 0..3u8 {
+            let blob = vec![i; 300];
+            let id = blob_id(&[7; 32], &blob);
+            writer.add(&seal(&sealer, id, BlobKind::Data, &blob, CompressionMode::Off));
+        }
+        let finished = writer.finish(&sealer);
+        let (mut bytes, entries) = (finished.bytes, finished.entries);
+        assert!(bytes.len() as u64 >= crate::pack::MIN_PADDED_PACK, "padded");
+        // Every tail byte after the blobs damaged: the trailer, padding and lengths boxes.
+        let end = entries.iter().map(|e| (e.offset + e.stored_len) as usize).max().unwrap();
+        bytes[end] ^= 1;
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        // Listed whole or not, the index cannot prove that no blob follows the last it lists.
+        for listed in [&entries[..], &entries[..2]] {
+            let located =
+                locate(&sealer, &mut bytes, Some((BlobKind::Data, listed.to_vec()))).unwrap();
+            assert!(!located.whole, "a padded pack's length says nothing of its blobs");
+        }
     }
 }
