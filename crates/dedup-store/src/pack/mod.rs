@@ -9,7 +9,7 @@ mod writer;
 
 pub use reader::{parse_pack, read_trailer, ParsedPack};
 pub use streamed::{StreamedPack, StreamedPackWriter};
-pub(crate) use tail::unpadded_len;
+pub(crate) use tail::{unpadded_len, PADDING_AD};
 pub use tail::{bucket, padded_len, PackLayout, MIN_PADDED_PACK};
 pub use writer::{FinishedPack, PackWriter};
 

@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use dedup_store::format::{Node, NodeKind};
 use fuser::{FileAttr, FileType, INodeNo};
 
-use super::inodes::{Ino, Inode, Inodes, What};
+use super::inodes::{Ino, Inode, What};
+use super::tree::MountTree;
 
 /// `st_blksize`: what `cp` and `cat` take as a good read size.
 const BLOCK_SIZE: u32 = 128 << 10;
@@ -64,7 +65,7 @@ pub struct Mounter {
 }
 
 /// The attributes of `inode` (number `ino`); `size` is a regular file's content length.
-pub fn attr(inodes: &Inodes, ino: Ino, inode: &Inode, mounter: Mounter) -> FileAttr {
+pub fn attr(tree: &MountTree, ino: Ino, inode: &Inode, mounter: Mounter) -> FileAttr {
     let mut attr = FileAttr {
         ino: INodeNo(ino),
         size: 0,
@@ -84,23 +85,23 @@ pub fn attr(inodes: &Inodes, ino: Ino, inode: &Inode, mounter: Mounter) -> FileA
     };
     match &inode.what {
         What::Folder => {
-            let time = inodes.newest_time().map_or(mounter.time, system_time);
+            let time = tree.top().newest_time().map_or(mounter.time, system_time);
             (attr.atime, attr.mtime, attr.ctime, attr.crtime) = (time, time, time, time);
         }
         What::SnapshotRoot(n) => {
-            let time = system_time(inodes.snapshot_time_and_tree(*n).0);
+            let time = system_time(tree.top().snapshot_time_and_tree(*n).0);
             (attr.atime, attr.mtime, attr.ctime, attr.crtime) = (time, time, time, time);
         }
         What::Link(target) => {
             attr.perm = 0o777;
             attr.size = target.len() as u64;
         }
-        What::Entry(node) => entry_attr(&mut attr, node, inodes, inode),
+        What::Entry(node) => entry_attr(&mut attr, node, tree, inode),
     }
     attr
 }
 
-fn entry_attr(attr: &mut FileAttr, node: &Node, inodes: &Inodes, inode: &Inode) {
+fn entry_attr(attr: &mut FileAttr, node: &Node, tree: &MountTree, inode: &Inode) {
     attr.perm = (node.mode & 0o7777) as u16;
     attr.uid = node.uid;
     attr.gid = node.gid;
@@ -110,7 +111,7 @@ fn entry_attr(attr: &mut FileAttr, node: &Node, inodes: &Inodes, inode: &Inode) 
     attr.ctime = system_time(if node.ctime == 0 { node.mtime } else { node.ctime });
     attr.crtime = attr.mtime;
     attr.size = match node.kind {
-        NodeKind::File if node.incomplete => inodes.layout(inode).map_or(node.size, |l| l.len()),
+        NodeKind::File if node.incomplete => tree.layout(inode).map_or(node.size, |l| l.len()),
         NodeKind::File => node.size,
         NodeKind::Symlink => node.target.len() as u64,
         _ => 0,

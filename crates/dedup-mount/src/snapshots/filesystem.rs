@@ -1,8 +1,10 @@
-//! The FUSE glue: answers the kernel's requests (lookup, getattr, readdir, readdirplus,
-//! readlink, open, read, xattrs) from the inodes and the content reader. Read-only: whatever
-//! would write is refused by the kernel (the mount is `ro`) or answered with EROFS. A tree or
-//! chunk that cannot be read is EIO for the reader and a line on stderr saying why.
+//! The snapshot browser's answers to the kernel's requests (lookup, getattr, readdir,
+//! readdirplus, readlink, open, read, xattrs), from the mounted tree and the file reader.
+//! Read-only: whatever would write is refused by the kernel (the mount is `ro`) or answered with
+//! EROFS. A tree or chunk that cannot be read is EIO for the reader and a problem for the
+//! caller's [`MountEvents`], saying why.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -10,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dedup_store::file_reader::{FileReader, SnapshotFile};
 use dedup_store::format::NodeKind;
 use fuser::{
     Errno, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
@@ -18,8 +21,9 @@ use fuser::{
 };
 
 use super::attrs::{self, Mounter};
-use super::chunks::{ContentReader, Layout};
-use super::inodes::{Children, Ino, Inode, Inodes, What};
+use super::inodes::{Children, Ino, Inode, What};
+use super::tree::MountTree;
+use crate::events::{Doing, MountEvents, MountProblem};
 
 /// How long the kernel may keep what it was told about a snapshot's entries: they never change.
 const ENTRY_TTL: Duration = Duration::from_secs(3600);
@@ -33,40 +37,53 @@ fn ttl(inode: &Inode) -> Duration {
     }
 }
 
-/// An open regular file.
-struct Handle {
-    layout: Arc<Layout>,
-    /// The last chunk the previous read ended in, `u64::MAX` before the first read.
-    last_chunk: AtomicU64,
+thread_local! {
+    /// Each serving thread's read buffer, kept from read to read (as large as the largest read
+    /// the kernel asked for, 1 MiB or so): a read is not an allocation and a zeroing.
+    static READ_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The mounted snapshots.
 pub struct SnapshotFs {
-    inodes: Arc<Inodes>,
-    reader: ContentReader,
+    tree: MountTree,
+    reader: FileReader,
     mounter: Mounter,
-    handles: Mutex<HashMap<u64, Arc<Handle>>>,
+    events: Box<dyn MountEvents>,
+    /// The open regular files.
+    handles: Mutex<HashMap<u64, Arc<SnapshotFile>>>,
     next_handle: AtomicU64,
 }
 
 impl SnapshotFs {
-    /// The file system of `inodes`, reading content with `reader`.
-    pub fn new(inodes: Arc<Inodes>, reader: ContentReader, mounter: Mounter) -> SnapshotFs {
+    /// The file system of `tree`, reading content with `reader`, owned by `mounter`; problems
+    /// go to `events`.
+    pub(super) fn new(
+        tree: MountTree,
+        reader: FileReader,
+        mounter: Mounter,
+        events: Box<dyn MountEvents>,
+    ) -> SnapshotFs {
         SnapshotFs {
-            inodes,
+            tree,
             reader,
             mounter,
+            events,
             handles: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
         }
     }
 
     fn inode(&self, ino: INodeNo) -> Result<Arc<Inode>, Errno> {
-        self.inodes.get(ino.0).ok_or(Errno::ENOENT)
+        self.tree.get(ino.0).ok_or(Errno::ENOENT)
     }
 
     fn attr(&self, ino: Ino, inode: &Inode) -> fuser::FileAttr {
-        attrs::attr(&self.inodes, ino, inode, self.mounter)
+        attrs::attr(&self.tree, ino, inode, self.mounter)
+    }
+
+    /// Tells of a tree or chunk that could not be read.
+    fn problem(&self, doing: Doing, ino: Ino, error: dedup_store::Error) {
+        self.events.problem(MountProblem { doing, ino, error });
     }
 
     /// Directory `ino`'s parent and entries (shared with the inode table, so reading a large
@@ -76,14 +93,14 @@ impl SnapshotFs {
         if !inode.is_dir() {
             return Err(Errno::ENOTDIR);
         }
-        let children = self.inodes.children(ino.0).map_err(|err| {
-            eprintln!("dedup: error: listing inode {}: {err}", ino.0);
+        let children = self.tree.children(ino.0).map_err(|err| {
+            self.problem(Doing::Listing, ino.0, err);
             Errno::EIO
         })?;
         Ok((inode.parent, children))
     }
 
-    fn handle(&self, fh: FileHandle) -> Option<Arc<Handle>> {
+    fn handle(&self, fh: FileHandle) -> Option<Arc<SnapshotFile>> {
         self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&fh.0).cloned()
     }
 }
@@ -130,14 +147,14 @@ impl Filesystem for SnapshotFs {
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let name = name.as_bytes();
-        let found = match self.inodes.children(parent.0) {
-            Ok(children) => children.find(name).or_else(|| self.inodes.by_id(parent.0, name)),
+        let found = match self.tree.children(parent.0) {
+            Ok(children) => children.find(name).or_else(|| self.tree.by_id(parent.0, name)),
             Err(err) => {
-                eprintln!("dedup: error: listing inode {}: {err}", parent.0);
+                self.problem(Doing::Listing, parent.0, err);
                 return reply.error(Errno::EIO);
             }
         };
-        match found.and_then(|ino| Some((ino, self.inodes.get(ino)?))) {
+        match found.and_then(|ino| Some((ino, self.tree.get(ino)?))) {
             Some((ino, inode)) => reply.entry(&ttl(&inode), &self.attr(ino, &inode), Generation(0)),
             None => reply.error(Errno::ENOENT),
         }
@@ -173,15 +190,15 @@ impl Filesystem for SnapshotFs {
         if matches!(&inode.what, What::Entry(node) if node.incomplete) {
             // Its content is not what the file held: reading it must fail, not pass for it.
             let why = dedup_store::restore::NOT_READ_WHOLE;
-            eprintln!("dedup: error: opening inode {}: {why}", ino.0);
+            self.problem(Doing::Opening, ino.0, dedup_store::Error::Invalid(why.to_string()));
             return reply.error(Errno::EIO);
         }
-        let Some(layout) = self.inodes.layout(&inode) else {
+        let Some(layout) = self.tree.layout(&inode) else {
             return reply.error(if inode.is_dir() { Errno::EISDIR } else { Errno::EINVAL });
         };
         let fh = self.next_handle.fetch_add(1, Ordering::Relaxed);
-        let handle = Handle { layout, last_chunk: AtomicU64::new(u64::MAX) };
-        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, Arc::new(handle));
+        let file = Arc::new(self.reader.open_layout(layout));
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(fh, file);
         // The content never changes: pages the kernel cached stay valid across opens.
         reply.opened(FileHandle(fh), FopenFlags::FOPEN_KEEP_CACHE);
     }
@@ -197,31 +214,23 @@ impl Filesystem for SnapshotFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let Some(handle) = self.handle(fh) else { return reply.error(Errno::EBADF) };
-        let last = handle.last_chunk.load(Ordering::Relaxed);
-        let after = (last != u64::MAX).then_some(last as usize);
-        let index = self.inodes.index();
-        let mut read = self.reader.read(&handle.layout, &index, offset, size, after);
-        // A chunk not found, or not where the index said: a prune may have moved it since the
-        // index was read. Once more with the index of now, read again if its files changed.
-        if read.is_err() {
-            let now = self.inodes.index();
-            if !Arc::ptr_eq(&now, &index) || self.inodes.reload_index_if_changed() {
-                read = self.reader.read(&handle.layout, &self.inodes.index(), offset, size, after);
+        let Some(file) = self.handle(fh) else { return reply.error(Errno::EBADF) };
+        READ_BUFFER.with_borrow_mut(|buffer| {
+            // As large as asked even past the end: a file whose content ends early (a chunk
+            // missing from the index) fails a read there, where an empty buffer would read as
+            // its end.
+            let size = size as usize;
+            if buffer.len() < size {
+                buffer.resize(size, 0);
             }
-        }
-        match read {
-            Ok((bytes, last)) => {
-                if let Some(last) = last {
-                    handle.last_chunk.store(last as u64, Ordering::Relaxed);
+            match file.read_at(offset, &mut buffer[..size]) {
+                Ok(read) => reply.data(&buffer[..read]),
+                Err(err) => {
+                    self.problem(Doing::Reading, ino.0, err);
+                    reply.error(Errno::EIO)
                 }
-                reply.data(&bytes)
             }
-            Err(err) => {
-                eprintln!("dedup: error: reading inode {}: {err}", ino.0);
-                reply.error(Errno::EIO)
-            }
-        }
+        })
     }
 
     fn release(
@@ -266,7 +275,7 @@ impl Filesystem for SnapshotFs {
             Err(errno) => return reply.error(errno),
         };
         for (at, name, child) in entries_from(ino.0, parent, &children, offset) {
-            let kind = match self.inodes.get(child) {
+            let kind = match self.tree.get(child) {
                 Some(inode) => attrs::inode_type(&inode),
                 None => FileType::Directory,
             };
@@ -290,7 +299,7 @@ impl Filesystem for SnapshotFs {
             Err(errno) => return reply.error(errno),
         };
         for (at, name, child) in entries_from(ino.0, parent, &children, offset) {
-            let Some(inode) = self.inodes.get(child) else { continue };
+            let Some(inode) = self.tree.get(child) else { continue };
             let attr = self.attr(child, &inode);
             let name = OsStr::from_bytes(name);
             if reply.add(INodeNo(child), at + 1, name, &ttl(&inode), &attr, Generation(0)) {
