@@ -334,7 +334,7 @@ pub enum DedupArg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::{Cli, Command};
+    use crate::cli::{Cli, Command};
     use clap::Parser;
 
     fn both(args: &[&str]) -> (Option<String>, Option<String>) {
