@@ -22,9 +22,9 @@ pub mod options;
 pub mod plan;
 mod precision;
 mod readable;
+mod rel_path;
 mod roots;
 mod select;
-mod share;
 mod space;
 pub mod summary;
 pub mod tree;
@@ -207,7 +207,7 @@ pub fn sync(
         // with them, as for what the walk could not read.
         let mut paths = walked.unread.paths().to_vec();
         for (rel, e) in unreadable {
-            events.problem(Problem::error(tree::under(src, &rel), ProblemKind::Io(e)));
+            events.problem(Problem::error(rel_path::under(src, &rel), ProblemKind::Io(e)));
             walked.src_errors += 1;
             paths.push(rel);
         }
@@ -225,7 +225,7 @@ pub fn sync(
     plan.delete_first = dst_exists && !plan.backup && space::deletions_make_room(&plan, dst);
     for r in &plan.refused {
         let e = std::io::Error::other(r.reason);
-        events.problem(Problem::error(tree::under(dst, &r.rel), ProblemKind::Io(e)));
+        events.problem(Problem::error(rel_path::under(dst, &r.rel), ProblemKind::Io(e)));
     }
     let tally = summary::Tally::default();
     if created {

@@ -31,7 +31,8 @@ use dedup_fs::{get_xattr, list_xattrs, FsError, Target};
 use dedup_scan::{open_dir, EntryKind, Metadata, Xattr};
 use rustix::io::Errno;
 
-use crate::tree::{join, under, Tree, Walked};
+use crate::rel_path::{join, under};
+use crate::tree::{Tree, Walked};
 use crate::unread::Unread;
 
 /// Which source files' attributes may be left to their copy.

@@ -15,6 +15,7 @@ mod dirs;
 mod entries;
 mod meta;
 mod racy;
+mod share;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -34,8 +35,9 @@ use crate::change::{Change, Events};
 use crate::compare::Rules;
 use crate::options::DedupMode;
 use crate::plan::{Action, Before, DirPlan, Op, Plan};
+use crate::rel_path::{join, split, under};
 use crate::summary::Tally;
-use crate::tree::{join, split, under, Walked};
+use crate::tree::Walked;
 
 pub use backup::Backups;
 pub use clones::Refused;
@@ -189,7 +191,7 @@ pub fn run(x: &Exec<'_>, plan: &Plan, walked: &Walked, dedup: Option<DedupMode>)
     if let Some(mode) = dedup {
         // Last of the content changes: every file this run makes is in place, and hard links
         // made here change their directories' times, which are set next.
-        crate::share::run(x, plan, walked, mode);
+        share::run(x, plan, walked, mode);
     }
     racy::settle(x);
     dirs::finish(x, plan);

@@ -15,7 +15,7 @@ use dedup_scan::crew::{map_each, Staffing};
 use super::deletions::Found;
 use super::merge::Merged;
 use super::{Before, Context, Op};
-use crate::tree::{join, under};
+use crate::rel_path::{join, under};
 use crate::verify::{Comparer, Depth};
 
 /// Match new files with their old copies, and settle the files to verify.
