@@ -130,9 +130,10 @@ pub fn sync(
     walk_options.detail = Detail::Everything;
     walk_options.xattrs = options.checksum;
     walk_options.one_file_system = options.one_file_system;
-    // Not the finder's listing start (`for_listing`, 4): a mirror mostly runs over a warm tree,
+    // Not the finder's listing start (`for_listing`): a mirror mostly runs over a warm tree,
     // where four walkers on a small one cost more in threads than they gain
-    // (docs/benchmarks/journal.md, "Sync benchmark"); a cold or fast device still climbs from 2.
+    // (docs/benchmarks/journal.md, "Sync benchmark (issue 27)"); a cold or fast device still
+    // climbs.
     // And not at 2 either: a second walker thread costs its start and the hand-offs (futex
     // waits) on every run, and a warm tree of up to thousands of entries is walked faster by one
     // (docs/benchmarks/journal.md, "Sync benchmark (issue 27), second run"); a tree that takes longer

@@ -172,9 +172,9 @@ impl Observer for Watch<'_> {
 }
 
 /// Entries listed (both trees) after which the walk is given a second worker at once, instead of
-/// after the I/O scheduler's first window (10 ms at one worker): the walk of the medium seed tree
-/// (2,000 entries) is done by one worker sooner than a second starts, the big one's (20,000)
-/// took 27 ms with one worker until the window closed and 18 ms with two from the start
+/// after the I/O scheduler's first window: a tree of a few thousand entries is walked by one
+/// worker sooner than a second starts, while a tree ten times larger is walked sooner with two
+/// from the start than with one until the window closes
 /// (docs/benchmarks/journal.md, "Sync per-entry costs (issue 27)").
 const HURRY_AFTER: usize = 4096;
 

@@ -10,7 +10,7 @@
 //! last change to the directory (change times are stamped by the kernel's coarse clock: equal
 //! times tell nothing, and our own writes end in that tick), is found by `--checksum`, which
 //! reads them all. A run with nothing to do costs the `lstat` calls alone instead of an `llistxattr`
-//! more per entry on each side (docs/benchmarks/journal.md, "Sync benchmark").
+//! more per entry on each side (docs/benchmarks/journal.md, "Sync benchmark (issue 27)").
 //!
 //! A file that will be copied whatever its attributes say (new to DST, or of another size) is
 //! not read here at all ([`Defer`]): the copy reads the source's attributes through the

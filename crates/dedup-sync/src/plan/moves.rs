@@ -90,9 +90,9 @@ fn depth(checksum: bool, mtime_ns: i64, unique: bool) -> Depth {
 }
 
 /// Comparisons shared among threads from this many on: each costs two opens by path and the
-/// reads of both files (about 30 us a file of the medium seed tree in RAM, where a thread costs
-/// about 60 us to start), and a run right after a change that touched many files compares every
-/// one of them (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26").
+/// reads of both files (for a small file in RAM, less than starting a thread), and a run right
+/// after a change that touched many files compares every one of them
+/// (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26").
 const SHARED_FROM: usize = 16;
 
 /// One comparison: the source path, the destination path, the size both must have.
