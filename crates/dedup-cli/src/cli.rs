@@ -17,7 +17,7 @@ use crate::find::args::FindArgs;
     about = "Store the same bytes only once: find duplicate files and act on them, keep \
 deduplicated encrypted snapshots, mirror trees.",
     long_about = None,
-    after_help = "Three jobs:\n\
+    after_help = "Three jobs, an example of each:\n\
 \x20 find duplicates:  dedup find ~/Photos              (then: dedup link|reflink|remove|move ...)\n\
 \x20 snapshots:        dedup store -r /srv/backup init; dedup store -r /srv/backup backup ~\n\
 \x20 mirror a tree:    dedup sync ~/Photos /mnt/backup/Photos\n\n\
@@ -54,6 +54,7 @@ pub enum Command {
     #[command(after_help = crate::act::args::AFTER_HELP)]
     Move(MoveArgs),
     /// Inspect or maintain the persistent content cache (see `dedup find --cache`).
+    #[command(after_help = crate::cache::args::AFTER_HELP)]
     Cache(CacheArgs),
     /// Keep deduplicated, encrypted snapshots of trees in a repository.
     Store(crate::store::args::StoreArgs),

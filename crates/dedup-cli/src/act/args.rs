@@ -24,8 +24,11 @@ scanned: each is named on stderr; 2 = usage or fatal error (bad report, missing 
 nothing was changed.
 
 Examples:
+  dedup link --dry-run ~/Photos                  show which duplicates would become hard links
   dedup link ~/Photos                            hard-link duplicate photos
+  dedup reflink /srv/images                      share extents on btrfs or XFS
   dedup remove --reference ~/Archive ~/Downloads   delete from Downloads what Archive has
+  dedup move --to ~/dupes ~/Downloads            move duplicates aside to review them
   dedup find --format json -o r.json ~ && dedup remove --dry-run --from r.json";
 
 /// How to choose the file to keep.

@@ -4,6 +4,22 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+/// The help after `dedup cache`'s options: what the cache holds and how a run uses it.
+pub const AFTER_HELP: &str = "\
+`dedup find --cache` (and every action with --cache) remembers, per file (device and inode), what \
+comparing it taught: a fingerprint of its start and, for content that has a copy, the BLAKE3 \
+digest of all of it. A later run with --cache does not read again a file whose size, mtime and \
+ctime are unchanged; `--verify` compares such groups byte for byte anyway, and the actions always \
+compare each file just before changing it, so a stale cache cannot cost data. The cache holds \
+digests and paths, never file contents. To use it on every run, write `[cache] enabled = true` \
+in ~/.config/dedup/dedup.toml.
+
+Examples:
+  dedup find --cache ~/Photos    fills the cache; the next run skips reading unchanged files
+  dedup cache stats              entries, size on disk, hit rate of the last run
+  dedup cache prune              forget files deleted, changed or moved away since
+  dedup cache clear              start afresh";
+
 /// `dedup cache`.
 #[derive(Debug, Args)]
 pub struct CacheArgs {
