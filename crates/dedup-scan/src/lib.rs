@@ -3,7 +3,9 @@
 //! opening and reading files safely. The finder, the store and sync build on it.
 
 pub mod crew;
+mod fiemap;
 pub mod io;
+pub mod layout;
 mod open;
 mod paths;
 pub mod read;
