@@ -164,6 +164,8 @@ mod tests {
     }
 
     #[test]
+    // `f_type` is an i64 on x86_64 but narrower elsewhere: the cast is needed.
+    #[allow(clippy::unnecessary_cast)]
     fn tmpfs_cannot_tell_where_a_file_lies() {
         const TMPFS_MAGIC: i64 = 0x0102_1994;
         let shm = std::path::Path::new("/dev/shm");

@@ -37,10 +37,12 @@ use crate::cache::fingerprint::kind_for;
 use crate::cache::Learned;
 use crate::phases::COMPARE;
 use crate::stages::candidates::{Class, Inode};
+use crate::stages::physical::{self, Order};
 use crate::stages::reading::Reading;
 use crate::stages::whole_read::{direct_request, WholeRead};
 use crate::tuning::{Tuning, FIRST_CHUNK};
 use chunk_read::Slot;
+use dedup_scan::read::ahead::ReadAhead;
 use dedup_scan::read::direct::DirectBufs;
 use dedup_scan::read::BufferPool;
 use split::{Rep, Seen, Split};
@@ -77,22 +79,39 @@ pub(crate) fn compare_classes(
 ) -> (Vec<Class>, Vec<Learned>) {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress().start_phase(COMPARE, total);
+    let order = Order::new(tuning, whole_reads);
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
+    // Classes read in one chunk whose members all lie on devices read in the order of the disk
+    // are compared in sweeps (`crate::stages::physical`).
+    let (swept, small): (Vec<Class>, Vec<Class>) = small
+        .into_iter()
+        .partition(|c| order.any() && c.inodes.iter().all(|i| order.on(ctx.dev(i))));
     let buffers = BufferPool::default();
     let direct_bufs = DirectBufs::default();
-    let compare = |classes: Vec<Class>, threads: usize| -> (Vec<Class>, Vec<Learned>) {
+    // Each class with, when it is swept, the position of its last member in the sweep's read-ahead.
+    let compare = |classes: Vec<(Class, Option<usize>)>,
+                   threads: usize,
+                   ahead: Option<&ReadAhead>|
+     -> (Vec<Class>, Vec<Learned>) {
         // Fewer classes than threads leave threads idle: only then read inside a class in
         // parallel, the classes sharing one budget of buffers.
         let in_flight_bytes =
             if classes.len() < threads { IN_FLIGHT_BYTES / classes.len().max(1) as u64 } else { 0 };
-        let compared = ctx.each(classes, threads, &|class| {
+        let compared = ctx.each(classes, threads, &|(class, last)| {
             let size = class.size;
             // Every fingerprint lies in the first chunk: a small file's whole content, a larger
             // one's head sample. The sample stage took the head of the files it sampled, but not
             // of those a slow device reads whole instead (`crate::stages::whole_read`).
             let fingerprint = if hash { kind_for(size, tuning) } else { None };
-            let direct_request = direct_request_of(&class, ctx, whole_reads);
+            // A swept class is read from the page cache its read-ahead filled: not around it.
+            let direct_request = match (last, ahead) {
+                (Some(last), Some(ahead)) => {
+                    ahead.wait_for(last);
+                    None
+                }
+                _ => direct_request_of(&class, ctx, whole_reads),
+            };
             let comparer = Comparer {
                 ctx,
                 buffers: &buffers,
@@ -114,9 +133,20 @@ pub(crate) fn compare_classes(
         }
         (groups, learned)
     };
-    let (mut groups, mut learned) = compare(small, ctx.reader.io.threads());
+    let unswept = |classes: Vec<Class>| classes.into_iter().map(|c| (c, None)).collect();
+    let (mut groups, mut learned) = compare(unswept(small), ctx.reader.io.threads(), None);
+    if !swept.is_empty() {
+        for sweep in physical::sweeps(ctx, swept, physical::sweep_budget()) {
+            let (swept_groups, swept_learned) = sweep.run(ctx, |classes, ahead| {
+                let classes = classes.into_iter().map(|(c, last)| (c, Some(last))).collect();
+                compare(classes, ctx.reader.io.threads(), Some(ahead))
+            });
+            groups.extend(swept_groups);
+            learned.extend(swept_learned);
+        }
+    }
     let (large_groups, large_learned) =
-        compare(large, LARGE_CLASSES_AT_ONCE.min(ctx.reader.io.threads()));
+        compare(unswept(large), LARGE_CLASSES_AT_ONCE.min(ctx.reader.io.threads()), None);
     groups.extend(large_groups);
     learned.extend(large_learned);
     if direct_bufs.refused() {
