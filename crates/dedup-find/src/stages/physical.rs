@@ -95,16 +95,21 @@ impl Place {
 }
 
 /// The places of reads (each an inode and the offset its read starts at), found on a few
-/// threads; a file system that cannot tell where files lie is asked once.
+/// threads; a file system that cannot tell where files lie is asked once. Files are opened in
+/// inode order: where the kernel has let go of their inodes and directories since the walk,
+/// it then reads those back in the order they lie too, not in the order of the classes.
 pub(crate) fn places(ctx: &Reading, reads: &[(Inode, u64)]) -> Vec<Place> {
     let blind: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    ctx.each(reads.to_vec(), threads, &|(inode, offset)| {
+    let mut by_inode: Vec<(usize, Inode, u64)> =
+        reads.iter().enumerate().map(|(n, &(inode, offset))| (n, inode, offset)).collect();
+    by_inode.sort_unstable_by_key(|&(_, inode, _)| inode.meta(ctx.tree).id);
+    let found = ctx.each(by_inode, threads, &|(n, inode, offset)| {
         let meta = inode.meta(ctx.tree);
         let (dev, ino) = (meta.id.dev, meta.id.ino);
         let is_blind = || blind.lock().unwrap_or_else(PoisonError::into_inner).contains(&dev);
         if is_blind() {
-            return Place::new(dev, ino, Address::Unsupported);
+            return (n, Place::new(dev, ino, Address::Unsupported));
         }
         let address = ctx
             .open_quietly(&inode)
@@ -112,8 +117,13 @@ pub(crate) fn places(ctx: &Reading, reads: &[(Inode, u64)]) -> Vec<Place> {
         if address == Address::Unsupported && !is_blind() {
             blind.lock().unwrap_or_else(PoisonError::into_inner).push(dev);
         }
-        Place::new(dev, ino, address)
-    })
+        (n, Place::new(dev, ino, address))
+    });
+    let mut places = vec![Place::new(0, 0, Address::Unknown); reads.len()];
+    for (n, place) in found {
+        places[n] = place;
+    }
+    places
 }
 
 /// How much each read-ahead hint may ask for, per device (`layout::read_ahead_piece`).
