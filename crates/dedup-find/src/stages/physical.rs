@@ -280,6 +280,22 @@ impl Sweep {
     }
 }
 
+/// The classes sorted by where their first member on the disk lies.
+pub(crate) fn in_order_of_first_members(ctx: &Reading, classes: Vec<Class>) -> Vec<Class> {
+    if classes.len() < 2 {
+        return classes;
+    }
+    let reads: Vec<(Inode, u64)> =
+        classes.iter().flat_map(|c| c.inodes.iter().map(|&inode| (inode, 0))).collect();
+    let mut found = places(ctx, &reads).into_iter();
+    let mut placed: Vec<(Option<Place>, Class)> = classes
+        .into_iter()
+        .map(|class| (found.by_ref().take(class.inodes.len()).min(), class))
+        .collect();
+    placed.sort_by_key(|(first, _)| *first);
+    placed.into_iter().map(|(_, class)| class).collect()
+}
+
 /// Bytes of candidates one sweep reads ahead: half the memory the kernel says is available, so
 /// that what is read ahead is still in the page cache when its class is compared.
 pub(crate) fn sweep_budget() -> u64 {

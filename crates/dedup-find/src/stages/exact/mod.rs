@@ -145,10 +145,20 @@ pub(crate) fn compare_classes(
             learned.extend(swept_learned);
         }
     }
-    let (large_groups, large_learned) =
-        compare(unswept(large), LARGE_CLASSES_AT_ONCE.min(ctx.reader.io.threads()), None);
-    groups.extend(large_groups);
-    learned.extend(large_learned);
+    // Classes of several chunks on devices read in the order of the disk: one at a time, in
+    // the order of their first members, since a second class read beside one would send the
+    // head back and forth between them at every chunk.
+    let (ordered_large, large): (Vec<Class>, Vec<Class>) = large
+        .into_iter()
+        .partition(|c| order.any() && c.inodes.iter().all(|i| order.on(ctx.dev(i))));
+    let ordered_large = physical::in_order_of_first_members(ctx, ordered_large);
+    for (classes, threads) in
+        [(large, LARGE_CLASSES_AT_ONCE.min(ctx.reader.io.threads())), (ordered_large, 1)]
+    {
+        let (large_groups, large_learned) = compare(unswept(classes), threads, None);
+        groups.extend(large_groups);
+        learned.extend(large_learned);
+    }
     if direct_bufs.refused() {
         for choice in whole_reads.iter_mut().filter(|c| c.direct.is_some()) {
             choice.direct_refused = true;
