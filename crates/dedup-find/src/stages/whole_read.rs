@@ -304,6 +304,39 @@ mod tests {
         assert_eq!(up_to(&chosen, 2, 64 * KIB), 64 * KIB);
     }
 
+    /// A tree of small files alone has nothing to sample, but its device must still be
+    /// measured: the measurement also decides whether it reads in the order of the disk.
+    #[test]
+    fn a_tree_of_small_files_alone_is_measured_too() {
+        let dir = tempfile::tempdir().unwrap();
+        for class in 0..20u8 {
+            for copy in 0..2 {
+                let bytes = vec![class; 100 + usize::from(class)];
+                std::fs::write(dir.path().join(format!("{class}-{copy}")), bytes).unwrap();
+            }
+        }
+        let roots = [dir.path().to_owned()];
+        let progress = dedup_core::Progress::default();
+        let run = crate::find_run(&roots, &crate::FindOptions::default(), &(), &progress);
+        assert_eq!(run.report.groups.len(), 20);
+        assert_eq!(run.whole_reads.len(), 1, "the device was measured: {:?}", run.whole_reads);
+    }
+
+    #[test]
+    fn the_timed_whole_reads_take_one_member_each_of_classes_spread_over_the_list() {
+        let class = |size: u64, first: u32| Class {
+            size,
+            inodes: vec![Inode::numbered(first), Inode::numbered(first + 1)],
+            cached: false,
+        };
+        let classes: Vec<Class> = (0..10).map(|i| class(100 + i, 2 * i as u32)).collect();
+        let firsts = |n| spread_members(&classes, n).iter().map(|i| i.first()).collect::<Vec<_>>();
+        assert_eq!(firsts(5), [0, 4, 8, 12, 16]);
+        assert_eq!(firsts(20), (0..10).map(|i| 2 * i).collect::<Vec<_>>());
+        assert!(firsts(0).is_empty());
+        assert!(spread_members(&[class(0, 0)], 4).is_empty(), "empty files are not timed");
+    }
+
     #[test]
     fn a_device_with_too_few_reads_keeps_the_default() {
         let reads = vec![(3, ms(10.0)); PROBE_READS_PER_DEVICE - 1];
