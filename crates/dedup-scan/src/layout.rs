@@ -69,6 +69,15 @@ fn located(extent: Option<Extent>, offset: u64) -> Option<u64> {
     Some(extent.physical + inside)
 }
 
+/// Whether every page of the first `len` bytes of `file` is in the page cache, or on its way
+/// there (read ahead and not yet arrived); `None` where the kernel cannot tell (before Linux
+/// 6.5). A page evicted since it was read ahead makes it false.
+pub fn all_cached(file: &File, len: u64) -> Option<bool> {
+    let page = crate::cachestat::page_size();
+    let cached = crate::cachestat::pages_cached(file, 0, len)?;
+    Some(cached >= len.div_ceil(page))
+}
+
 /// Whether the block device `dev` (`st_dev`) says a spinning disk is behind it; `None` for a
 /// device without a block queue in sysfs (tmpfs, NFS, FUSE, a btrfs of several devices).
 pub fn rotational(dev: u64) -> Option<bool> {
@@ -177,6 +186,24 @@ mod tests {
         let path = dir.path().join("f");
         fs::write(&path, [1u8; 4096]).unwrap();
         assert_eq!(address_of(&File::open(&path).unwrap(), 0), Address::Unsupported);
+    }
+
+    /// A file written moments ago is all in the page cache; one whose pages were never read
+    /// (a new sparse file) is not.
+    #[test]
+    fn a_file_is_all_cached_only_when_every_page_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = 8 * 4096;
+        let written = dir.path().join("written");
+        fs::write(&written, vec![9u8; len as usize]).unwrap();
+        let Some(whole) = all_cached(&File::open(&written).unwrap(), len) else {
+            eprintln!("skipped: this kernel cannot tell what is cached (cachestat, Linux 6.5)");
+            return;
+        };
+        assert!(whole);
+        let sparse = dir.path().join("sparse");
+        File::create(&sparse).unwrap().set_len(len).unwrap();
+        assert_eq!(all_cached(&File::open(&sparse).unwrap(), len), Some(false));
     }
 
     #[test]

@@ -280,6 +280,16 @@ impl Sweep {
     }
 }
 
+/// Whether every page of every member of `class` is in the page cache or on its way there (a
+/// member that cannot be opened counts as there: its comparison reports what is wrong with it;
+/// so does every member where the kernel cannot tell).
+pub(crate) fn in_page_cache(ctx: &Reading, class: &Class) -> bool {
+    class.inodes.iter().all(|inode| {
+        let Some(file) = ctx.open_quietly(inode) else { return true };
+        layout::all_cached(&file, class.size).unwrap_or(true)
+    })
+}
+
 /// The classes sorted by where their first member on the disk lies.
 pub(crate) fn in_order_of_first_members(ctx: &Reading, classes: Vec<Class>) -> Vec<Class> {
     if classes.len() < 2 {
