@@ -23,6 +23,7 @@ unreferenced contents for hours by default; without --safety=none it would free 
 
   bench/store/run.py                                # full size, 3 rounds, all tools
   bench/store/run.py --scale 0.1 --rounds 1 --tools dedup,restic   # quick, for development
+  bench/store/run.py --tools dedup,dedup-base --dedup-base OLD/dedup  # two builds of dedup, A/B
 """
 
 import argparse
@@ -174,6 +175,8 @@ class Tool:
 
     def __init__(self, name, repo, dedup):
         self.name = name
+        # `dedup-base` is another build of dedup (--dedup-base), run with dedup's commands.
+        self.kind = "dedup" if name == "dedup-base" else name
         self.repo = repo
         self.dedup = dedup
         self.conf = repo + ".conf"
@@ -201,7 +204,7 @@ class Tool:
             "rustic": ["rustic", "-r", r, "init"],
             "kopia": ["kopia", "repository", "create", "filesystem", "--path", r],
             "borg": ["borg", "init", "-e", "repokey", r],
-        }[self.name]
+        }[self.kind]
 
     def backup(self, path, label):
         r, d = self.repo, self.dedup
@@ -211,7 +214,7 @@ class Tool:
             "rustic": ["rustic", "-r", r, "backup", path],
             "kopia": ["kopia", "snapshot", "create", path],
             "borg": ["borg", "create", f"{r}::{label}", path],
-        }[self.name]
+        }[self.kind]
 
     def restore(self, path, target):
         r, d = self.repo, self.dedup
@@ -225,7 +228,7 @@ class Tool:
             "restic": ["restic", "-q", "-r", r, "restore", "latest", "--target", target],
             "rustic": ["rustic", "-r", r, "restore", "latest", target],
             "borg": ["sh", "-c", f'cd "{target}" && exec borg extract "{r}::modified"'],
-        }[self.name]
+        }[self.kind]
 
     def check(self):
         r, d = self.repo, self.dedup
@@ -235,7 +238,7 @@ class Tool:
             "rustic": ["rustic", "-r", r, "check", "--read-data"],
             "kopia": ["kopia", "snapshot", "verify", "--verify-files-percent=100"],
             "borg": ["borg", "check", "--verify-data", r],
-        }[self.name]
+        }[self.kind]
 
     def forget_prune(self):
         """Commands that keep the last snapshot of each source and free the rest (timed
@@ -251,7 +254,7 @@ class Tool:
             "kopia": [keep_only_latest, ["kopia", "snapshot", "expire", "--all", "--delete"],
                       ["kopia", "maintenance", "run", "--full", "--safety=none"]],
             "borg": [["borg", "prune", "--keep-last", "1", r], ["borg", "compact", r]],
-        }[self.name]
+        }[self.kind]
 
 
 def run(tool, argv, timed=True):
@@ -362,6 +365,7 @@ def main():
     ap.add_argument("--restore", default="/dev/shm/storebench/restore", help="restore target")
     ap.add_argument("--tools", default="dedup,restic,rustic,kopia,borg")
     ap.add_argument("--dedup", default=os.environ.get("DEDUP", "target/x86_64-unknown-linux-gnu/release/dedup"))
+    ap.add_argument("--dedup-base", help="another build of dedup, the tool `dedup-base` (A/B runs)")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the full data set")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
@@ -372,7 +376,9 @@ def main():
     names = [t for t in a.tools.split(",") if t]
     dedup = os.path.abspath(a.dedup)
     for n in names:
-        if n != "dedup" and shutil.which(n) is None:
+        if n == "dedup-base" and not a.dedup_base:
+            sys.exit("the tool dedup-base needs --dedup-base BINARY")
+        if n not in ("dedup", "dedup-base") and shutil.which(n) is None:
             sys.exit(f"{n} is not installed: run bench/store/install-peers.sh")
     generate(a.src, a.scale, a.seed)
     total = tree_bytes(a.src)
@@ -390,7 +396,8 @@ def main():
         order = names[r % len(names):] + names[: r % len(names)]
         print(f"round {r + 1}/{a.rounds}: {', '.join(order)}", flush=True)
         for t in order:
-            tool = Tool(t, os.path.join(a.repos, t), dedup)
+            build = os.path.abspath(a.dedup_base) if t == "dedup-base" else dedup
+            tool = Tool(t, os.path.join(a.repos, t), build)
             out, size = scenario(tool, a.src, copy, a.restore, a.seed, a.verify and r == 0, log)
             for step, (secs, kib) in out.items():
                 times[t][step].append(secs)

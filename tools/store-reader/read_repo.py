@@ -147,12 +147,13 @@ def open_box(box, key, ad, encrypted, what):
     return body
 
 
-def check_header(data, magic, what, encrypted=None):
-    """§2: the 8-byte header. Returns (flags_encrypted, sub_kind)."""
+def check_header(data, magic, what, encrypted=None, versions=(1,)):
+    """§2: the 8-byte header (file version 1; a pack's 1 or 2, §7). Returns (flags_encrypted,
+    sub_kind)."""
     if len(data) < 8 or data[:4] != magic:
         raise FormatError(f"{what}: magic is not {magic!r}")
     version, flags, sub_kind, reserved = data[4], data[5], data[6], data[7]
-    if version != 1:
+    if version not in versions:
         raise FormatError(f"{what}: file version {version} unknown")
     if flags & ~1 or reserved != 0:
         raise FormatError(f"{what}: reserved header bits set")
@@ -251,12 +252,14 @@ def open_repository(repo, password):
     plain = open_box(config_bytes[8:], keys["data"], config_bytes[:8], encrypted, config_path)
     r = Reader(plain, config_path)
     config = {"version": r.u8()}
-    if config["version"] not in (1, 2, 3):
+    if config["version"] not in (1, 2, 3, 4):
         raise FormatError(f"{config_path}: repository format version {config['version']} unknown")
     config["id"] = r.take(32).hex()
     config["created"] = r.i64()
     config["chunker"] = (r.u8(), r.u32(), r.u32(), r.u32())
-    if config["chunker"][0] not in ((1, 2) if config["version"] == 1 else (1, 2, 3)):
+    # §13: kind 3 from version 2 on, kind 4 in version 4
+    kinds = {1: (1, 2), 2: (1, 2, 3), 3: (1, 2, 3), 4: (1, 2, 3, 4)}[config["version"]]
+    if config["chunker"][0] not in kinds:
         raise FormatError(f"{config_path}: chunker kind {config['chunker'][0]} unknown in version {config['version']}")
     config["pack_size"] = r.u32()
     config["compression"] = (r.u8(), r.i32())
@@ -266,6 +269,22 @@ def open_repository(repo, password):
 
 # ---------------------------------------------------------------------------------------------
 # §6, §7, §8 blobs, packs and the index
+
+
+def bucket(length):
+    """§7: 65,536 up to that, else rounded up to a multiple of 2^(floor(log2 L) - 5)."""
+    if length <= 65536:
+        return 65536
+    step = 1 << (length.bit_length() - 1 - 5)
+    return -(-length // step) * step
+
+
+def padded_length(length):
+    """§7: the length of a padded pack whose content (all but the padding) is `length` bytes."""
+    padded = bucket(length)
+    if 0 < padded - length < 40:
+        return bucket(padded + 1)
+    return padded
 
 
 def read_locations(r):
@@ -324,19 +343,41 @@ class Repository:
         return os.path.join(self.path, "data", pack_id[:2], pack_id)
 
     def check_pack(self, pack_id):
-        """§7: the pack hashes to its name and its trailer lists what the index says."""
+        """§7: the pack hashes to its name and its trailer lists what the index says; a pack of
+        version 2 has a padding box of zeros and, in an encrypted repository, a bucket's length."""
         path = self.pack_path(pack_id)
         data = read_file(path)
         check_content_name(path, data)
-        _, sub_kind = check_header(data, b"DDSP", path, self.encrypted)
+        _, sub_kind = check_header(data, b"DDSP", path, self.encrypted, versions=(1, 2))
         if data[-4:] != b"DDPT":
             raise FormatError(f"{path}: tail magic is not DDPT")
-        trailer_len = struct.unpack("<I", data[-8:-4])[0]
-        start = len(data) - 8 - trailer_len
-        if start < 8:
+        if data[4] == 1:
+            # version 1: the trailer box's length in clear before the magic
+            trailer_len, padding_len, tail = struct.unpack("<I", data[-8:-4])[0], 0, 8
+        else:
+            # version 2: a 48-byte lengths box before the magic, then the padding box before it
+            if len(data) < 8 + 52:
+                raise FormatError(f"{path}: shorter than a pack of version 2")
+            lengths = open_box(data[-52:-4], self.keys["data"], data[:8] + b"pack tail", self.encrypted, path)
+            if len(lengths) != 8:
+                raise FormatError(f"{path}: lengths box of {len(lengths)} bytes, not 8")
+            trailer_len, padding_len = struct.unpack("<II", lengths)
+            tail = 52
+            if padding_len:
+                if padding_len < 40:
+                    raise FormatError(f"{path}: padding of {padding_len} bytes, shorter than a box")
+                padding = open_box(data[len(data) - tail - padding_len : len(data) - tail],
+                                   self.keys["data"], data[:8] + b"padding", self.encrypted, path)
+                if padding.count(0) != len(padding):
+                    raise FormatError(f"{path}: padding is not all zero")
+            if self.encrypted and len(data) != padded_length(len(data) - padding_len):
+                raise FormatError(f"{path}: {len(data)} bytes, not the bucket of its content")
+        end = len(data) - tail - padding_len
+        start = end - trailer_len
+        if trailer_len < 40 or start < 8:
             raise FormatError(f"{path}: trailer length out of range")
         trailer_ad = data[:8] + b"trailer"
-        trailer = open_box(data[start:-8], self.keys["data"], trailer_ad, self.encrypted, path)
+        trailer = open_box(data[start:end], self.keys["data"], trailer_ad, self.encrypted, path)
         r = Reader(trailer, path + " trailer")
         if r.u8() != 1:
             raise FormatError(f"{path}: trailer version unknown")

@@ -77,7 +77,7 @@ pub fn remove_tree_at(dir: impl AsFd, name: &OsStr) -> Result<u64, FsError> {
 }
 
 /// The names in an open directory, `.` and `..` left out.
-fn names(dir: &OwnedFd) -> Result<Vec<Vec<u8>>, FsError> {
+pub(crate) fn names(dir: &OwnedFd) -> Result<Vec<Vec<u8>>, FsError> {
     let mut out = Vec::new();
     let mut buf = Vec::with_capacity(32 << 10);
     let mut raw = RawDir::new(dir, buf.spare_capacity_mut());

@@ -15,11 +15,14 @@
 //! - **Copying** content sparse-aware ([`copy_contents`]): a clone where possible
 //!   ([`Reflink`]), else `copy_file_range` over the data ranges (`SEEK_DATA`/`SEEK_HOLE`), else
 //!   buffered reads and writes, holes staying holes.
-//! - **New files** written under a temporary name and renamed into place ([`TempFile`]), with
-//!   an optional fsync of the file and of its directory ([`Commit`], [`sync_dir`]).
+//! - **New files** written under a temporary name and renamed into place ([`TempFile`], or
+//!   [`OwnedTempFile`] for many in flight across threads), with an optional fsync of the file
+//!   and of its directory ([`Commit`], [`sync_dir`]); their content written without its zero
+//!   blocks, as holes ([`write_sparse_at`]).
 //! - **Creating** directories, symlinks, FIFOs, sockets, devices and hard links relative to a
 //!   directory ([`create_dir_at`], [`create_symlink_at`], [`create_special_at`],
-//!   [`hard_link_at`]) and reading a symlink's bytes ([`read_link_at`]).
+//!   [`hard_link_at`]), putting one over an existing entry in one rename ([`replace_at`]),
+//!   reading a symlink's bytes ([`read_link_at`]) and a directory's names ([`entry_names`]).
 //! - **Setting metadata** one field at a time ([`set_owner`], [`set_mode`], [`set_times`],
 //!   [`list_xattrs`], [`get_xattr`], [`set_xattr`], [`remove_xattr`]), each failure naming its
 //!   field ([`FsError::Metadata`]).
@@ -53,9 +56,12 @@ mod copy;
 mod create;
 mod dirent;
 mod error;
+mod owned_temp;
+mod place;
 mod platform;
 mod replace;
 mod share;
+mod sparse_write;
 mod stray;
 mod temp_file;
 #[cfg(test)]
@@ -72,8 +78,11 @@ pub use create::{
 };
 pub use dirent::{open_dir_at, open_file_at, regular, Entry};
 pub use error::{Found, FsError, MetaField};
+pub use owned_temp::OwnedTempFile;
+pub use place::{entry_names, remove_tree_within_fs, replace_at};
 pub use replace::{move_precheck, move_to, remove, replace_with_link, replace_with_symlink};
 pub use share::{clone_file, dedupe_file};
+pub use sparse_write::{is_zero, write_sparse_at, HOLE_BLOCK};
 pub use stray::{
     check_stray, find_strays, is_temp_name, remove_stray, temp_kind, temp_name, TempKind,
 };

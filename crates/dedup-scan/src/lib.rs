@@ -20,6 +20,6 @@ pub use open::{
 pub use paths::{NodeId, PathArena, PathWriter};
 pub use read::ReadBuf;
 pub use walk::{
-    read_xattrs, read_xattrs_at, read_xattrs_fd, walk, Detail, Entry, EntryKind, Listing, Metadata,
-    RootVisit, Visitor, WalkOptions, WalkOptionsError, Xattr,
+    read_xattrs, read_xattrs_at, read_xattrs_fd, walk, Detail, Entry, EntryFilter, EntryKind,
+    Listing, Metadata, RootVisit, Visitor, WalkOptions, WalkOptionsError, Xattr,
 };

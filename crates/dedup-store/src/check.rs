@@ -116,6 +116,20 @@ pub fn check(repo: &Repository, read_data: impl Into<ReadData>) -> Result<CheckR
             truncated.insert(id);
         }
     }
+    // Format version 4 pads every pack of an encrypted repository to a bucket (§7): a pack of
+    // another size was cut (or grew), maybe in its trailer or padding, which the index cannot
+    // show.
+    if repo.config().padded_packs() && repo.encrypted() {
+        for (id, &size) in &present {
+            if crate::pack::bucket(size) != size && truncated.insert(*id) {
+                report.errors.push(format!(
+                    "{}: damaged: {size} bytes, not the size of a padded pack (cut short or \
+                     grown)",
+                    pack_path(id)
+                ));
+            }
+        }
+    }
     let planned = repo.planned_deletions()?;
     for id in present.keys() {
         if planned.contains(id) {

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+pub use crate::item::{Differs, Item};
+
 /// What was done to one destination path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChangeKind {
@@ -31,6 +33,9 @@ pub enum ChangeKind {
     Delete,
     /// A temporary name of ours, left by an interrupted run, removed.
     RemoveTemp,
+    /// The destination entry at the path (with everything below it) moved into the backups
+    /// (`--backup`, `--backup-dir`), just before the change that replaces or deletes it.
+    Backup,
 }
 
 impl ChangeKind {
@@ -49,6 +54,7 @@ impl ChangeKind {
             ChangeKind::Rename => "rename",
             ChangeKind::Delete => "delete",
             ChangeKind::RemoveTemp => "remove-temp",
+            ChangeKind::Backup => "backup",
         }
     }
 }
@@ -65,6 +71,15 @@ pub struct Change {
     pub from: Option<PathBuf>,
     /// Bytes of content written (data only: holes and shared extents are not counted).
     pub bytes: u64,
+    /// The entry and what of it the change sets, as rsync's `--itemize-changes` shows it.
+    pub item: Item,
+}
+
+impl Change {
+    /// A change of `kind` at `path` below DST, with what it came from.
+    pub fn new(kind: ChangeKind, path: PathBuf, from: Option<PathBuf>, item: Item) -> Change {
+        Change { kind, path, from, bytes: 0, item }
+    }
 }
 
 /// Receives what a run does as it happens, from any thread; problems go to the

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use dedup_scan::EntryKind;
 
-use crate::change::{Change, ChangeKind};
+use crate::change::{Change, ChangeKind, Item};
+use crate::compare::Rules;
 use crate::plan::{Action, DirState, Op, Plan};
 use crate::tree::join;
 
@@ -17,7 +18,7 @@ pub fn path(rel: &[u8]) -> PathBuf {
 }
 
 /// The change one action makes; `bytes` is the content written, where known.
-pub fn change_of(dir: &[u8], action: &Action, bytes: u64) -> Change {
+pub fn change_of(dir: &[u8], action: &Action, bytes: u64, rules: &Rules<'_>) -> Change {
     let rel = join(dir, action.name());
     let (kind, from) = match &action.op {
         Op::Meta => (ChangeKind::Update, None),
@@ -35,7 +36,7 @@ pub fn change_of(dir: &[u8], action: &Action, bytes: u64) -> Change {
         ),
     };
     let path = if rel.is_empty() { path(&rel) } else { PathBuf::from(OsString::from_vec(rel)) };
-    Change { kind, path, from, bytes }
+    Change { kind, path, from, bytes, item: Item::of_action(action, rules) }
 }
 
 /// The content bytes an action writes, as a real run reports them: the length of each regular
@@ -51,24 +52,28 @@ fn bytes(a: &Action) -> u64 {
 
 /// Every change of `plan`, in the order of a real run's phases, with the entries each removes
 /// (a deletion counts everything below it; every other change one).
-pub fn changes(plan: &Plan) -> Vec<(Change, u64)> {
+pub fn changes(plan: &Plan, rules: &Rules<'_>) -> Vec<(Change, u64)> {
     let mut out = Vec::new();
-    let plain = |kind, rel: &[u8]| (Change { kind, path: path(rel), from: None, bytes: 0 }, 1);
+    let plain = |kind, rel: &[u8], item| (Change::new(kind, path(rel), None, item), 1);
     for s in &plan.strays {
-        out.push(plain(ChangeKind::RemoveTemp, s));
+        out.push(plain(ChangeKind::RemoveTemp, s, Item::of_kind(None, false)));
     }
+    let backup = |out: &mut Vec<(Change, u64)>, rel: &[u8], kind: Option<EntryKind>| {
+        if plan.backup {
+            out.push(plain(ChangeKind::Backup, rel, Item::of_kind(kind, false)));
+        }
+    };
     for d in &plan.dirs {
+        let item = || Item::of_dir(d, rules);
+        if let (crate::plan::Before::Entry(kind), DirState::Create | DirState::Renamed { .. }) =
+            (d.before, &d.state)
+        {
+            backup(&mut out, &d.rel, Some(kind));
+        }
         match &d.state {
-            DirState::Create => out.push(plain(ChangeKind::Mkdir, &d.rel)),
-            DirState::Renamed { from } => out.push((
-                Change {
-                    kind: ChangeKind::Rename,
-                    path: path(&d.rel),
-                    from: Some(path(from)),
-                    bytes: 0,
-                },
-                1,
-            )),
+            DirState::Create => out.push(plain(ChangeKind::Mkdir, &d.rel, item())),
+            DirState::Renamed { from } => out
+                .push((Change::new(ChangeKind::Rename, path(&d.rel), Some(path(from)), item()), 1)),
             DirState::Exists => {}
         }
     }
@@ -77,13 +82,18 @@ pub fn changes(plan: &Plan) -> Vec<(Change, u64)> {
     let actions = |out: &mut Vec<(Change, u64)>, which: &dyn Fn(&Action) -> bool| {
         for d in &plan.dirs {
             for a in d.actions.iter().filter(|a| which(a)) {
-                out.push((change_of(&d.rel, a, bytes(a)), 1));
+                if a.replaces().is_some() {
+                    backup(out, &join(&d.rel, a.name()), a.replaces());
+                }
+                out.push((change_of(&d.rel, a, bytes(a), rules), 1));
             }
         }
     };
     let deletions = |out: &mut Vec<(Change, u64)>| {
         for d in &plan.deletions {
-            out.push((plain(ChangeKind::Delete, &d.rel).0, d.entries));
+            backup(out, &d.rel, d.kind);
+            let item = Item::of_kind(d.kind, false);
+            out.push((plain(ChangeKind::Delete, &d.rel, item).0, d.entries));
         }
         actions(out, &deferred);
     };
@@ -95,12 +105,10 @@ pub fn changes(plan: &Plan) -> Vec<(Change, u64)> {
         actions(&mut out, &|a| !deferred(a));
     }
     for l in &plan.links {
-        let change = Change {
-            kind: ChangeKind::Link,
-            path: path(&l.rel),
-            from: Some(path(&l.leader)),
-            bytes: 0,
-        };
+        if let crate::plan::Before::Entry(kind) = l.before {
+            backup(&mut out, &l.rel, Some(kind));
+        }
+        let change = Change::new(ChangeKind::Link, path(&l.rel), Some(path(&l.leader)), l.item());
         out.push((change, 1));
     }
     if !plan.delete_first {
@@ -108,7 +116,7 @@ pub fn changes(plan: &Plan) -> Vec<(Change, u64)> {
     }
     for d in &plan.dirs {
         if d.set_meta && d.state != DirState::Create {
-            out.push(plain(ChangeKind::Update, &d.rel));
+            out.push(plain(ChangeKind::Update, &d.rel, Item::of_dir(d, rules)));
         }
     }
     out

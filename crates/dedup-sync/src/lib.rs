@@ -10,16 +10,20 @@
 //!
 //! Libraries never print: changes and problems go to the caller's [`Events`].
 
+pub mod backup;
 pub mod change;
 pub mod compare;
 pub mod dry_run;
-pub mod exclude;
 mod execute;
+pub mod files_from;
+pub mod filter;
+pub mod item;
 pub mod options;
 pub mod plan;
 mod precision;
 mod readable;
 mod roots;
+mod select;
 mod share;
 mod space;
 pub mod summary;
@@ -31,12 +35,12 @@ mod xattrs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use dedup_core::{Phase, Problem, ProblemKind, Progress, Shows};
 use dedup_scan::io::{Concurrency, IoScheduler};
-use dedup_scan::{open_dir, Detail, WalkOptions, WalkOptionsError};
+use dedup_scan::{open_dir, Detail, WalkOptions};
 use plan::LinkDest;
 
 pub use change::{Change, ChangeKind, Events};
@@ -86,9 +90,12 @@ pub enum SyncError {
         /// The limit.
         limit: u64,
     },
-    /// A bad exclusion glob.
+    /// `--backup-dir` or `--suffix` cannot be used as given.
+    #[error("{0}")]
+    Backup(String),
+    /// A bad include or exclude pattern.
     #[error(transparent)]
-    Exclude(#[from] WalkOptionsError),
+    Pattern(#[from] filter::PatternError),
     /// SRC or DST could not be examined or created.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
@@ -104,9 +111,16 @@ pub fn sync(
     progress: &Progress,
 ) -> Result<Summary, SyncError> {
     let started = Instant::now();
-    let excludes = exclude::Excludes::parse(&options.excludes)?;
-    let mut walk_options = WalkOptions::default().with_excludes(excludes.plain())?;
     let mut dst_exists = roots::check(src, dst)?.dst_exists;
+    let backup = match &options.backup {
+        Some(b) => Some(backup::Backup::resolve(b, src, dst)?),
+        None => None,
+    };
+    let backup_dir = backup.as_ref().and_then(backup::Backup::dir_in_dst);
+    let files = options.files_from.as_ref().map(files_from::FileList::new);
+    let selection = select::Selection::new(&options.filters, backup_dir, files)?.map(Arc::new);
+    let mut walk_options = WalkOptions::default();
+    walk_options.filter = selection.clone().map(|s| s as Arc<dyn dedup_scan::EntryFilter>);
     let created = !dst_exists && !options.dry_run;
     if created {
         std::fs::create_dir_all(dst).map_err(|e| SyncError::Io(dst.to_path_buf(), e))?;
@@ -129,7 +143,7 @@ pub fn sync(
     });
     progress.start_phase(WALK, 0);
     let is_temp = |name: &[u8]| dedup_fs::is_temp_name(std::ffi::OsStr::from_bytes(name));
-    let scope = tree::Scope { is_temp: &is_temp, excludes: &excludes };
+    let scope = tree::Scope { is_temp: &is_temp, selection: selection.as_deref() };
     let mut walked = tree::walk_both(
         src,
         dst_exists.then_some(dst),
@@ -145,6 +159,10 @@ pub fn sync(
             let _ = std::fs::remove_dir(dst);
         }
         return Err(SyncError::SourceUnlisted(src.to_path_buf()));
+    }
+    let files = selection.as_deref().and_then(select::Selection::files);
+    if let Some(list) = files {
+        list.report_missing(&mut walked, src, events);
     }
     if !options.checksum {
         // `--link-dest` and `--dedup` compare a source file's attributes with another copy's
@@ -178,6 +196,8 @@ pub fn sync(
         rules: &rules,
         observer: events,
         link_dest: link_dest.as_ref(),
+        backup: backup.as_ref(),
+        files,
     };
     let mut plan = plan::plan(&cx, &walked);
     // Root reads every file: asked only of an unprivileged run.
@@ -201,7 +221,8 @@ pub fn sync(
             return Err(SyncError::TooManyDeletions { planned, limit });
         }
     }
-    plan.delete_first = dst_exists && space::deletions_make_room(&plan, dst);
+    // Deletions moved into the backups free no room on DST's file system.
+    plan.delete_first = dst_exists && !plan.backup && space::deletions_make_room(&plan, dst);
     for r in &plan.refused {
         let e = std::io::Error::other(r.reason);
         events.problem(Problem::error(tree::under(dst, &r.rel), ProblemKind::Io(e)));
@@ -210,13 +231,13 @@ pub fn sync(
     if created {
         // Made before the walk, so that the walk and the run see it: report it as made.
         plan.dirs[0].state = plan::DirState::Create;
-        let change =
-            Change { kind: ChangeKind::Mkdir, path: dry_run::path(b""), from: None, bytes: 0 };
+        let item = item::Item::of_dir(&plan.dirs[0], &rules);
+        let change = Change::new(ChangeKind::Mkdir, dry_run::path(b""), None, item);
         tally.count(&change, 1);
         events.change(&change);
     }
     let summary = if options.dry_run {
-        for (change, entries) in dry_run::changes(&plan) {
+        for (change, entries) in dry_run::changes(&plan, &rules) {
             tally.count(&change, entries);
             events.change(&change);
         }
@@ -241,6 +262,7 @@ pub fn sync(
             refused: execute::Refused::default(),
             ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
             racy: execute::Pending::default(),
+            backups: backup.clone().map(execute::Backups::new),
         };
         execute::run(&exec, &plan, &walked, options.dedup);
         let failed_now = exec.src_failed.load(Ordering::Relaxed);

@@ -5,6 +5,10 @@ use std::path::PathBuf;
 use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
 
+use crate::backup::BackupOptions;
+use crate::files_from::FilesFromOptions;
+use crate::filter::FilterRule;
+
 /// How `--dedup` makes identical files copied in one run share storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DedupMode {
@@ -26,8 +30,13 @@ pub struct SyncOptions {
     pub dry_run: bool,
     /// Compare content, not size and modification time.
     pub checksum: bool,
-    /// Exclusion globs (matched against the name and the path below the root, on both sides).
-    pub excludes: Vec<String>,
+    /// The include and exclude rules in the order given (the first that matches an entry
+    /// decides), for both sides.
+    pub filters: Vec<FilterRule>,
+    /// Limit the run to these paths below SRC (`--files-from`).
+    pub files_from: Option<FilesFromOptions>,
+    /// Keep what the run replaces or deletes (`--backup`, `--backup-dir`, `--suffix`).
+    pub backup: Option<BackupOptions>,
     /// Excluded paths in DST are deleted too (with `delete`).
     pub delete_excluded: bool,
     /// Do not descend into directories on another file system than SRC.

@@ -5,9 +5,10 @@
 //! a symlink giving one tree a second path is seen through. A DST that does not exist yet is
 //! judged by the deepest of its ancestors that does.
 
+use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use dedup_core::FileId;
 use dedup_scan::open_dir;
@@ -65,6 +66,39 @@ fn existing_ancestor(dst: &Path) -> Result<std::path::PathBuf, SyncError> {
     Ok(std::path::PathBuf::from("."))
 }
 
+/// The deepest directory `path` reaches that exists, and the names below it that do not exist
+/// yet. Followed from the start one name at a time, so that a `..` after a name that does not
+/// exist takes that name back (nothing missing can be a symlink to resolve it through).
+pub fn existing_part(path: &Path) -> io::Result<(PathBuf, Vec<OsString>)> {
+    let mut anchor = PathBuf::from(".");
+    let mut rest: Vec<OsString> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => anchor = PathBuf::from(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir if rest.pop().is_some() => {}
+            Component::ParentDir | Component::Normal(_) if rest.is_empty() => {
+                let next = anchor.join(c);
+                match std::fs::metadata(&next) {
+                    Ok(m) if m.is_dir() => anchor = next,
+                    Ok(_) => return Err(io::Error::from(io::ErrorKind::NotADirectory)),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        rest.push(c.as_os_str().into())
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Component::ParentDir | Component::Normal(_) => rest.push(c.as_os_str().into()),
+        }
+    }
+    Ok((anchor, rest))
+}
+
+/// The identity of the directory `dir` and of each above it (see [`chain`]).
+pub fn chain_of(dir: &Path) -> io::Result<Vec<FileId>> {
+    chain(&open(dir, path_flags(), Mode::empty())?)
+}
+
 /// Directories opened only to be named and climbed (`O_PATH`): no read permission needed.
 fn path_flags() -> OFlags {
     OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC
@@ -111,5 +145,21 @@ mod tests {
         std::fs::write(t.path().join("file"), b"x").unwrap();
         let under_a_file = check(&s, &t.path().join("file/sub"));
         assert!(matches!(under_a_file, Err(SyncError::Io(..) | SyncError::DestNotDir(_))));
+    }
+
+    #[test]
+    fn the_existing_part_of_a_path_is_found_name_by_name() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("a/b")).unwrap();
+        let part = |p: &str| existing_part(&t.path().join(p)).unwrap();
+        let names = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(part("a/b"), (t.path().join("a/b"), names(&[])));
+        assert_eq!(part("a/x/y"), (t.path().join("a"), names(&["x", "y"])));
+        assert_eq!(part("gone/../a/b/c"), (t.path().join("a/b"), names(&["c"])));
+        let (up_and_down, rest) = part("a/x/../../a/./b");
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap();
+        assert_eq!((canon(&up_and_down), rest), (canon(&t.path().join("a/b")), names(&[])));
+        std::fs::write(t.path().join("f"), b"").unwrap();
+        assert!(existing_part(&t.path().join("f/x")).is_err());
     }
 }

@@ -21,7 +21,7 @@ use dedup_fs::{open_dir_beneath, open_file_at, same_content, Entry, FsError, Ope
 use dedup_scan::EntryKind;
 use rustix::fs::fstat;
 
-use crate::change::{Change, ChangeKind};
+use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
 use crate::execute::Exec;
 use crate::options::DedupMode;
@@ -118,8 +118,8 @@ fn share_equal(x: &Exec<'_>, size: u64, files: Vec<(Candidate<'_>, Opened)>, mod
                     DedupMode::Reflink => ChangeKind::Share,
                     DedupMode::Hardlink => ChangeKind::Link,
                 };
-                let change =
-                    Change { kind, path: path(&c.rel), from: Some(path(&kept_c.rel)), bytes: 0 };
+                let item = Item::of_kind(Some(EntryKind::File), false);
+                let change = Change::new(kind, path(&c.rel), Some(path(&kept_c.rel)), item);
                 x.done(change, 1);
                 if mode == DedupMode::Hardlink {
                     x.touch_parent(&c.rel);

@@ -27,6 +27,8 @@ pub struct Summary {
     pub deleted: u64,
     /// Temporary names of an interrupted run removed.
     pub strays_removed: u64,
+    /// Entries moved into the backups (a directory with everything in it counted once).
+    pub backed_up: u64,
     /// Bytes of content written.
     pub bytes_copied: u64,
     /// Entries that could not be made right (each reported with its reason).
@@ -50,6 +52,7 @@ pub struct Tally {
     shared: AtomicU64,
     deleted: AtomicU64,
     strays: AtomicU64,
+    backups: AtomicU64,
     bytes: AtomicU64,
     failed: AtomicU64,
 }
@@ -66,6 +69,7 @@ impl Tally {
             ChangeKind::Share => &self.shared,
             ChangeKind::Delete => &self.deleted,
             ChangeKind::RemoveTemp => &self.strays,
+            ChangeKind::Backup => &self.backups,
         };
         let n = if change.kind == ChangeKind::Delete { entries } else { 1 };
         counter.fetch_add(n, Relaxed);
@@ -89,6 +93,7 @@ impl Tally {
             shared: self.shared.load(Relaxed),
             deleted: self.deleted.load(Relaxed),
             strays_removed: self.strays.load(Relaxed),
+            backed_up: self.backups.load(Relaxed),
             bytes_copied: self.bytes.load(Relaxed),
             failed: self.failed.load(Relaxed),
             unread: 0,

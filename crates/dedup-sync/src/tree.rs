@@ -14,7 +14,7 @@ use dedup_core::{Observer, Problem, ProblemKind, Progress, Severity};
 use dedup_scan::io::IoScheduler;
 use dedup_scan::{walk, Entry, EntryKind, Listing, Metadata, RootVisit, Visitor, WalkOptions};
 
-use crate::exclude::Excludes;
+use crate::select::Selection;
 use crate::unread::Unread;
 
 /// One listed directory.
@@ -24,9 +24,10 @@ pub struct Dir {
     pub meta: Metadata,
     /// Its extended attributes (sorted by name).
     pub xattrs: Vec<dedup_scan::Xattr>,
-    /// Its entries, sorted by name, less the exclusion globs' and our own temporary names.
+    /// Its entries, sorted by name, less those the filter rules left out and our own temporary
+    /// names.
     pub entries: Vec<Entry>,
-    /// Names the exclusion globs left out.
+    /// Names the filter rules left out.
     pub excluded: Vec<(Vec<u8>, Option<EntryKind>)>,
     /// Our own temporary names found here (left by an interrupted run).
     pub strays: Vec<Vec<u8>>,
@@ -114,8 +115,8 @@ pub struct Walked {
 pub struct Scope<'a> {
     /// Our own temporary names, never mirrored.
     pub is_temp: &'a (dyn Fn(&[u8]) -> bool + Sync),
-    /// The anchored and directory-only exclusion patterns.
-    pub excludes: &'a Excludes,
+    /// What the run leaves out, and which directories it enters.
+    pub selection: Option<&'a Selection>,
 }
 
 /// Walk `src` and (when given) `dst` at once.
@@ -262,41 +263,20 @@ impl Visitor for Collector<'_> {
             None
         };
         let is_temp = self.scope.is_temp;
-        // Left out by our own patterns (anchored, directories only): by listing position.
-        let rules = self.scope.excludes;
-        let out: Vec<bool> = if rules.has_rules() {
-            entries
-                .iter()
-                .map(|e| rules.excluded(&join(listing.relative, &e.name), &e.name, e.kind))
-                .collect()
-        } else {
-            Vec::new()
-        };
         // Indices in listing order (the walker's), taken before entries are moved out and the
         // rest sorted.
         let subdirs = entries
             .iter()
             .enumerate()
-            .filter(|(i, e)| {
-                e.kind == EntryKind::Dir
-                    && !is_temp(&e.name)
-                    && !out.get(*i).copied().unwrap_or(false)
-            })
+            .filter(|(_, e)| e.kind == EntryKind::Dir && !is_temp(&e.name))
             .filter(|(_, e)| boundary.is_none_or(|dev| e.meta.is_none_or(|m| m.dev == dev)))
+            .filter(|(_, e)| {
+                let selection = self.scope.selection;
+                selection.is_none_or(|s| s.enters(side == 1, &join(listing.relative, &e.name)))
+            })
             .map(|(i, _)| (i, ()))
             .collect();
-        let mut excluded = listing.excluded.to_vec();
-        if out.contains(&true) {
-            let mut kept = Vec::with_capacity(entries.len());
-            for (e, left_out) in entries.into_iter().zip(out) {
-                if left_out {
-                    excluded.push((e.name, Some(e.kind)));
-                } else {
-                    kept.push(e);
-                }
-            }
-            entries = kept;
-        }
+        let excluded = listing.excluded.to_vec();
         let mut strays = Vec::new();
         if entries.iter().any(|e| is_temp(&e.name)) {
             let (temp, kept): (Vec<Entry>, Vec<Entry>) =

@@ -1,9 +1,10 @@
 //! Arguments of `dedup store`: the repository and password options every store command shares,
 //! and each command's own.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{ArgAction, Args, Subcommand};
+use clap::{ArgAction, Args, Subcommand, ValueEnum};
 
 /// `dedup store`.
 #[derive(Debug, Args)]
@@ -77,7 +78,7 @@ pub enum StoreCommand {
     Ls(LsArgs),
     /// Recreate a snapshot, or a path in it, under a target directory.
     Restore(RestoreArgs),
-    /// Write one file of a snapshot to standard output.
+    /// Write one file of a snapshot to standard output (or to a file with -o).
     Dump(DumpArgs),
     /// Show what differs between two snapshots.
     Diff(DiffArgs),
@@ -122,11 +123,12 @@ pub enum StoreCommand {
 /// `store init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// The chunker: `fastcdc` (default: flat FastCDC, 512 KiB / 1 MiB / 8 MiB, AVG the mean
-    /// chunk; format version 2 or later), `fastcdc:MIN/AVG/MAX`,
-    /// `fastcdc-normalised[:MIN/AVG/MAX]` (normalised level 2, AVG a power of two: what format
-    /// version 1 cuts, readable by older dedup with --format-version 1), or `fixed:SIZE` (disk
-    /// images).
+    /// The chunker: `fastcdc` (default: FastCDC whose cut points a keyed PRF places, 512 KiB /
+    /// 1 MiB / 8 MiB, AVG about the mean chunk; format version 4, and with --format-version 2 or
+    /// 3 the flat rule), `fastcdc:MIN/AVG/MAX`, `fastcdc-flat[:MIN/AVG/MAX]` (cut where the
+    /// keyed hash says: format version 2 or later), `fastcdc-normalised[:MIN/AVG/MAX]`
+    /// (normalised level 2, AVG a power of two: what format version 1 cuts, readable by older
+    /// dedup with --format-version 1), or `fixed:SIZE` (disk images).
     #[arg(long, value_name = "CHUNKER", default_value = "fastcdc")]
     pub chunker: String,
     /// Compression of blobs: auto (zstd 3 where it shrinks), off, or a zstd level 1-22.
@@ -135,9 +137,11 @@ pub struct InitArgs {
     /// Target size of packs.
     #[arg(long, value_name = "SIZE", default_value = "16MiB")]
     pub pack_size: String,
-    /// The repository format version (docs/store-format.md §13): 3 (the default) stores trees
-    /// that identical directories share; 2 or 1 keep the trees older dedup reads and writes
-    /// (1 only with fastcdc-normalised or fixed, which format version 1 cuts with).
+    /// The repository format version (docs/store-format.md §13): 4 (the default) pads packs
+    /// and cuts chunks where a keyed PRF says, so that the storage learns neither file nor chunk
+    /// sizes; 3 stores trees that identical directories share; 2 or 1 keep the trees older dedup
+    /// reads and writes (1 only with fastcdc-normalised or fixed, which format version 1 cuts
+    /// with). Each older version is what older dedup reads and writes.
     #[arg(long, value_name = "N")]
     pub format_version: Option<u8>,
     /// Store data unencrypted (checksummed only): anyone who can read the repository reads it.
@@ -217,9 +221,10 @@ pub struct SnapshotsArgs {
 pub struct LsArgs {
     /// A snapshot id prefix or `latest`.
     pub snapshot: String,
-    /// A path in the snapshot.
-    pub path: Option<String>,
-    /// Show kind, mode, owner, size and time.
+    /// A path in the snapshot (any bytes).
+    pub path: Option<OsString>,
+    /// Show kind, mode, owner, size and time; a file the backup could not read whole ends
+    /// with " (incomplete)".
     #[arg(short, long)]
     pub long: bool,
     /// Which snapshots `latest` chooses among.
@@ -230,18 +235,32 @@ pub struct LsArgs {
 /// `store restore`.
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
-    /// SNAPSHOT or SNAPSHOT:PATH.
+    /// SNAPSHOT or SNAPSHOT:PATH (PATH any bytes).
     #[arg(value_name = "SNAPSHOT[:PATH]")]
-    pub snapshot: String,
-    /// Where to restore.
+    pub snapshot: OsString,
+    /// Where to restore (made if missing; a symlink here is followed, none below it).
     #[arg(long, value_name = "DIR")]
     pub target: PathBuf,
-    /// Restore only paths matching GLOB (repeatable), with what is below them.
+    /// Restore only entries matching GLOB (repeatable), with what is below them. A GLOB with a
+    /// `/` is a path below the restored one (`/home/me/docs` as `ls` shows it), one without is
+    /// a name at any depth; `*` stays within a name, `**` crosses directories.
     #[arg(long = "include", value_name = "GLOB")]
-    pub includes: Vec<String>,
-    /// Leave out paths matching GLOB (repeatable).
+    pub includes: Vec<OsString>,
+    /// Leave out entries matching GLOB (repeatable), with what is below them.
     #[arg(long = "exclude", value_name = "GLOB")]
-    pub excludes: Vec<String>,
+    pub excludes: Vec<OsString>,
+    /// What happens to an entry of the target where the snapshot has one of the same name:
+    /// never replaced (the default), replaced always, if it changed (size or mtime differ), or
+    /// if the snapshot's is newer. A directory of the target is only replaced with --delete.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = OverwriteArg::Never)]
+    pub overwrite: OverwriteArg,
+    /// Remove what the target holds that the snapshot does not, in every directory restored,
+    /// and let the snapshot's entries replace directories of the target (with --overwrite).
+    #[arg(long)]
+    pub delete: bool,
+    /// Print the replacements and deletions a restore would make; change nothing.
+    #[arg(short = 'n', long, conflicts_with = "verify")]
+    pub dry_run: bool,
     /// Read the restored files back and compare them with the snapshot.
     #[arg(long)]
     pub verify: bool,
@@ -250,13 +269,31 @@ pub struct RestoreArgs {
     pub filter: FilterArgs,
 }
 
+/// `restore --overwrite` (restic's values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OverwriteArg {
+    /// Replace every entry of the target the snapshot has.
+    Always,
+    /// Replace an entry unless it looks the same (a file of the same size and mtime).
+    IfChanged,
+    /// Replace an entry when the snapshot's mtime is later.
+    IfNewer,
+    /// Keep every entry the target has; restore only what it lacks.
+    Never,
+}
+
 /// `store dump`.
 #[derive(Debug, Args)]
 pub struct DumpArgs {
     /// A snapshot id prefix or `latest`.
     pub snapshot: String,
-    /// The file's path in the snapshot.
-    pub file: String,
+    /// The file's path in the snapshot (any bytes).
+    pub file: OsString,
+    /// Write it to FILE instead of standard output: sparse where its content has zero blocks,
+    /// written under a temporary name beside FILE and renamed over it whole (a symlink at FILE
+    /// is replaced, not followed).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Which snapshots `latest` chooses among.
     #[command(flatten)]
     pub filter: FilterArgs,

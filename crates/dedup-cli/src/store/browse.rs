@@ -1,8 +1,10 @@
 //! Read-only commands: `snapshots`, `ls`, `dump`, `diff`.
 
 use std::io::Write;
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use base64::Engine;
 use dedup_store::blob::BlobKind;
 use dedup_store::format::{Content, Node, NodeKind, Tree};
@@ -55,8 +57,9 @@ fn long_line(path: &[u8], node: &Node) -> String {
     } else {
         String::new()
     };
+    let mark = if node.incomplete { " (incomplete)" } else { "" };
     format!(
-        "{}{:04o} {:>5} {:>5} {:>12} {} /{}{target}",
+        "{}{:04o} {:>5} {:>5} {:>12} {} /{}{target}{mark}",
         node.kind.letter(),
         node.mode,
         node.uid,
@@ -72,9 +75,9 @@ pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let (_, snapshot) = repo.find_snapshot(&args.snapshot, &super::filter(&args.filter))?;
     let index = repo.load_index()?.index;
-    let base = args.path.clone().unwrap_or_default();
-    let base = base.trim_matches('/').as_bytes().to_vec();
-    let node = dedup_store::tree::resolve(&repo, &index, snapshot.tree, &base)?;
+    let asked = args.path.as_deref().map_or(&[][..], |p| p.as_bytes());
+    let node = dedup_store::tree::resolve(&repo, &index, snapshot.tree, asked)?;
+    let base = trim_slashes(asked).to_vec();
     let mut out = std::io::stdout().lock();
     let mut print = |path: &[u8], node: &Node| -> std::io::Result<()> {
         if args.long {
@@ -102,21 +105,76 @@ pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
     Ok(true)
 }
 
-/// `dedup store dump`.
+/// `dedup store dump`: the file's bytes on stdout, or into `-o FILE` (sparse, renamed into
+/// place whole). A file the backup could not read whole is refused.
 pub fn dump(common: &CommonArgs, args: DumpArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let (_, snapshot) = repo.find_snapshot(&args.snapshot, &super::filter(&args.filter))?;
     let index = repo.load_index()?.index;
-    let node = dedup_store::tree::resolve(&repo, &index, snapshot.tree, args.file.as_bytes())?;
+    let asked = args.file.as_bytes();
+    let node = dedup_store::tree::resolve(&repo, &index, snapshot.tree, asked)?;
     let Content::Chunks(chunks) = &node.content else {
-        bail!("{}: not a regular file in the snapshot", args.file)
+        bail!("{}: not a regular file in the snapshot", shown(asked))
     };
-    let mut out = std::io::stdout().lock();
-    for chunk in chunks {
-        out.write_all(&repo.read_blob(&index, chunk, BlobKind::Data)?)?;
+    if node.incomplete {
+        eprintln!("dedup: error: {}: {}", shown(asked), dedup_store::restore::NOT_READ_WHOLE);
+        return Ok(false);
     }
-    out.flush()?;
+    match &args.output {
+        Some(path) => dump_to_file(&repo, &index, &node, chunks, path)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            for chunk in chunks {
+                out.write_all(&repo.read_blob(&index, chunk, BlobKind::Data)?)?;
+            }
+            out.flush()?;
+        }
+    }
     Ok(true)
+}
+
+/// Writes the file `node` into a new file beside `path`, leaving its zero blocks as holes, and
+/// renames it over `path` (whatever stands there but a directory: a symlink is replaced, never
+/// followed). Its permission bits are the snapshot's, less the umask.
+fn dump_to_file(
+    repo: &Repository,
+    index: &Index,
+    node: &Node,
+    chunks: &[Id],
+    path: &std::path::Path,
+) -> Result<()> {
+    let shown_path = crate::messages::quote_path(path);
+    let entry =
+        dedup_fs::Entry::open(path).with_context(|| format!("{shown_path}: cannot write it"))?;
+    let len: u64 = chunks
+        .iter()
+        .map(|id| index.lookup(id, BlobKind::Data).map_or(0, |l| u64::from(l.entry.raw_len)))
+        .sum();
+    let temp = dedup_fs::TempFile::with_mode(entry.dir.as_fd(), node.mode & 0o777)
+        .with_context(|| format!("{shown_path}: cannot create a file beside it"))?;
+    temp.file().set_len(len).with_context(|| format!("{shown_path}: cannot size it"))?;
+    let mut at = 0u64;
+    for chunk in chunks {
+        let bytes = repo.read_blob(index, chunk, BlobKind::Data)?;
+        dedup_fs::write_sparse_at(temp.file(), at, &bytes)
+            .with_context(|| format!("{shown_path}: cannot write it"))?;
+        at += bytes.len() as u64;
+    }
+    // A chunk whose length differs from its index entry would leave the size wrong.
+    temp.file().set_len(at).with_context(|| format!("{shown_path}: cannot size it"))?;
+    temp.commit(&entry.name).with_context(|| format!("{shown_path}: cannot put it in place"))?;
+    Ok(())
+}
+
+/// A path in a snapshot without its leading and trailing `/`s.
+pub(super) fn trim_slashes(mut bytes: &[u8]) -> &[u8] {
+    while let [b'/', rest @ ..] = bytes {
+        bytes = rest;
+    }
+    while let [rest @ .., b'/'] = bytes {
+        bytes = rest;
+    }
+    bytes
 }
 
 /// `dedup store diff`: entries added (+), removed (-) and modified (M), skipping subtrees whose

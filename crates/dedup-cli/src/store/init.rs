@@ -1,7 +1,7 @@
 //! `dedup store init`.
 
 use anyhow::{bail, Context, Result};
-use dedup_store::format::{ChunkerParams, CompressionMode, KdfParams};
+use dedup_store::format::{ChunkerParams, CompressionMode, KdfParams, FORMAT_VERSION};
 use dedup_store::repo::{InitOptions, Repository};
 
 use super::args::{CommonArgs, InitArgs};
@@ -13,7 +13,8 @@ fn size32(text: &str) -> Result<u32> {
     u32::try_from(size).with_context(|| format!("{text}: too large"))
 }
 
-/// Parses `fastcdc[:MIN/AVG/MAX]`, `fastcdc-normalised[:MIN/AVG/MAX]` or `fixed:SIZE`.
+/// Parses `fastcdc[:MIN/AVG/MAX]`, `fastcdc-flat[:MIN/AVG/MAX]`,
+/// `fastcdc-normalised[:MIN/AVG/MAX]` or `fixed:SIZE`.
 pub fn parse_chunker(text: &str) -> Result<ChunkerParams> {
     let (kind, sizes) = match text.split_once(':') {
         Some((kind, sizes)) => (kind, Some(sizes)),
@@ -30,15 +31,19 @@ pub fn parse_chunker(text: &str) -> Result<ChunkerParams> {
     let params = match (kind, sizes) {
         ("fixed", Some(size)) => ChunkerParams::Fixed { size: size32(size)? },
         ("fastcdc", _) => match triple("fastcdc")? {
-            Some((min, avg, max)) => ChunkerParams::FastCdc { min, avg, max },
+            Some((min, avg, max)) => ChunkerParams::FastCdcPrf { min, avg, max },
             None => ChunkerParams::default(),
         },
+        ("fastcdc-flat", _) => {
+            let (min, avg, max) = triple("fastcdc-flat")?.unwrap_or((512 << 10, 1 << 20, 8 << 20));
+            ChunkerParams::FastCdc { min, avg, max }
+        }
         ("fastcdc-normalised", _) => {
             let (min, avg, max) = triple("fastcdc-normalised")?.unwrap_or((512 << 10, 1 << 20, 8 << 20));
             ChunkerParams::FastCdcNormalised { min, avg, max }
         }
         _ => bail!(
-            "--chunker {text}: expected fastcdc[:MIN/AVG/MAX], fastcdc-normalised[:MIN/AVG/MAX] or fixed:SIZE"
+            "--chunker {text}: expected fastcdc[:MIN/AVG/MAX], fastcdc-flat[:MIN/AVG/MAX], fastcdc-normalised[:MIN/AVG/MAX] or fixed:SIZE"
         ),
     };
     params.validate().map_err(anyhow::Error::msg)?;
@@ -82,16 +87,22 @@ fn kdf_params(args: &InitArgs) -> Result<KdfParams> {
 /// Run `dedup store init`.
 pub fn run(common: &CommonArgs, args: InitArgs) -> Result<bool> {
     let location = super::location(common)?;
-    let chunker = parse_chunker(&args.chunker)?;
+    let mut chunker = parse_chunker(&args.chunker)?;
+    // `fastcdc` in an older format version is the flat rule, the newest FastCDC it knows.
+    if let (Some(1..=3), ChunkerParams::FastCdcPrf { min, avg, max }) =
+        (args.format_version, chunker)
+    {
+        chunker = ChunkerParams::FastCdc { min, avg, max };
+    }
     let format_version = match args.format_version {
-        None => 3,
-        Some(asked @ 1..=3) if asked >= chunker.format_version() => asked,
-        Some(asked @ (1 | 2)) => bail!(
+        None => FORMAT_VERSION,
+        Some(asked @ 1..=FORMAT_VERSION) if asked >= chunker.format_version() => asked,
+        Some(asked @ 1..=FORMAT_VERSION) => bail!(
             "--format-version {asked}: the chunker {} needs format version {}",
             args.chunker,
             chunker.format_version()
         ),
-        Some(other) => bail!("--format-version {other}: expected 1, 2 or 3"),
+        Some(other) => bail!("--format-version {other}: expected 1 to {FORMAT_VERSION}"),
     };
     let kdf = kdf_params(&args)?;
     super::trust::warn_of_plain_http(common, &location);
@@ -130,7 +141,15 @@ mod tests {
         assert_eq!(parse_chunker("fixed:4M").unwrap(), ChunkerParams::Fixed { size: 4 << 20 });
         assert_eq!(
             parse_chunker("fastcdc:64K/256K/1M").unwrap(),
+            ChunkerParams::FastCdcPrf { min: 64 << 10, avg: 256 << 10, max: 1 << 20 }
+        );
+        assert_eq!(
+            parse_chunker("fastcdc-flat:64K/256K/1M").unwrap(),
             ChunkerParams::FastCdc { min: 64 << 10, avg: 256 << 10, max: 1 << 20 }
+        );
+        assert_eq!(
+            parse_chunker("fastcdc-flat").unwrap(),
+            ChunkerParams::FastCdc { min: 512 << 10, avg: 1 << 20, max: 8 << 20 }
         );
         assert!(parse_chunker("fastcdc:1M/1M/1M").is_err());
         assert_eq!(

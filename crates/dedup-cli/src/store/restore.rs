@@ -1,44 +1,87 @@
-//! `dedup store restore SNAPSHOT[:PATH] --target DIR`.
+//! `dedup store restore SNAPSHOT[:PATH] --target DIR`: one line on stdout per entry of the target
+//! replaced or deleted (`replace PATH`, `delete PATH`; `keep PATH` with -v), the same lines for
+//! `--dry-run`, problems on stderr, then the summary.
+
+mod filter;
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 
 use anyhow::{bail, Context, Result};
-use dedup_store::format::{Content, Node, NodeKind};
-use dedup_store::restore::restore;
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use dedup_core::{Observer, Problem};
+use dedup_store::format::Node;
+use dedup_store::restore::{
+    restore, verify, Change, ChangeKind, Events, Overwrite, Pick, RestoreOptions, RestoreSummary,
+};
 use indicatif::{HumanBytes, HumanCount};
 
-use super::args::{CommonArgs, RestoreArgs};
-use crate::messages::Messages;
+use self::filter::Selection;
+use super::args::{CommonArgs, OverwriteArg, RestoreArgs};
+use crate::messages::{quote_path, Messages};
 
-fn globs(patterns: &[String]) -> Result<GlobSet> {
-    let mut builder = GlobSetBuilder::new();
-    for pattern in patterns {
-        builder.add(Glob::new(pattern).with_context(|| format!("invalid pattern {pattern:?}"))?);
-    }
-    Ok(builder.build()?)
+/// Prints changes on stdout and problems on stderr.
+struct Render {
+    messages: Messages,
+    /// Print nothing but problems.
+    quiet: bool,
 }
 
-/// Whether `path` (below the restored node) passes the include and exclude globs. Each glob is
-/// matched against the path and its last name; a directory is entered when an include may match
-/// below it.
-fn wanted(includes: &GlobSet, excludes: &GlobSet, path: &[u8], node: &Node) -> bool {
-    let text = String::from_utf8_lossy(path);
-    let name = String::from_utf8_lossy(&node.name);
-    if excludes.is_match(&*text) || excludes.is_match(&*name) {
-        return false;
+impl Observer for Render {
+    fn problem(&self, problem: Problem) {
+        self.messages.problem(problem);
     }
-    includes.is_empty()
-        || node.kind == NodeKind::Dir
-        || includes.is_match(&*text)
-        || includes.is_match(&*name)
+}
+
+impl Events for Render {
+    fn change(&self, change: &Change) {
+        let shown = match change.kind {
+            ChangeKind::Keep => self.messages.verbose && !self.quiet,
+            _ => !self.quiet,
+        };
+        if shown {
+            println!("{} {}", change.kind.name(), quote_path(&change.path));
+        }
+    }
+}
+
+fn overwrite(arg: OverwriteArg) -> Overwrite {
+    match arg {
+        OverwriteArg::Always => Overwrite::Always,
+        OverwriteArg::IfChanged => Overwrite::IfChanged,
+        OverwriteArg::IfNewer => Overwrite::IfNewer,
+        OverwriteArg::Never => Overwrite::Never,
+    }
+}
+
+/// `SNAPSHOT[:PATH]` split at the first `:`; the snapshot part must be text, the path any bytes.
+fn split_spec(spec: &OsStr) -> Result<(&str, &[u8])> {
+    let bytes = spec.as_bytes();
+    let (snapshot, path) = match bytes.iter().position(|&b| b == b':') {
+        Some(at) => (&bytes[..at], &bytes[at + 1..]),
+        None => (bytes, &[][..]),
+    };
+    let snapshot = std::str::from_utf8(snapshot).with_context(|| {
+        format!("{}: not a snapshot id", quote_path(std::path::Path::new(spec)))
+    })?;
+    Ok((snapshot, path))
+}
+
+/// Lets the restore hold as many files open as the system allows it: each file of a batch is
+/// open from its creation to its rename, and each directory of the walk's path.
+fn raise_open_files_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        limit.current = limit.maximum;
+        // Best effort: with the lower limit the restore only runs smaller batches.
+        let _ = setrlimit(Resource::Nofile, limit);
+    }
 }
 
 /// Run `dedup store restore`; `Ok(false)` when some entries could not be restored.
 pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let (spec, path) = match args.snapshot.split_once(':') {
-        Some((spec, path)) => (spec, path),
-        None => (args.snapshot.as_str(), ""),
-    };
+    let (spec, path) = split_spec(&args.snapshot)?;
     let (id, snapshot) = repo.find_snapshot(spec, &super::filter(&args.filter))?;
     let index = repo.load_index()?.index;
     let node = dedup_store::tree::resolve_with_status(
@@ -46,107 +89,96 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         &index,
         snapshot.tree,
         snapshot.status_tree,
-        path.as_bytes(),
+        path,
     )?;
-    let (includes, excludes) = (globs(&args.includes)?, globs(&args.excludes)?);
-    let filter = |p: &[u8], n: &Node| wanted(&includes, &excludes, p, n);
-    let messages = Messages { verbose: common.verbose > 0, bar: None };
-    let use_filter = !(args.includes.is_empty() && args.excludes.is_empty());
-    let summary =
-        restore(&repo, &index, &node, &args.target, use_filter.then_some(&filter as _), &messages)?;
+    let selection = Selection::new(&args.includes, &args.excludes)?;
+    let pick = |rel: &[u8], node: &Node, within: bool| selection.pick(rel, node, within);
+    let filter =
+        selection.active().then_some(&pick as &(dyn Fn(&[u8], &Node, bool) -> Pick + Sync));
+    let options = RestoreOptions {
+        overwrite: overwrite(args.overwrite),
+        delete: args.delete,
+        dry_run: args.dry_run,
+        filter,
+    };
+    let render = Render {
+        messages: Messages { verbose: common.verbose > 0, bar: None },
+        quiet: common.quiet,
+    };
+    raise_open_files_limit();
+    let summary = restore(&repo, &index, &node, &args.target, options, &render)?;
     let mut complete = summary.errors == 0;
+    let unmatched = selection.unmatched();
+    if selection.nothing_matched() {
+        bail!(
+            "nothing in the snapshot matches --include {}; nothing was restored",
+            unmatched.join(", ")
+        );
+    }
+    for pattern in unmatched {
+        render
+            .messages
+            .line(&format!("dedup: error: --include {pattern}: matches nothing in the snapshot"));
+        complete = false;
+    }
     if args.verify {
-        let bad = verify(&repo, &index, &node, &args.target, &messages)?;
-        if bad > 0 {
+        let found = verify(&repo, &index, &node, &args.target, filter, &render)?;
+        if found.bad > 0 {
+            render.messages.line(&format!(
+                "dedup: error: {} restored files do not hold what the snapshot does",
+                found.bad
+            ));
             complete = false;
         }
     }
     if !common.quiet {
-        println!(
-            "restored snapshot {} into {}: {} files, {} dirs, {} hard links, {} other entries, {} written{}",
-            id.short(8),
-            args.target.display(),
-            HumanCount(summary.files),
-            HumanCount(summary.dirs),
-            HumanCount(summary.links),
-            HumanCount(summary.others),
-            HumanBytes(summary.bytes),
-            if complete { String::new() } else { format!("; {} problems", summary.errors) }
-        );
+        println!("{}", summary_line(&id.short(8), &args, &summary));
     }
     Ok(complete)
 }
 
-/// Reads every restored regular file back and compares it with the snapshot; returns how many
-/// differ (each reported).
-fn verify(
-    repo: &dedup_store::repo::Repository,
-    index: &dedup_store::index::Index,
-    node: &Node,
-    target: &std::path::Path,
-    messages: &Messages,
-) -> Result<u64> {
-    let mut bad = 0;
-    let mut check_file = |path: std::path::PathBuf, node: &Node| -> Result<()> {
-        let Content::Chunks(chunks) = &node.content else { return Ok(()) };
-        if !same_content(repo, index, chunks, &path)? {
-            bad += 1;
-            messages.line(&format!(
-                "dedup: error: {}: restored content differs from the snapshot",
-                crate::messages::quote_path(&path)
-            ));
-        }
-        Ok(())
-    };
-    match &node.content {
-        Content::Subtree(id) => dedup_store::tree::walk(repo, index, *id, &mut |rel, child| {
-            if child.kind == NodeKind::File {
-                let path =
-                    target.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(rel));
-                if path.exists() {
-                    check_file(path, child)
-                        .map_err(|e| dedup_store::Error::Invalid(e.to_string()))?;
-                }
-            }
-            Ok(())
-        })?,
-        Content::Chunks(_) => check_file(
-            target.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&node.name)),
-            node,
-        )?,
-        Content::None => {}
+/// The last line: what was restored, replaced, deleted and kept.
+fn summary_line(id: &str, args: &RestoreArgs, s: &RestoreSummary) -> String {
+    let mut line = format!(
+        "{} snapshot {id} into {}: {} files, {} dirs, {} hard links, {} other entries",
+        if args.dry_run { "dry run: would restore" } else { "restored" },
+        quote_path(&args.target),
+        HumanCount(s.files),
+        HumanCount(s.dirs),
+        HumanCount(s.links),
+        HumanCount(s.others),
+    );
+    if !args.dry_run {
+        line.push_str(&format!(", {} written", HumanBytes(s.bytes)));
     }
-    if bad > 0 {
-        bail!("{bad} restored files differ from the snapshot");
+    if s.replaced > 0 {
+        line.push_str(&format!("; {} replaced", HumanCount(s.replaced)));
     }
-    Ok(bad)
+    if s.deleted > 0 {
+        line.push_str(&format!("; {} deleted", HumanCount(s.deleted)));
+    }
+    if s.kept > 0 {
+        line.push_str(&format!(
+            "; {} existing entries kept (--overwrite {} keeps them; -v names them)",
+            HumanCount(s.kept),
+            overwrite(args.overwrite).name()
+        ));
+    }
+    if s.errors > 0 {
+        line.push_str(&format!("; {} problems", s.errors));
+    }
+    line
 }
 
-/// Whether the file at `path` holds exactly the chunks `chunks`, compared one chunk at a time
-/// (memory stays one chunk whatever the file's size).
-fn same_content(
-    repo: &dedup_store::repo::Repository,
-    index: &dedup_store::index::Index,
-    chunks: &[dedup_store::Id],
-    path: &std::path::Path,
-) -> Result<bool> {
-    use std::io::Read;
-    let Ok(file) = std::fs::File::open(path) else { return Ok(false) };
-    let mut file = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut found = Vec::new();
-    // A run of equal chunks (zeros, above all) is fetched once: on object storage each fetch is
-    // a request.
-    let mut expected: Option<(dedup_store::Id, Vec<u8>)> = None;
-    for chunk in chunks {
-        if expected.as_ref().is_none_or(|(id, _)| id != chunk) {
-            let bytes = repo.read_blob(index, chunk, dedup_store::blob::BlobKind::Data)?;
-            expected = Some((*chunk, bytes));
-        }
-        let expected = &expected.as_ref().expect("just read").1;
-        found.resize(expected.len(), 0);
-        if file.read_exact(&mut found).is_err() || found != *expected {
-            return Ok(false);
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_splits_at_its_first_colon_and_keeps_the_path_bytes() {
+        let spec = OsStr::from_bytes(b"latest:/a:b/\xff");
+        assert_eq!(split_spec(spec).unwrap(), ("latest", &b"/a:b/\xff"[..]));
+        assert_eq!(split_spec(OsStr::new("abcd")).unwrap(), ("abcd", &b""[..]));
+        assert!(split_spec(OsStr::from_bytes(b"\xff:/a")).is_err());
     }
-    Ok(file.read(&mut [0u8; 1]).is_ok_and(|n| n == 0))
 }

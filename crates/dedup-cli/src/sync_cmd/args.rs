@@ -1,9 +1,10 @@
 //! `dedup sync`'s arguments.
 
 use std::ffi::OsString;
+use std::ops::Deref;
 use std::path::PathBuf;
 
-use clap::{Args, FromArgMatches, ValueEnum};
+use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
 
 /// `dedup sync ...` read by a parser of `sync`'s own arguments: building the parser of every
 /// command costs a run more instructions than a no-op sync of a small tree spends on its own
@@ -15,14 +16,109 @@ pub fn parse_alone(args: impl IntoIterator<Item = OsString>) -> Option<SyncArgs>
     if args.peek()? != "sync" {
         return None;
     }
-    let parser = SyncArgs::augment_args(clap::Command::new("sync"));
-    let matches = parser.try_get_matches_from(args).ok()?;
-    SyncArgs::from_arg_matches(&matches).ok()
+    let mut parser = SyncArgs::augment_args(clap::Command::new("sync"));
+    let mut matches = parser.try_get_matches_from_mut(args).ok()?;
+    // Values taken out, not copied; the parser and what is left of the matches are the
+    // process's exit's to free, as a sync's trees are (`SyncOptions::exit_after`).
+    let parsed = SyncArgs::from_arg_matches_mut(&mut matches).ok();
+    std::mem::forget(matches);
+    std::mem::forget(parser);
+    parsed
 }
 
-/// `dedup sync [OPTIONS] SRC DST`.
-#[derive(Debug, Args)]
+/// `dedup sync [OPTIONS] SRC DST`: its flags, and its include and exclude rules in the order
+/// given, which clap's derived fields do not keep across two options.
+#[derive(Debug)]
 pub struct SyncArgs {
+    /// Every flag.
+    pub flags: SyncFlags,
+    /// `--include`, `--exclude`, `--include-from` and `--exclude-from`, in command-line order.
+    pub filters: Vec<FilterArg>,
+}
+
+/// One of the options that make the include and exclude rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilterArg {
+    /// `--include PATTERN`.
+    Include(OsString),
+    /// `--exclude PATTERN`.
+    Exclude(OsString),
+    /// `--include-from FILE`.
+    IncludeFrom(PathBuf),
+    /// `--exclude-from FILE`.
+    ExcludeFrom(PathBuf),
+}
+
+impl Deref for SyncArgs {
+    type Target = SyncFlags;
+
+    fn deref(&self) -> &SyncFlags {
+        &self.flags
+    }
+}
+
+impl FromArgMatches for SyncArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        let at = positions(matches);
+        let flags = SyncFlags::from_arg_matches_mut(matches)?;
+        let filters = in_order(&at, &flags);
+        Ok(SyncArgs { flags, filters })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        let at = positions(matches);
+        self.flags.update_from_arg_matches(matches)?;
+        self.filters = in_order(&at, &self.flags);
+        Ok(())
+    }
+}
+
+impl Args for SyncArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        SyncFlags::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        SyncFlags::augment_args_for_update(cmd)
+    }
+}
+
+/// The ids of the rule options, in the order [`in_order`] reads them.
+const RULE_IDS: [&str; 4] = ["include", "exclude", "include_from", "exclude_from"];
+
+/// Where on the command line each value of the rule options stood: (position, option, n-th
+/// value of that option), by position.
+fn positions(matches: &ArgMatches) -> Vec<(usize, usize, usize)> {
+    let mut at: Vec<(usize, usize, usize)> = Vec::new();
+    for (option, id) in RULE_IDS.iter().enumerate() {
+        let indices = matches.indices_of(id).into_iter().flatten();
+        at.extend(indices.enumerate().map(|(nth, index)| (index, option, nth)));
+    }
+    at.sort_unstable();
+    at
+}
+
+/// The rule options of `flags` in the order of `at` ([`positions`]).
+fn in_order(at: &[(usize, usize, usize)], flags: &SyncFlags) -> Vec<FilterArg> {
+    at.iter()
+        .filter_map(|&(_, option, nth)| match option {
+            0 => flags.include.get(nth).cloned().map(FilterArg::Include),
+            1 => flags.exclude.get(nth).cloned().map(FilterArg::Exclude),
+            2 => flags.include_from.get(nth).cloned().map(FilterArg::IncludeFrom),
+            _ => flags.exclude_from.get(nth).cloned().map(FilterArg::ExcludeFrom),
+        })
+        .collect()
+}
+
+/// The flags of `dedup sync [OPTIONS] SRC DST`. A flag's first line is its `-h` help; the rest
+/// is added by `--help`.
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP, after_long_help = AFTER_LONG_HELP)]
+pub struct SyncFlags {
     /// The tree to mirror: its entries are mirrored directly under DST (like `rsync -a SRC/
     /// DST/`, with no trailing-slash rule).
     #[arg(value_name = "SRC")]
@@ -32,55 +128,139 @@ pub struct SyncArgs {
     #[arg(value_name = "DST")]
     pub dst: PathBuf,
 
-    /// Remove from DST what is not in SRC (after everything else, or first when the copies need
-    /// the room; nothing, and nothing renamed away, when any source entry could not be read).
-    #[arg(long)]
+    /// Remove from DST what is not in SRC.
+    ///
+    /// After everything else, or first when the copies need the room; nothing is deleted, or
+    /// renamed away, when any source entry could not be read.
+    #[arg(long, help_heading = DELETING)]
     pub delete: bool,
 
     /// Refuse, before changing anything, when more than N entries would be deleted (exit 2).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = DELETING)]
     pub max_delete: Option<u64>,
+
+    /// With --delete, also delete excluded paths from DST.
+    #[arg(long, requires = "delete", help_heading = DELETING)]
+    pub delete_excluded: bool,
+
+    /// Keep what the run replaces or deletes beside itself, as NAME~.
+    ///
+    /// Each is renamed (never copied) just before the change, so a crash leaves it at its place
+    /// or kept. With --delete, DST names ending with the suffix are never deleted.
+    #[arg(short = 'b', long, help_heading = DELETING)]
+    pub backup: bool,
+
+    /// Keep what the run replaces or deletes under DIR, at its path below DST.
+    ///
+    /// A relative DIR is below DST, as in rsync, and is then left out of the mirror. DIR must be
+    /// on DST's file system: a backup is moved, never copied. Implies --backup.
+    #[arg(long, value_name = "DIR", help_heading = DELETING)]
+    pub backup_dir: Option<PathBuf>,
+
+    /// The suffix of each backup's name [default: `~`, none with --backup-dir].
+    #[arg(long, value_name = "SUFFIX", help_heading = DELETING)]
+    pub suffix: Option<OsString>,
+
+    /// Leave out entries matching PATTERN, on both sides (repeatable).
+    ///
+    /// rsync's patterns: `*.o` any name, `/build` only at the top, `cache/` directories only,
+    /// `a/**/b` at any depth. With --include, the first rule that matches an entry decides; a
+    /// directory left out is not entered. Excluded entries of DST are never deleted unless
+    /// --delete-excluded.
+    #[arg(long, value_name = "PATTERN", help_heading = SELECTING)]
+    pub exclude: Vec<OsString>,
+
+    /// Keep entries matching PATTERN though a later --exclude matches them (repeatable).
+    ///
+    /// The first matching rule decides, as in rsync: `--include '*/' --include '*.jpg'
+    /// --exclude '*'` mirrors the JPEGs at any depth and nothing else.
+    #[arg(long, value_name = "PATTERN", help_heading = SELECTING)]
+    pub include: Vec<OsString>,
+
+    /// Read exclude patterns from FILE (`-`: standard input), one a line.
+    ///
+    /// They take this option's place among the rules. Blank lines and lines starting with `#`
+    /// or `;` are skipped; `+ PATTERN` is an include, `!` clears the rules so far.
+    #[arg(long, value_name = "FILE", help_heading = SELECTING)]
+    pub exclude_from: Vec<PathBuf>,
+
+    /// Read include patterns from FILE, as --exclude-from reads its (`- PATTERN`: an exclude).
+    #[arg(long, value_name = "FILE", help_heading = SELECTING)]
+    pub include_from: Vec<PathBuf>,
+
+    /// Mirror only the paths below SRC that FILE lists (`-`: standard input), one a line.
+    ///
+    /// As rsync: the directories leading to them are made; a listed directory is made but not
+    /// entered unless listed as `dir/` (its entries too) or with -r (everything below it);
+    /// --delete removes only in those directories. A listed path SRC lacks is an error (exit 1).
+    #[arg(long, value_name = "FILE", help_heading = SELECTING)]
+    pub files_from: Option<PathBuf>,
+
+    /// With --files-from, mirror listed directories with everything below them.
+    ///
+    /// rsync's -r; without --files-from a sync is always recursive.
+    #[arg(short = 'r', long, help_heading = SELECTING)]
+    pub recursive: bool,
+
+    /// Lines of --files-from, --exclude-from and --include-from end with a NUL byte.
+    ///
+    /// As `find -print0` writes them, instead of a newline.
+    #[arg(short = '0', long, help_heading = SELECTING)]
+    pub from0: bool,
+
+    /// Stay on SRC's file system: directories on others are created, not entered.
+    #[arg(short = 'x', long = "one-file-system", help_heading = SELECTING)]
+    pub one_file_system: bool,
+
+    /// Compare content, not size and modification time.
+    ///
+    /// Reads both sides of every file of the same size.
+    #[arg(short = 'c', long, help_heading = COPYING)]
+    pub checksum: bool,
+
+    /// Clone file content (share extents) where SRC and DST allow.
+    ///
+    /// auto clones where it can and copies elsewhere, always fails where it cannot, never always
+    /// copies the bytes.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", help_heading = COPYING)]
+    pub reflink: ReflinkArg,
+
+    /// Hard-link files unchanged against DIR's copy instead of copying them.
+    ///
+    /// Same path below DIR, size, time and metadata: rsync's snapshot idiom. A relative DIR is
+    /// below DST, as in rsync.
+    #[arg(long, value_name = "DIR", help_heading = COPYING)]
+    pub link_dest: Option<PathBuf>,
+
+    /// Make files of identical content in DST share storage.
+    ///
+    /// Clones of one copy (reflink, where the file system can), or hard links with
+    /// --dedup=hardlink (only between files whose metadata is the same). Looks at the sizes of
+    /// which this run wrote a file; a dry run does not.
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true,
+          default_missing_value = "reflink", help_heading = COPYING)]
+    pub dedup: Option<DedupArg>,
+
+    /// Operations in flight per device [default: measured]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024),
+          help_heading = COPYING)]
+    pub io_threads: Option<u16>,
 
     /// Print the changes a real run would make, one per line; change nothing.
     #[arg(short = 'n', long)]
     pub dry_run: bool,
 
-    /// Compare content, not size and modification time (reads both sides of every file of the
-    /// same size).
-    #[arg(short = 'c', long)]
-    pub checksum: bool,
+    /// Print every change (on stdout) and notes.
+    #[arg(short, long)]
+    pub verbose: bool,
 
-    /// Leave out paths matching GLOB (matched against the name and the path below SRC or DST;
-    /// as in rsync, `/GLOB` is anchored at the root and `GLOB/` matches directories only;
-    /// repeatable). Excluded paths in DST are never deleted unless --delete-excluded.
-    #[arg(long, value_name = "GLOB")]
-    pub exclude: Vec<String>,
-
-    /// With --delete, also delete excluded paths from DST.
-    #[arg(long, requires = "delete")]
-    pub delete_excluded: bool,
-
-    /// Stay on SRC's file system: directories on others are created, not entered.
-    #[arg(short = 'x', long = "one-file-system")]
-    pub one_file_system: bool,
-
-    /// Clone file content (share extents) where SRC and DST allow: auto clones where it can and
-    /// copies elsewhere, always fails where it cannot, never always copies the bytes.
-    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
-    pub reflink: ReflinkArg,
-
-    /// Files unchanged against DIR's copy (same path below DIR, size, time and metadata)
-    /// become hard links to it instead of copies: rsync's snapshot idiom. A relative DIR is
-    /// below DST, as in rsync.
-    #[arg(long, value_name = "DIR")]
-    pub link_dest: Option<PathBuf>,
-
-    /// Files of identical content in DST share storage: clones of one copy (reflink, where the
-    /// file system can), or hard links with --dedup=hardlink (only between files whose metadata
-    /// is the same). Looks at the sizes of which this run wrote a file; a dry run does not.
-    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true,
-          default_missing_value = "reflink")]
-    pub dedup: Option<DedupArg>,
+    /// Print every change as rsync's --itemize-changes does (`>f.st...... a/b`).
+    ///
+    /// `YXcstpoguax PATH`: `>f.st...... a/b` content written, size and time changed;
+    /// `.f...p..... c` mode only; `cd+++++++++ d/` a new directory; `*deleting   e`. With -n,
+    /// what a real run would print.
+    #[arg(short = 'i', long)]
+    pub itemize_changes: bool,
 
     /// Write one JSON line per change to FILE.
     #[arg(long, value_name = "FILE")]
@@ -89,15 +269,47 @@ pub struct SyncArgs {
     /// Print only errors: no summary, no progress.
     #[arg(short, long)]
     pub quiet: bool,
-
-    /// Print every change (on stdout) and notes.
-    #[arg(short, long)]
-    pub verbose: bool,
-
-    /// Operations in flight per device [default: measured]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub io_threads: Option<u16>,
 }
+
+/// Help headings of `dedup sync`'s options.
+const DELETING: &str = "Deleting and keeping";
+const SELECTING: &str = "Selecting what to mirror";
+const COPYING: &str = "Copying";
+
+/// Shown after the options of `dedup sync -h`.
+const AFTER_HELP: &str = "\
+Examples:
+  dedup sync ~/Photos /mnt/backup/Photos               copy what changed (DST made if missing)
+  dedup sync -n --delete ~/Photos /mnt/backup/Photos   show what a mirror run would change
+  dedup sync --delete --exclude '*.tmp' --exclude /build src/ /srv/www
+  dedup sync --delete --backup-dir ../replaced ~/Documents /mnt/docs
+
+See `dedup sync --help` for the rules, more examples and the exit status.";
+
+/// Shown after the options of `dedup sync --help`.
+const AFTER_LONG_HELP: &str = "\
+DST becomes a mirror of SRC's contents: SRC's entries go directly under DST, as with `rsync -a \
+SRC/ DST/`. Only what changed is written; a file or directory that moved in SRC is renamed in DST \
+(with --delete) instead of copied again. Every file is written under a temporary name and renamed \
+into place, so a run killed at any point leaves each path old or new.
+
+Patterns (--exclude, --include) are rsync's: `*` stays within a name, `**` crosses `/`, a leading \
+`/` anchors at the top of the transfer, a trailing `/` matches directories only; the first rule \
+that matches an entry decides, and a directory left out is not entered.
+
+Exit status: 0 = everything read and made right; 1 = finished, but something could not be read \
+or made right (each named on stderr; nothing in DST under an unread part is deleted or moved); \
+2 = usage error, unusable SRC or DST, or refused (--max-delete), with nothing changed.
+
+Examples:
+  dedup sync ~/Photos /mnt/backup/Photos               copy what changed (DST made if missing)
+  dedup sync -n --delete ~/Photos /mnt/backup/Photos   show what a mirror run would change
+  dedup sync -ni --delete ~/Photos /mnt/backup/Photos  the same, as rsync -i prints it
+  dedup sync --delete --exclude '*.tmp' --exclude /build src/ /srv/www
+  dedup sync --include '*/' --include '*.jpg' --exclude '*' ~/Pictures /mnt/jpegs
+  dedup sync --delete --backup-dir ../replaced-$(date +%F) ~/Documents /mnt/docs
+  dedup sync --link-dest ../2024-06-01 ~ /backup/2024-06-02   unchanged files hard-linked
+  find . -name '*.pdf' -print0 | dedup sync -0 --files-from - . /mnt/pdfs";
 
 /// `--reflink`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -143,11 +355,29 @@ mod tests {
             &["dedup", "sync", "-nc", "--exclude", "*.o", "--exclude=x", "--", "-a", "b"],
             &["dedup", "sync", "--dedup", "a", "b", "--reflink", "never", "--io-threads=2"],
             &["dedup", "sync", "--dedup=hardlink", "--link-dest", "l", "-x", "-v", "a", "b"],
+            &["dedup", "sync", "--include=*/", "--exclude-from", "f", "--exclude", "*", "a", "b"],
         ] {
             let (alone, whole) = both(args);
             assert!(alone.is_some(), "{args:?}");
             assert_eq!(alone, whole, "{args:?}");
         }
+    }
+
+    #[test]
+    fn include_and_exclude_rules_keep_the_order_they_were_given_in() {
+        let args = ["dedup", "sync", "--exclude", "x", "--include=*/", "-0", "--exclude-from", "f"];
+        let args: Vec<OsString> =
+            args.iter().chain(&["--include", "y", "a", "b"]).map(OsString::from).collect();
+        let alone = parse_alone(args).unwrap();
+        assert_eq!(
+            alone.filters,
+            [
+                FilterArg::Exclude("x".into()),
+                FilterArg::Include("*/".into()),
+                FilterArg::ExcludeFrom("f".into()),
+                FilterArg::Include("y".into()),
+            ]
+        );
     }
 
     #[test]

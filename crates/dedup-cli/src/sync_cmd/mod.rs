@@ -4,17 +4,22 @@
 //! error, an unusable SRC or DST, or a refusal (`--max-delete`).
 
 pub mod args;
+mod lists;
 mod render;
 
 use std::fs::File;
 use std::io::BufWriter;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use dedup_core::Progress;
 use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
+use dedup_sync::backup::BackupOptions;
+use dedup_sync::files_from::FilesFromOptions;
+use dedup_sync::filter::entries;
 use dedup_sync::{sync, DedupMode, SyncOptions, PHASES};
+use std::os::unix::ffi::OsStrExt;
 
 use self::args::{DedupArg, ReflinkArg, SyncArgs};
 use self::render::Render;
@@ -23,13 +28,35 @@ use crate::progress::Display;
 
 /// Run `dedup sync`; `Ok(false)` when some entries failed.
 pub fn run(args: SyncArgs) -> Result<bool> {
+    let backups = args.backup || args.backup_dir.is_some();
+    if args.suffix.is_some() && !backups {
+        bail!("--suffix names the backups' suffix: it needs --backup or --backup-dir");
+    }
+    let reader = lists::Reader::default();
     let options = SyncOptions {
         delete: args.delete,
         max_delete: args.max_delete,
         dry_run: args.dry_run,
         checksum: args.checksum,
-        excludes: args.exclude.clone(),
+        filters: lists::rules(&args.filters, args.from0, &reader)?,
+        files_from: match &args.files_from {
+            Some(f) => Some(FilesFromOptions {
+                paths: entries(&reader.read("--files-from", f)?, args.from0)
+                    .map(<[u8]>::to_vec)
+                    .collect(),
+                recursive: args.recursive,
+            }),
+            None => None,
+        },
         delete_excluded: args.delete_excluded,
+        backup: backups.then(|| BackupOptions {
+            dir: args.backup_dir.clone(),
+            suffix: match &args.suffix {
+                Some(s) => s.as_bytes().to_vec(),
+                None if args.backup_dir.is_some() => Vec::new(),
+                None => b"~".to_vec(),
+            },
+        }),
         one_file_system: args.one_file_system,
         reflink: match args.reflink {
             ReflinkArg::Auto => Reflink::Auto,
@@ -59,7 +86,8 @@ pub fn run(args: SyncArgs) -> Result<bool> {
     let display = Display::start(progress.clone(), args.quiet || args.dry_run);
     let render = Render {
         messages: Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) },
-        print: args.dry_run || args.verbose,
+        print: args.dry_run || args.verbose || args.itemize_changes,
+        itemize: args.itemize_changes,
         log,
         out: Mutex::new(()),
     };

@@ -1,5 +1,6 @@
-//! Shared helpers for the black-box tests of `dedup find`: running the real
-//! binary, parsing its JSON report, and building awkward trees.
+//! Shared helpers for the black-box tests of every job: running the real binary, parsing its
+//! JSON report, building awkward trees; the store's, the actions' and the mirror's helpers and
+//! the test servers (S3, SFTP) in submodules.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -593,4 +594,6 @@ pub fn reference(dir: &Path, printed: &str, hardlinks: bool, include_empty: bool
 /// Helpers for the tests of the actions (link, reflink, symlink, remove, move).
 pub mod act;
 pub mod mirror;
+pub mod s3server;
+pub mod sftpserver;
 pub mod store;

@@ -148,6 +148,52 @@ pub fn init_repo(repo: &Path) {
     );
 }
 
+/// The times of the directories above a backed-up path. A snapshot records the directories on
+/// the way to what it backs up, with their times: `/tmp` and the like, which tests running beside
+/// this one change whenever they make or remove a directory, so a backup of an unchanged tree
+/// rightly stores new trees for them. Taken before a first backup, it lets a test ask for the
+/// next backup made while nothing above the path changed since the one before.
+pub struct Ancestors<'p> {
+    path: &'p Path,
+    seen: Vec<(i64, i64, i64, i64, i64, i64)>,
+}
+
+impl<'p> Ancestors<'p> {
+    /// The directories above `path` as they are now: take it before the first backup.
+    pub fn of(path: &'p Path) -> Ancestors<'p> {
+        Ancestors { path, seen: Self::stamps(path) }
+    }
+
+    fn stamps(path: &Path) -> Vec<(i64, i64, i64, i64, i64, i64)> {
+        path.ancestors()
+            .skip(1)
+            .map(|a| {
+                let m = fs::symlink_metadata(a).unwrap();
+                (m.atime(), m.atime_nsec(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
+            })
+            .collect()
+    }
+
+    /// The result of `backup` (a closure running one) from a run during which, and since the
+    /// previous backup, nothing above the path changed; made again (up to five times) when
+    /// something did, instead of taking its new trees for the path's.
+    pub fn still_backup(
+        &mut self,
+        mut backup: impl FnMut() -> serde_json::Value,
+    ) -> serde_json::Value {
+        let mut tries = 0;
+        loop {
+            let done = backup();
+            let now = Self::stamps(self.path);
+            tries += 1;
+            if now == self.seen || tries == 5 {
+                return done;
+            }
+            self.seen = now;
+        }
+    }
+}
+
 /// `backup --json PATH`, asserting success; the summary.
 #[track_caller]
 pub fn backup_json(repo: &Path, path: &Path) -> serde_json::Value {

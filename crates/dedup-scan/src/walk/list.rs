@@ -52,12 +52,12 @@ pub(super) fn give_back(mut entries: Vec<Entry>) {
     }
 }
 
-/// List `fd` (the directory at `path`, `relative` below its root). Entries that fail to be
-/// examined are reported to `observer` and left out.
+/// List `fd` (the directory at `path`, `relative` below root number `root`). Entries that fail
+/// to be examined are reported to `observer` and left out.
 pub(super) fn list(
     fd: &OwnedFd,
     path: &Path,
-    relative: &[u8],
+    (root, relative): (u32, &[u8]),
     options: &WalkOptions,
     observer: &dyn Observer,
 ) -> Found {
@@ -82,7 +82,8 @@ pub(super) fn list(
             continue;
         }
         let listed = entry.file_type();
-        if options.has_excludes() {
+        let filter = options.filter.as_deref();
+        if options.has_excludes() || filter.is_some() {
             rel.truncate(relative.len());
             if !rel.is_empty() {
                 rel.push(b'/');
@@ -93,6 +94,15 @@ pub(super) fn list(
                 continue;
             }
         }
+        let known = EntryKind::from_file_type(listed);
+        if let (Some(f), Some(kind)) = (filter, known) {
+            if f.leaves_out(root, &rel, name, Some(kind)) {
+                found.excluded.push((name.to_vec(), Some(kind)));
+                continue;
+            }
+        }
+        // A filter that the listing could not tell the kind to is asked once it is known.
+        let ask_after = filter.filter(|_| known.is_none());
         // The entry is built where it stays, in the listing's vector: built apart and moved in,
         // it was copied twice per entry (the `Stat` and the `Entry`, a few hundred bytes each).
         found.entries.push(Entry {
@@ -104,10 +114,20 @@ pub(super) fn list(
             xattrs: Vec::new(),
         });
         let e = found.entries.last_mut().expect("an entry was just pushed");
+        let examined = examine(fd, c_name, listed, options, e);
+        if let Some(f) = ask_after {
+            let kind = examined.is_ok().then_some(e.kind);
+            if f.leaves_out(root, &rel, name, kind) {
+                found.excluded.push((name.to_vec(), kind));
+                found.entries.pop();
+                continue;
+            }
+        }
         if options.inode_order {
             found.inos.push(entry.ino());
         }
-        match examine(fd, c_name, listed, options, e) {
+        let e = found.entries.last_mut().expect("an entry was just pushed");
+        match examined {
             Ok(()) => {
                 if options.xattrs && options.detail == Detail::Everything {
                     let full = || path.join(OsStr::from_bytes(name));

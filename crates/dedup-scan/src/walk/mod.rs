@@ -32,7 +32,7 @@ use crate::io::IoScheduler;
 use crate::open::open_dir;
 
 pub use entry::{Entry, EntryKind, Metadata, Xattr};
-pub use options::{Detail, WalkOptions, WalkOptionsError};
+pub use options::{Detail, EntryFilter, WalkOptions, WalkOptionsError};
 
 /// A path argument as the walk found it.
 #[derive(Debug)]
@@ -330,7 +330,8 @@ fn walk_dir<V: Visitor>(shared: &Shared<V>, task: DirTask<V::Dir>) -> Vec<DirTas
         return leave(task);
     }
 
-    let mut found = list::list(&fd, &task.path, &task.relative, options, shared.observer);
+    let mut found =
+        list::list(&fd, &task.path, (task.root, &task.relative), options, shared.observer);
     let inos = std::mem::take(&mut found.inos);
     permit.done(found.entries.len() as u64 * ENTRY_COST);
     // What a subdirectory's task needs of its entry, taken before a visitor that owns the

@@ -5,8 +5,11 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use super::entry::EntryKind;
 
 /// A bad walk setting.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +35,17 @@ pub enum Detail {
     Everything,
 }
 
+/// A job's own rule for the entries a walk leaves out (a mirror's ordered include and exclude
+/// patterns, say), asked for each listed entry before it is examined: a left-out entry costs no
+/// `stat`, is never entered, and nothing it could not be examined for is reported.
+pub trait EntryFilter: Send + Sync + std::fmt::Debug {
+    /// True when the entry `name` at `relative` (its path below root number `root`, in the order
+    /// the roots were given) is left out. `kind` is the listing's; where the file system does not
+    /// give it the walk asks after examining the entry, and with `None` when that failed (the
+    /// entry is then left out, its problem unreported, if it would be as any kind).
+    fn leaves_out(&self, root: u32, relative: &[u8], name: &[u8], kind: Option<EntryKind>) -> bool;
+}
+
 /// The user's choice of where a walk goes and what it finds out.
 #[derive(Debug, Clone)]
 pub struct WalkOptions {
@@ -50,6 +64,8 @@ pub struct WalkOptions {
     /// the way the file system laid the directories out (in the order they were made, on most
     /// file systems) instead of in the order of names' hashes.
     pub inode_order: bool,
+    /// The job's own filter, asked after the exclusion globs.
+    pub filter: Option<Arc<dyn EntryFilter>>,
     pub(crate) excludes: GlobSet,
 }
 
@@ -62,6 +78,7 @@ impl Default for WalkOptions {
             detail: Detail::Files,
             xattrs: false,
             inode_order: false,
+            filter: None,
             excludes: GlobSet::empty(),
         }
     }

@@ -215,3 +215,42 @@ fn inode_order_lists_the_lowest_inode_first() {
     assert_eq!(inos.len(), 12);
     assert!(inos.is_sorted(), "listed in inode order: {inos:?}");
 }
+
+/// Leaves out directories named `skip` and, below the second root only, names ending in `.o`.
+#[derive(Debug)]
+struct SkipFilter;
+
+impl EntryFilter for SkipFilter {
+    fn leaves_out(&self, root: u32, relative: &[u8], name: &[u8], kind: Option<EntryKind>) -> bool {
+        assert!(relative.ends_with(name), "{relative:?} {name:?}");
+        (name == b"skip" && kind == Some(EntryKind::Dir)) || (root == 1 && name.ends_with(b".o"))
+    }
+}
+
+#[test]
+fn a_job_filter_leaves_entries_out_before_they_are_examined_or_entered() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    for r in [&a, &b] {
+        std::fs::create_dir_all(r.join("skip/inner")).unwrap();
+        std::fs::create_dir_all(r.join("keep")).unwrap();
+        std::fs::write(r.join("keep/skip"), b"a file of that name").unwrap();
+        std::fs::write(r.join("keep/x.o"), b"x").unwrap();
+    }
+    let options =
+        WalkOptions { filter: Some(std::sync::Arc::new(SkipFilter)), ..WalkOptions::default() };
+    let recorder = Recorder::default();
+    let io = IoScheduler::new(Concurrency::Fixed(2));
+    walk(&[a.clone(), b.clone()], &options, &io, &(), &recorder);
+    let entries = recorder.entries.lock().unwrap();
+    for r in [&a, &b] {
+        assert!(!entries.contains_key(&key(r, "skip")), "left out");
+        assert!(!entries.contains_key(&key(r, "skip/inner")), "never entered");
+        assert!(entries.contains_key(&key(r, "keep/skip")), "a file is not a directory");
+    }
+    assert!(entries.contains_key(&key(&a, "keep/x.o")));
+    assert!(!entries.contains_key(&key(&b, "keep/x.o")), "the second root's own rule");
+    let mut excluded = recorder.excluded.lock().unwrap().clone();
+    excluded.sort();
+    assert_eq!(excluded, [b"skip".to_vec(), b"skip".to_vec(), b"x.o".to_vec()]);
+}

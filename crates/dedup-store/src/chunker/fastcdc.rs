@@ -4,12 +4,14 @@
 //! enough).
 //!
 //! Two rules decide where a chunk ends (docs/store-format.md §5): the **flat** one (chunker kind
-//! 3, the default since format version 2) cuts at the first position past `min` whose hash is
+//! 3, the default of format versions 2 and 3) cuts at the first position past `min` whose hash is
 //! below one threshold, so the cut points are the same whatever byte a chunk started at, save for
 //! the `min` skipped; the **normalised** one (kind 1, level 2) asks for a rarer hash before `avg`
 //! and a commoner one after, which evens chunk sizes but makes a chunk that starts at a new place
 //! (after an edit) often miss the old cut points for several chunks (docs/benchmarks/journal.md, "Chunker
 //! resynchronisation").
+
+use super::bounds;
 
 /// A keyed FastCDC chunker.
 #[derive(Clone)]
@@ -31,7 +33,7 @@ fn clear_top_bits(bits: u32) -> u64 {
     u64::MAX.checked_shr(bits.min(64)).unwrap_or(0)
 }
 
-fn gear_table(gear_key: &[u8; 32]) -> [u64; 256] {
+pub(super) fn gear_table(gear_key: &[u8; 32]) -> [u64; 256] {
     let mut table = [0u8; 2048];
     blake3::Hasher::new_keyed(gear_key).finalize_xof().fill(&mut table);
     let mut gear = [0u64; 256];
@@ -81,24 +83,14 @@ impl FastCdc {
 
     /// The cut point of `data` (at least `max` bytes, or the rest of the stream).
     pub fn cut(&self, data: &[u8]) -> usize {
-        let n = data.len();
-        if n <= self.min {
-            return n;
-        }
-        self.find(data).unwrap_or(self.max.min(n))
+        bounds::cut(data, self.min, self.max, |data| self.find(data))
     }
 
     /// The cut point of `data` if its bytes decide it: a boundary found in them stands whatever
     /// follows (the hash at a position depends on no later byte), but none found in fewer than
     /// `max` bytes says nothing yet.
     pub fn cut_if_decided(&self, data: &[u8]) -> Option<usize> {
-        if data.len() >= self.max {
-            return Some(self.cut(data));
-        }
-        if data.len() <= self.min {
-            return None;
-        }
-        self.find(data)
+        bounds::cut_if_decided(data, self.min, self.max, |data| self.find(data))
     }
 
     /// The first boundary in `data` (below `max`), if any.
@@ -118,7 +110,8 @@ impl FastCdc {
 }
 
 /// The first position in `bytes` where the gear hash, rolled on from `*hash`, is at most
-/// `limit`; with none, `*hash` is left at the hash after the last byte.
+/// `limit`; `*hash` is left at the hash there (with none, after the last byte), so that a caller
+/// can roll on past it.
 ///
 /// Each step's hash is the previous one shifted by one plus a table entry, a chain of dependent
 /// operations that one byte at a time bounds the loop at their latency. Four steps at once give
@@ -127,7 +120,7 @@ impl FastCdc {
 /// is one shift and one add and the rest runs in parallel (3x the throughput of the byte loop
 /// on this machine's AMD EPYC; docs/benchmarks/journal.md, "Second write (issue 24)").
 #[inline(always)]
-fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, limit: u64) -> Option<usize> {
+pub(super) fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, limit: u64) -> Option<usize> {
     let entry = |byte: u8| gear[usize::from(byte)];
     let mut h = *hash;
     let mut quads = bytes.chunks_exact(4);
@@ -143,8 +136,10 @@ fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, limit: u64) -> Option<u
         let h3 = (h << 4).wrapping_add(s3);
         // One branch per group in the common case: none of the four is a boundary.
         if (h0 <= limit) | (h1 <= limit) | (h2 <= limit) | (h3 <= limit) {
-            let first = [h0, h1, h2, h3].iter().position(|&h| h <= limit);
-            return first.map(|k| at + k);
+            let hashes = [h0, h1, h2, h3];
+            let first = hashes.iter().position(|&h| h <= limit).expect("one is at most limit");
+            *hash = hashes[first];
+            return Some(at + first);
         }
         h = h3;
         at += 4;
@@ -152,6 +147,7 @@ fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, limit: u64) -> Option<u
     for &byte in quads.remainder() {
         h = (h << 1).wrapping_add(entry(byte));
         if h <= limit {
+            *hash = h;
             return Some(at);
         }
         at += 1;

@@ -1,11 +1,15 @@
-//! Splitting a stream into chunks (docs/store-format.md §5): keyed FastCDC (flat, the default, or
-//! normalised as repositories of format version 1 cut), or fixed-size blocks for disk images,
-//! and a reader that feeds either from any `Read` through one reused buffer.
+//! Splitting a stream into chunks (docs/store-format.md §5): keyed FastCDC with PRF-placed cuts
+//! (the default since format version 4), flat (format version 2) or normalised (as repositories
+//! of format version 1 cut), or fixed-size blocks for disk images, and a reader that feeds any
+//! of them from a `Read` through one reused buffer.
 
+mod bounds;
 mod fastcdc;
+mod prf_cut;
 mod stream;
 
 pub use fastcdc::FastCdc;
+pub use prf_cut::PrfCut;
 pub use stream::ChunkStream;
 
 use crate::format::ChunkerParams;
@@ -13,8 +17,10 @@ use crate::format::ChunkerParams;
 /// A configured chunker.
 #[derive(Clone)]
 pub enum Chunker {
-    /// Content-defined, keyed.
+    /// Content-defined, keyed, cut where the hash's bits say.
     FastCdc(Box<FastCdc>),
+    /// Content-defined, keyed, cut where a PRF says.
+    PrfCut(Box<PrfCut>),
     /// Fixed-size blocks.
     Fixed(u32),
 }
@@ -29,6 +35,9 @@ impl Chunker {
             ChunkerParams::FastCdcNormalised { min, avg, max } => {
                 Chunker::FastCdc(Box::new(FastCdc::normalised(gear_key, min, avg, max, 2)))
             }
+            ChunkerParams::FastCdcPrf { min, avg, max } => {
+                Chunker::PrfCut(Box::new(PrfCut::new(gear_key, min, avg, max)))
+            }
             ChunkerParams::Fixed { size } => Chunker::Fixed(size),
         }
     }
@@ -37,6 +46,7 @@ impl Chunker {
     pub fn max_size(&self) -> usize {
         match self {
             Chunker::FastCdc(cdc) => cdc.max_size(),
+            Chunker::PrfCut(cdc) => cdc.max_size(),
             Chunker::Fixed(size) => *size as usize,
         }
     }
@@ -46,6 +56,7 @@ impl Chunker {
     pub fn cut(&self, data: &[u8]) -> usize {
         match self {
             Chunker::FastCdc(cdc) => cdc.cut(data),
+            Chunker::PrfCut(cdc) => cdc.cut(data),
             Chunker::Fixed(size) => data.len().min(*size as usize),
         }
     }
@@ -56,6 +67,7 @@ impl Chunker {
     pub fn cut_if_decided(&self, data: &[u8]) -> Option<usize> {
         match self {
             Chunker::FastCdc(cdc) => cdc.cut_if_decided(data),
+            Chunker::PrfCut(cdc) => cdc.cut_if_decided(data),
             Chunker::Fixed(size) => (data.len() >= *size as usize).then_some(*size as usize),
         }
     }

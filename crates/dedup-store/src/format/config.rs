@@ -1,7 +1,8 @@
 //! The repository config's plaintext: format version, repository id, chunker, pack size and
 //! compression, fixed at init. The format version written follows from what the repository
 //! needs: 2 with the flat FastCDC chunker (kind 3, which a version-1 reader would not know), 3
-//! with trees of version 2 and status trees (which a version-2 reader would not know).
+//! with trees of version 2 and status trees (which a version-2 reader would not know), 4 with
+//! padded packs and the FastCDC chunker whose cuts a PRF places (kind 4).
 
 use super::wire::{Reader, Writer};
 use super::{DecodeError, FORMAT_VERSION};
@@ -18,6 +19,16 @@ pub const MAX_CHUNK: u32 = 64 << 20;
 /// The chunker and its sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkerParams {
+    /// Keyed FastCDC whose cut points a PRF places (kind 4, format version 4), min < avg < max:
+    /// the default.
+    FastCdcPrf {
+        /// Smallest chunk (except a stream's last).
+        min: u32,
+        /// Mean chunk, about (before the few cut at max).
+        avg: u32,
+        /// Largest.
+        max: u32,
+    },
     /// Keyed FastCDC, flat (one threshold past min; kind 3, format version 2), min < avg < max.
     FastCdc {
         /// Smallest chunk (except a stream's last).
@@ -45,9 +56,10 @@ pub enum ChunkerParams {
 }
 
 impl Default for ChunkerParams {
-    /// Flat FastCDC, 512 KiB / 1 MiB / 8 MiB (docs/benchmarks/journal.md, "Chunker resynchronisation").
+    /// FastCDC with PRF-placed cuts, 512 KiB / 1 MiB / 8 MiB (the sizes of the flat kind:
+    /// docs/benchmarks/journal.md, "Chunker resynchronisation").
     fn default() -> Self {
-        ChunkerParams::FastCdc { min: 512 << 10, avg: 1 << 20, max: 8 << 20 }
+        ChunkerParams::FastCdcPrf { min: 512 << 10, avg: 1 << 20, max: 8 << 20 }
     }
 }
 
@@ -55,7 +67,8 @@ impl ChunkerParams {
     /// Checks the sizes against the format's rules.
     pub fn validate(&self) -> Result<(), String> {
         match *self {
-            ChunkerParams::FastCdc { min, avg, max } => {
+            ChunkerParams::FastCdc { min, avg, max }
+            | ChunkerParams::FastCdcPrf { min, avg, max } => {
                 if !(64 <= min && min < avg && avg < max && max <= MAX_CHUNK) {
                     return Err(format!(
                         "chunk sizes {min}/{avg}/{max}: need 64 <= min < avg < max <= {MAX_CHUNK}"
@@ -86,6 +99,7 @@ impl ChunkerParams {
     /// The repository format version that can record this chunker.
     pub fn format_version(&self) -> u8 {
         match self {
+            ChunkerParams::FastCdcPrf { .. } => PADDED_PACKS_VERSION,
             ChunkerParams::FastCdc { .. } => 2,
             ChunkerParams::FastCdcNormalised { .. } | ChunkerParams::Fixed { .. } => FIRST_VERSION,
         }
@@ -94,9 +108,9 @@ impl ChunkerParams {
     /// The largest chunk the chunker produces.
     pub fn max_chunk(&self) -> u32 {
         match *self {
-            ChunkerParams::FastCdc { max, .. } | ChunkerParams::FastCdcNormalised { max, .. } => {
-                max
-            }
+            ChunkerParams::FastCdc { max, .. }
+            | ChunkerParams::FastCdcPrf { max, .. }
+            | ChunkerParams::FastCdcNormalised { max, .. } => max,
             ChunkerParams::Fixed { size } => size,
         }
     }
@@ -127,12 +141,17 @@ pub struct Config {
     /// Compression.
     pub compression: CompressionMode,
     /// The repository's format version (docs/store-format.md §13): at least what the chunker
-    /// needs; 3 writes trees of version 2 with status trees, 1 and 2 trees of version 1.
+    /// needs; 3 and 4 write trees of version 2 with status trees, 1 and 2 trees of version 1; 4
+    /// writes packs of version 2 (padded), the others packs of version 1.
     pub version: u8,
 }
 
 /// The format version whose trees are of version 2, with status trees.
 pub const STATUS_TREES_VERSION: u8 = 3;
+
+/// The format version whose packs are padded, their trailer's length sealed (pack version 2),
+/// and which knows chunker kind 4.
+pub const PADDED_PACKS_VERSION: u8 = 4;
 
 impl Config {
     /// The repository's format version (docs/store-format.md §13).
@@ -146,6 +165,12 @@ impl Config {
         self.version >= STATUS_TREES_VERSION
     }
 
+    /// Whether packs are written padded, their trailer's length sealed (format version 4:
+    /// pack version 2, docs/store-format.md §7), rather than as pack version 1.
+    pub fn padded_packs(&self) -> bool {
+        self.version >= PADDED_PACKS_VERSION
+    }
+
     /// The plaintext.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Writer::default();
@@ -153,6 +178,12 @@ impl Config {
         out.id(&self.id);
         out.i64(self.created);
         match self.chunker {
+            ChunkerParams::FastCdcPrf { min, avg, max } => {
+                out.u8(4);
+                out.u32(min);
+                out.u32(avg);
+                out.u32(max);
+            }
             ChunkerParams::FastCdc { min, avg, max } => {
                 out.u8(3);
                 out.u32(min);
@@ -195,9 +226,11 @@ impl Config {
             1 => ChunkerParams::FastCdcNormalised { min: a, avg: b, max: c },
             2 if a == b && b == c => ChunkerParams::Fixed { size: a },
             3 => ChunkerParams::FastCdc { min: a, avg: b, max: c },
+            4 => ChunkerParams::FastCdcPrf { min: a, avg: b, max: c },
             _ => return Err(DecodeError::invalid(format!("unknown chunker {kind}"))),
         };
-        // Kind 3 only in version 2: a version-1 repository cuts with kind 1 or 2 for ever.
+        // Kind 3 from version 2 on, kind 4 from version 4: a repository cuts with the kind it
+        // was created with for ever, and an older version never names a newer kind.
         if chunker.format_version() > version {
             return Err(DecodeError::invalid(format!(
                 "chunker kind {kind} in a format version {version} config"
@@ -231,37 +264,43 @@ mod tests {
         (
             any::<[u8; 32]>(),
             any::<i64>(),
-            0u8..3,
+            0u8..4,
             7u32..20,
             1u32..1 << 20,
             PACK_SIZE_RANGE.0..PACK_SIZE_RANGE.1,
             (0i32..23, 1u8..=FORMAT_VERSION),
         )
             .prop_map(|(id, created, kind, bits, size, pack_size, (level, version))| {
+                let chunker = match kind {
+                    0 => ChunkerParams::FastCdc {
+                        min: 1 << (bits - 1),
+                        avg: (1 << bits) + size % (1 << bits),
+                        max: 1 << (bits + 2),
+                    },
+                    1 => ChunkerParams::FastCdcNormalised {
+                        min: 1 << (bits - 1),
+                        avg: 1 << bits,
+                        max: 1 << (bits + 2),
+                    },
+                    2 => ChunkerParams::FastCdcPrf {
+                        min: 1 << (bits - 1),
+                        avg: (1 << bits) + size % (1 << bits),
+                        max: 1 << (bits + 2),
+                    },
+                    _ => ChunkerParams::Fixed { size },
+                };
                 Config {
                     id: Id(id),
                     created,
-                    chunker: match kind {
-                        0 => ChunkerParams::FastCdc {
-                            min: 1 << (bits - 1),
-                            avg: (1 << bits) + size % (1 << bits),
-                            max: 1 << (bits + 2),
-                        },
-                        1 => ChunkerParams::FastCdcNormalised {
-                            min: 1 << (bits - 1),
-                            avg: 1 << bits,
-                            max: 1 << (bits + 2),
-                        },
-                        _ => ChunkerParams::Fixed { size },
-                    },
+                    chunker,
                     pack_size,
                     compression: match level {
                         0 => CompressionMode::Off,
                         22 => CompressionMode::Auto,
                         n => CompressionMode::Level(n),
                     },
-                    // At least what the chunker needs (kind 3: version 2).
-                    version: version.max(2 - u8::from(kind != 0)),
+                    // At least what the chunker needs (kind 3: version 2, kind 4: version 4).
+                    version: version.max(chunker.format_version()),
                 }
             })
     }
@@ -300,9 +339,12 @@ mod tests {
     }
 
     #[test]
-    fn the_flat_chunker_is_the_default_and_makes_a_version_2_repository() {
-        assert!(matches!(ChunkerParams::default(), ChunkerParams::FastCdc { .. }));
+    fn the_prf_chunker_is_the_default_and_makes_a_version_4_repository() {
+        assert!(matches!(ChunkerParams::default(), ChunkerParams::FastCdcPrf { .. }));
         let bytes = config(ChunkerParams::default()).encode();
+        assert_eq!((bytes[0], bytes[41]), (4, 4), "version 4, chunker kind 4");
+        let flat = ChunkerParams::FastCdc { min: 512 << 10, avg: 1 << 20, max: 8 << 20 };
+        let bytes = config(flat).encode();
         assert_eq!((bytes[0], bytes[41]), (2, 3), "version 2, chunker kind 3");
         let bytes = config(ChunkerParams::FastCdcNormalised { min: 1, avg: 2, max: 4 }).encode();
         assert_eq!((bytes[0], bytes[41]), (1, 1), "a version-1 config stays version 1");
@@ -311,28 +353,35 @@ mod tests {
 
     #[test]
     fn a_kind_in_the_wrong_version_is_refused() {
-        let mut bytes = config(ChunkerParams::default()).encode();
+        let flat = ChunkerParams::FastCdc { min: 512 << 10, avg: 1 << 20, max: 8 << 20 };
+        let mut bytes = config(flat).encode();
         bytes[0] = 1;
         assert!(Config::decode(&bytes).is_err(), "kind 3 needs version 2");
+        for older in 1..=3 {
+            let mut bytes = config(ChunkerParams::default()).encode();
+            bytes[0] = older;
+            assert!(Config::decode(&bytes).is_err(), "kind 4 needs version 4, not {older}");
+        }
         let mut bytes = config(ChunkerParams::Fixed { size: 9 }).encode();
         bytes[0] = 2;
         let fixed_in_2 = Config::decode(&bytes).expect("version 2 may hold any kind");
         assert_eq!(fixed_in_2.encode()[0], 2, "and stays version 2 when written again");
         let mut bytes = config(ChunkerParams::default()).encode();
-        bytes[0] = 4;
-        assert!(matches!(Config::decode(&bytes), Err(DecodeError::Version { found: 4, .. })));
+        bytes[0] = 5;
+        assert!(matches!(Config::decode(&bytes), Err(DecodeError::Version { found: 5, .. })));
     }
 
     #[test]
     fn status_trees_make_a_version_3_repository_whatever_the_chunker() {
-        for chunker in [ChunkerParams::default(), ChunkerParams::Fixed { size: 9 }] {
+        let flat = ChunkerParams::FastCdc { min: 512 << 10, avg: 1 << 20, max: 8 << 20 };
+        for chunker in [flat, ChunkerParams::Fixed { size: 9 }] {
             let with = Config { version: 3, ..config(chunker) };
             let bytes = with.encode();
             assert_eq!(bytes[0], 3);
             assert_eq!(Config::decode(&bytes), Ok(with));
         }
         // A program that knows only version 2 checks the version byte against 1..=2 first.
-        let bytes = Config { version: 3, ..config(ChunkerParams::default()) }.encode();
+        let bytes = Config { version: 3, ..config(flat) }.encode();
         let mut reader = super::super::wire::Reader::new(&bytes);
         assert_eq!(
             reader.version_in(FIRST_VERSION..=2),

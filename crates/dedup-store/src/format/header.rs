@@ -1,5 +1,6 @@
 //! The 8-byte header that opens config, pack, index, snapshot and writer files: magic, version,
-//! flags (encrypted) and sub-kind (a pack's blob kind).
+//! flags (encrypted) and sub-kind (a pack's blob kind). Every file is of version 1 but packs,
+//! which have a version 2 (padded, format version 4).
 
 use super::DecodeError;
 
@@ -8,6 +9,9 @@ pub const HEADER_LEN: usize = 8;
 
 /// Version of the header layout and of the files that use it.
 const HEADER_VERSION: u8 = 1;
+
+/// The newest version of a pack (docs/store-format.md §7).
+pub const PACK_VERSION_MAX: u8 = 2;
 
 /// Flag bit: the repository is encrypted.
 const FLAG_ENCRYPTED: u8 = 1;
@@ -67,31 +71,54 @@ pub struct Header {
 impl Header {
     /// The 8 bytes.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
+        self.encode_version(HEADER_VERSION)
+    }
+
+    /// The 8 bytes of a file of `version` (a pack's 1 or 2; every other file is of version 1).
+    pub fn encode_version(&self, version: u8) -> [u8; HEADER_LEN] {
         let mut out = [0u8; HEADER_LEN];
         out[..4].copy_from_slice(self.magic.bytes());
-        out[4] = HEADER_VERSION;
+        out[4] = version;
         out[5] = if self.encrypted { FLAG_ENCRYPTED } else { 0 };
         out[6] = self.sub_kind;
         out
     }
 
-    /// Decodes the header at the start of `file`, which must be of kind `magic`.
+    /// Decodes the header at the start of `file`, which must be of kind `magic` and version 1.
     pub fn decode(file: &[u8], magic: Magic) -> Result<Header, DecodeError> {
+        Self::decode_version(file, magic, HEADER_VERSION).map(|(header, _)| header)
+    }
+
+    /// Decodes the header of a pack, of version 1 or 2; returns it and the version.
+    pub fn decode_pack(file: &[u8]) -> Result<(Header, u8), DecodeError> {
+        Self::decode_version(file, Magic::Pack, PACK_VERSION_MAX)
+    }
+
+    /// Decodes the header at the start of `file` of kind `magic` and of a version from 1 to
+    /// `newest`.
+    fn decode_version(file: &[u8], magic: Magic, newest: u8) -> Result<(Header, u8), DecodeError> {
         let bytes = file.get(..HEADER_LEN).ok_or(DecodeError::Truncated)?;
         if &bytes[..4] != magic.bytes() {
             return Err(DecodeError::Magic { expected: magic.name() });
         }
-        if bytes[4] != HEADER_VERSION {
-            return Err(DecodeError::Version { found: bytes[4], known: HEADER_VERSION });
+        let version = bytes[4];
+        if !(HEADER_VERSION..=newest).contains(&version) {
+            return Err(DecodeError::Version { found: version, known: newest });
         }
-        if bytes[5] & !FLAG_ENCRYPTED != 0 || bytes[7] != 0 {
-            return Err(DecodeError::invalid("unknown header flags"));
+        if bytes[5] & !FLAG_ENCRYPTED != 0 {
+            return Err(DecodeError::invalid(format!("unknown header flags 0x{:02x}", bytes[5])));
+        }
+        if bytes[7] != 0 {
+            return Err(DecodeError::invalid(format!(
+                "header byte 7 (reserved) is 0x{:02x}, not 0x00",
+                bytes[7]
+            )));
         }
         let sub_kind = bytes[6];
         if sub_kind > u8::from(magic == Magic::Pack) {
             return Err(DecodeError::invalid(format!("unknown sub-kind {sub_kind}")));
         }
-        Ok(Header { magic, encrypted: bytes[5] & FLAG_ENCRYPTED != 0, sub_kind })
+        Ok((Header { magic, encrypted: bytes[5] & FLAG_ENCRYPTED != 0, sub_kind }, version))
     }
 }
 
@@ -109,5 +136,20 @@ mod tests {
         let mut bad = bytes;
         bad[4] = 9;
         assert!(matches!(Header::decode(&bad, Magic::Pack), Err(DecodeError::Version { .. })));
+    }
+
+    #[test]
+    fn packs_have_a_version_2_and_no_other_file_does() {
+        let pack = Header { magic: Magic::Pack, encrypted: true, sub_kind: 0 };
+        let bytes = pack.encode_version(2);
+        assert_eq!(Header::decode_pack(&bytes), Ok((pack, 2)));
+        assert_eq!(Header::decode_pack(&pack.encode()), Ok((pack, 1)));
+        assert!(matches!(Header::decode(&bytes, Magic::Pack), Err(DecodeError::Version { .. })));
+        for bad in [0, 3] {
+            let bytes = pack.encode_version(bad);
+            assert!(matches!(Header::decode_pack(&bytes), Err(DecodeError::Version { .. })));
+        }
+        let index = Header { magic: Magic::Index, encrypted: true, sub_kind: 0 }.encode_version(2);
+        assert!(matches!(Header::decode(&index, Magic::Index), Err(DecodeError::Version { .. })));
     }
 }

@@ -15,10 +15,12 @@ mod wire;
 mod writer_marker;
 
 pub use blob_kind::BlobKind;
-pub use config::{ChunkerParams, CompressionMode, Config, MAX_CHUNK, PACK_SIZE_RANGE};
+pub use config::{
+    ChunkerParams, CompressionMode, Config, MAX_CHUNK, PACK_SIZE_RANGE, PADDED_PACKS_VERSION,
+};
 pub use deletion_plan::DeletionPlan;
 pub use entries::{BlobEntry, Compression, ENTRY_LEN};
-pub use header::{Header, Magic, HEADER_LEN};
+pub use header::{Header, Magic, HEADER_LEN, PACK_VERSION_MAX};
 pub use index_file::{IndexFile, IndexedPack};
 pub use key_file::{Kdf, KdfParams, KeyFile};
 pub use snapshot::{Snapshot, Summary};
@@ -28,7 +30,7 @@ pub use writer_marker::WriterInfo;
 
 /// The newest repository format version this program reads and writes (it reads and writes
 /// every older one too: docs/store-format.md §13).
-pub const FORMAT_VERSION: u8 = 3;
+pub const FORMAT_VERSION: u8 = 4;
 
 /// Why bytes do not decode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -244,14 +244,20 @@ impl Tree {
         let mut nodes: Vec<Node> = Vec::with_capacity(count);
         for _ in 0..count {
             let name = input.bytes(MAX_NAME, "name")?.to_vec();
+            // A name that could leave the directory it is restored into (`..`, `/`), name no
+            // entry, or end a C string early is refused here, before anything acts on it.
             if !valid_name(&name) {
                 return Err(DecodeError::invalid(format!(
-                    "invalid name {:?}",
-                    String::from_utf8_lossy(&name)
+                    "invalid name \"{}\" (empty, `.`, `..`, or holding `/` or NUL)",
+                    name.escape_ascii()
                 )));
             }
-            if nodes.last().is_some_and(|last| last.name >= name) {
-                return Err(DecodeError::invalid("entries out of order or repeated"));
+            if let Some(last) = nodes.last().filter(|last| last.name >= name) {
+                let how = if last.name == name { "repeated" } else { "out of order" };
+                return Err(DecodeError::invalid(format!(
+                    "entry \"{}\" {how}",
+                    name.escape_ascii()
+                )));
             }
             let kind = NodeKind::from_code(input.u8()?)?;
             let flags = input.u8()?;
@@ -415,18 +421,44 @@ mod tests {
     }
 
     #[test]
-    fn names_that_escape_a_directory_are_refused() {
-        for bad in [&b".."[..], b".", b"a/b", b"", b"a\0"] {
-            let tree = Tree {
-                nodes: vec![Node {
-                    name: bad.to_vec(),
-                    content: Content::Chunks(vec![]),
-                    ..Node::default()
-                }],
-                ..Tree::default()
-            };
-            assert!(Tree::decode(&tree.encode()).is_err(), "{bad:?}");
+    fn names_that_escape_a_directory_are_refused_by_name() {
+        let long = vec![b'x'; MAX_NAME + 1];
+        let cases: [(&[u8], &str); 7] = [
+            (b"..", "\"..\""),
+            (b".", "\".\""),
+            (b"a/b", "\"a/b\""),
+            (b"/etc/x", "\"/etc/x\""),
+            (b"", "\"\""),
+            (b"a\0b", "\"a\\x00b\""),
+            (&long, "256 bytes, at most 255"),
+        ];
+        for status in [TreeStatus::Inline, TreeStatus::Apart] {
+            for (bad, said) in cases {
+                let tree = Tree {
+                    nodes: vec![Node {
+                        name: bad.to_vec(),
+                        content: Content::Chunks(vec![]),
+                        ..Node::default()
+                    }],
+                    status,
+                };
+                let err = Tree::decode(&tree.encode()).unwrap_err().to_string();
+                assert!(err.contains(said), "{bad:?}: {err}");
+            }
         }
+    }
+
+    #[test]
+    fn a_repeated_name_is_refused_by_name() {
+        let node = |name: &[u8]| Node {
+            name: name.to_vec(),
+            content: Content::Chunks(vec![]),
+            ..Node::default()
+        };
+        let tree =
+            Tree { nodes: vec![node(b"a"), node(b"x\xff"), node(b"x\xff")], ..Tree::default() };
+        let err = Tree::decode(&tree.encode()).unwrap_err().to_string();
+        assert!(err.contains("\"x\\xff\" repeated"), "{err}");
     }
 
     #[test]

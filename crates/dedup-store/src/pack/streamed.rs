@@ -5,7 +5,8 @@
 
 use std::io;
 
-use super::writer::{append_tail, entry_at, pack_header};
+use super::tail::{append_tail, closed_len, Closing, PackLayout};
+use super::writer::{entry_at, PackWriter};
 use crate::backend::ObjectWriter;
 use crate::blob::{BlobKind, SealedBlob};
 use crate::crypto::Sealer;
@@ -16,6 +17,9 @@ use crate::id::Id;
 pub struct StreamedPackWriter {
     kind: BlobKind,
     header: [u8; HEADER_LEN],
+    layout: PackLayout,
+    /// Whether it is padded when closed (version 2 in an encrypted repository).
+    pad: bool,
     object: Box<dyn ObjectWriter>,
     hasher: blake3::Hasher,
     len: usize,
@@ -39,16 +43,37 @@ pub struct StreamedPack {
 impl StreamedPackWriter {
     /// An empty pack of `kind` in `object`, its header written.
     pub fn new(kind: BlobKind, encrypted: bool, object: Box<dyn ObjectWriter>) -> io::Result<Self> {
-        let header = pack_header(kind, encrypted);
+        Self::with_layout(kind, encrypted, PackLayout::Plain, object)
+    }
+
+    /// An empty pack of `kind` in `layout` (the repository's) in `object`, its header written.
+    pub fn with_layout(
+        kind: BlobKind,
+        encrypted: bool,
+        layout: PackLayout,
+        object: Box<dyn ObjectWriter>,
+    ) -> io::Result<Self> {
+        let memory = PackWriter::with_layout(kind, encrypted, layout, Vec::new());
+        Self::from_memory(memory, object)
+    }
+
+    /// The pack `memory` goes on in `object`: what it holds so far is written there, and every
+    /// later blob as it comes.
+    pub fn from_memory(memory: PackWriter, object: Box<dyn ObjectWriter>) -> io::Result<Self> {
+        let (kind, layout, pad) = (memory.kind(), memory.layout(), memory.pads());
+        let (bytes, entries) = memory.into_parts();
+        let header: [u8; HEADER_LEN] = bytes[..HEADER_LEN].try_into().expect("a header");
         let mut writer = StreamedPackWriter {
             kind,
             header,
+            layout,
+            pad,
             object,
             hasher: blake3::Hasher::new(),
             len: 0,
-            entries: Vec::new(),
+            entries,
         };
-        writer.put(&header)?;
+        writer.put(&bytes)?;
         Ok(writer)
     }
 
@@ -67,6 +92,17 @@ impl StreamedPackWriter {
     /// Bytes so far.
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Its length once closed (trailer, padding and tail added).
+    pub fn closed_len(&self) -> u64 {
+        closed_len(self.layout, self.pad, self.len, self.entries.len())
+    }
+
+    /// Its length once closed with one more blob of `sealed_len` bytes (see
+    /// [`PackWriter::closed_len_with`]).
+    pub fn closed_len_with(&self, sealed_len: usize) -> u64 {
+        closed_len(self.layout, self.pad, self.len + sealed_len, self.entries.len() + 1)
     }
 
     /// Whether it holds no blob.
@@ -89,11 +125,17 @@ impl StreamedPackWriter {
         Ok(())
     }
 
-    /// Writes the tail (sealed trailer, its length, the tail magic): the pack is complete and
-    /// its id known, but not yet stored under it.
+    /// Writes the tail (sealed trailer, padding and lengths or the trailer's length, the tail
+    /// magic): the pack is complete and its id known, but not yet stored under it.
     pub fn finish(mut self, sealer: &Sealer) -> io::Result<StreamedPack> {
         let mut tail = Vec::new();
-        append_tail(&self.header, &self.entries, sealer, &mut tail);
+        let closing = Closing {
+            header: &self.header,
+            layout: self.layout,
+            pad: self.pad,
+            body_len: self.len,
+        };
+        append_tail(closing, &self.entries, sealer, &mut tail);
         self.put(&tail)?;
         Ok(StreamedPack {
             id: Id(*self.hasher.finalize().as_bytes()),
@@ -149,6 +191,47 @@ mod tests {
         assert!(stored == memory.bytes, "the stored pack differs from the one built in memory");
         assert_eq!(Id::of_file(&stored), memory.id);
         assert_eq!(parse_pack(&sealer, &stored).unwrap().entries, memory.entries);
+    }
+
+    #[test]
+    fn a_pack_begun_in_memory_and_streamed_on_is_the_pack_built_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        for encrypted in [false, true] {
+            let sealer = Sealer::new([9; 32], encrypted);
+            let layout = PackLayout::Padded;
+            let mut memory = PackWriter::with_layout(BlobKind::Data, encrypted, layout, Vec::new());
+            let mut begun = PackWriter::with_layout(BlobKind::Data, encrypted, layout, Vec::new());
+            let blobs = blobs();
+            for blob in &blobs[..5] {
+                memory.add(blob);
+                begun.add(blob);
+            }
+            let object = backend.begin_object("data").unwrap().unwrap();
+            let mut streamed = StreamedPackWriter::from_memory(begun, object).unwrap();
+            for blob in &blobs[5..] {
+                assert_eq!(
+                    streamed.closed_len_with(blob.sealed.len()),
+                    memory.closed_len_with(blob.sealed.len())
+                );
+                memory.add(blob);
+                streamed.add(blob).unwrap();
+                assert_eq!(streamed.closed_len(), memory.closed_len());
+            }
+            let want_len = memory.closed_len();
+            let memory = memory.finish(&sealer);
+            let streamed = streamed.finish(&sealer).unwrap();
+            assert_eq!((streamed.len, memory.bytes.len() as u64), (want_len, want_len));
+            assert_eq!(streamed.entries, memory.entries);
+            let name = pack_path(&streamed.id);
+            streamed.object.commit(&name).unwrap();
+            let stored = backend.get(&name).unwrap();
+            assert_eq!(parse_pack(&sealer, &stored).unwrap().entries, memory.entries);
+            if !encrypted {
+                // No random nonce and no padding: the same bytes.
+                assert!(stored == memory.bytes, "the stored pack differs from the one in memory");
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Gathers sealed blobs of one kind into a pack and closes it with its trailer.
+//! Gathers sealed blobs of one kind into a pack and closes it with its trailer (and, in a pack
+//! of version 2, its padding).
 
-use super::{TAIL_MAGIC, TRAILER_AD};
+use super::tail::{append_tail, closed_len, Closing, PackLayout};
 use crate::blob::{BlobKind, SealedBlob};
 use crate::crypto::Sealer;
 use crate::format::{BlobEntry, Header, Magic, HEADER_LEN};
@@ -14,6 +15,9 @@ const GROW: usize = 4 << 20;
 pub struct PackWriter {
     kind: BlobKind,
     header: [u8; HEADER_LEN],
+    layout: PackLayout,
+    /// Whether it is padded when closed (version 2 in an encrypted repository).
+    pad: bool,
     buf: Vec<u8>,
     entries: Vec<BlobEntry>,
 }
@@ -37,11 +41,23 @@ impl PackWriter {
     }
 
     /// An empty pack of `kind` written into `buf` (a finished pack's, whose room is kept).
-    pub fn with_buffer(kind: BlobKind, encrypted: bool, mut buf: Vec<u8>) -> Self {
-        let header = pack_header(kind, encrypted);
+    pub fn with_buffer(kind: BlobKind, encrypted: bool, buf: Vec<u8>) -> Self {
+        Self::with_layout(kind, encrypted, PackLayout::Plain, buf)
+    }
+
+    /// An empty pack of `kind` in `layout` (the repository's: [`PackLayout::Padded`] in format
+    /// version 4) written into `buf`.
+    pub fn with_layout(
+        kind: BlobKind,
+        encrypted: bool,
+        layout: PackLayout,
+        mut buf: Vec<u8>,
+    ) -> Self {
+        let header = pack_header(kind, encrypted, layout);
         buf.clear();
         buf.extend_from_slice(&header);
-        PackWriter { kind, header, buf, entries: Vec::new() }
+        let pad = layout == PackLayout::Padded && encrypted;
+        PackWriter { kind, header, layout, pad, buf, entries: Vec::new() }
     }
 
     /// The blob kind it holds.
@@ -49,9 +65,43 @@ impl PackWriter {
         self.kind
     }
 
+    /// Its layout.
+    pub fn layout(&self) -> PackLayout {
+        self.layout
+    }
+
     /// Bytes so far.
     pub fn len(&self) -> usize {
         self.buf.len()
+    }
+
+    /// Its length once closed (trailer, padding and tail added).
+    pub fn closed_len(&self) -> u64 {
+        closed_len(self.layout, self.pad, self.buf.len(), self.entries.len())
+    }
+
+    /// Its length once closed with one more blob of `sealed_len` bytes: where that equals
+    /// [`PackWriter::closed_len`], the blob takes room the padding would have taken.
+    pub fn closed_len_with(&self, sealed_len: usize) -> u64 {
+        closed_len(self.layout, self.pad, self.buf.len() + sealed_len, self.entries.len() + 1)
+    }
+
+    /// Its blobs and their sealed boxes, in order.
+    pub fn blobs(&self) -> impl Iterator<Item = (&BlobEntry, &[u8])> {
+        self.entries.iter().map(|entry| {
+            let start = entry.offset as usize;
+            (entry, &self.buf[start..start + entry.stored_len as usize])
+        })
+    }
+
+    /// Whether it is padded when closed.
+    pub(super) fn pads(&self) -> bool {
+        self.pad
+    }
+
+    /// Its bytes so far (header and blob boxes) and its blobs, to go on elsewhere.
+    pub(super) fn into_parts(self) -> (Vec<u8>, Vec<BlobEntry>) {
+        (self.buf, self.entries)
     }
 
     /// Whether it holds no blob.
@@ -106,9 +156,16 @@ impl PackWriter {
         self.buf.extend_from_slice(sealed);
     }
 
-    /// Closes the pack: sealed trailer, its length, the tail magic.
+    /// Closes the pack: sealed trailer, padding and lengths (version 2) or the trailer's length
+    /// (version 1), the tail magic.
     pub fn finish(mut self, sealer: &Sealer) -> FinishedPack {
-        append_tail(&self.header, &self.entries, sealer, &mut self.buf);
+        let closing = Closing {
+            header: &self.header,
+            layout: self.layout,
+            pad: self.pad,
+            body_len: self.buf.len(),
+        };
+        append_tail(closing, &self.entries, sealer, &mut self.buf);
         FinishedPack {
             id: Id::of_file(&self.buf),
             kind: self.kind,
@@ -129,25 +186,7 @@ pub(super) fn entry_at(blob: &SealedBlob, offset: usize) -> BlobEntry {
     }
 }
 
-/// Appends what closes a pack with `header` and `entries` to `out`: the sealed trailer, its
-/// length and the tail magic.
-pub(super) fn append_tail(
-    header: &[u8; HEADER_LEN],
-    entries: &[BlobEntry],
-    sealer: &Sealer,
-    out: &mut Vec<u8>,
-) {
-    let trailer = BlobEntry::encode_trailer(entries);
-    let mut ad = header.to_vec();
-    ad.extend_from_slice(TRAILER_AD);
-    let start = out.len();
-    sealer.seal_into(&ad, &trailer, out);
-    let trailer_len = u32::try_from(out.len() - start).expect("trailers are small");
-    out.extend_from_slice(&trailer_len.to_le_bytes());
-    out.extend_from_slice(TAIL_MAGIC);
-}
-
-/// The header of a pack of `kind`.
-pub(super) fn pack_header(kind: BlobKind, encrypted: bool) -> [u8; HEADER_LEN] {
-    Header { magic: Magic::Pack, encrypted, sub_kind: kind.code() }.encode()
+/// The header of a pack of `kind` in `layout`.
+pub(super) fn pack_header(kind: BlobKind, encrypted: bool, layout: PackLayout) -> [u8; HEADER_LEN] {
+    Header { magic: Magic::Pack, encrypted, sub_kind: kind.code() }.encode_version(layout.version())
 }

@@ -21,7 +21,7 @@ use crate::blob::{self, BlobKind};
 use crate::error::{Error, Result};
 use crate::format::{BlobEntry, IndexedPack};
 use crate::id::Id;
-use crate::pack::{pack_path, read_trailer, PackWriter};
+use crate::pack::{pack_path, read_trailer, PackLayout, PackWriter};
 use crate::repo::{range_error, Repository};
 
 /// Workers at most: enough to keep the cores busy verifying while others wait on storage.
@@ -110,7 +110,8 @@ impl Shared<'_> {
     /// An empty pack of `kind` whose buffer holds a full pack without growing.
     fn new_writer(&self, kind: BlobKind) -> PackWriter {
         let room = self.repo.config().pack_size as usize + MOST_PER_REQUEST as usize;
-        PackWriter::with_buffer(kind, self.repo.encrypted(), Vec::with_capacity(room))
+        let layout = PackLayout::for_config(self.repo.config());
+        PackWriter::with_layout(kind, self.repo.encrypted(), layout, Vec::with_capacity(room))
     }
 
     /// Copies the blobs of pack `id` that are used there and not yet copied.
@@ -175,7 +176,8 @@ impl Shared<'_> {
         let (indexed, buffer) = store_pack(repo, full)?;
         written.push(indexed);
         // The stored pack's buffer, already faulted in, takes the next pack.
-        *writer = PackWriter::with_buffer(kind, repo.encrypted(), buffer);
+        let layout = PackLayout::for_config(repo.config());
+        *writer = PackWriter::with_layout(kind, repo.encrypted(), layout, buffer);
         Ok(())
     }
 

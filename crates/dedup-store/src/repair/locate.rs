@@ -8,9 +8,9 @@
 //! leave a gap, or a pack longer than it accounts for.
 
 use crate::blob::BlobKind;
-use crate::crypto::{Sealer, NONCE_LEN, TAG_LEN};
-use crate::format::{BlobEntry, Header, Magic, ENTRY_LEN, HEADER_LEN};
-use crate::pack::{parse_pack, TAIL_LEN};
+use crate::crypto::Sealer;
+use crate::format::{BlobEntry, Header, Magic, HEADER_LEN};
+use crate::pack::{padded_len, parse_pack, unpadded_len, PackLayout, PADDING_AD, TRAILER_AD};
 
 /// The blobs of a damaged pack, as far as they can be located.
 #[derive(Debug)]
@@ -43,10 +43,12 @@ fn header_differences(found: &[u8], expected: &[u8; HEADER_LEN]) -> String {
 }
 
 /// Whether `entries` are every blob of the pack `bytes`, of which the tail or the end may be
-/// lost: they lie box after box from the end of the header, and the pack is no longer than
-/// those boxes, a trailer listing them (its sealed version and count, then the entries) and the
-/// tail.
-fn cover_the_body(entries: &[BlobEntry], bytes: &[u8]) -> bool {
+/// lost: they lie box after box from the end of the header, and either the pack is no longer
+/// than those boxes, a trailer listing them and the tail of either pack version would make it,
+/// or (a padded pack, format version 4, whose length alone cannot tell whether a blob follows
+/// the last one listed) a box that the writer puts right after such a trailer still opens where
+/// it would lie: the trailer box itself, or the padding box that ends where the tail begins.
+fn cover_the_body(sealer: &Sealer, entries: &[BlobEntry], bytes: &[u8]) -> bool {
     let mut sorted: Vec<&BlobEntry> = entries.iter().collect();
     sorted.sort_by_key(|e| e.offset);
     let mut next = HEADER_LEN as u64;
@@ -56,8 +58,38 @@ fn cover_the_body(entries: &[BlobEntry], bytes: &[u8]) -> bool {
         }
         next += u64::from(entry.stored_len);
     }
-    let trailer = (NONCE_LEN + 1 + 4 + TAG_LEN + ENTRY_LEN * entries.len()) as u64;
-    bytes.len() as u64 <= next + trailer + TAIL_LEN as u64
+    let body_len = next as usize;
+    let longest = [PackLayout::Plain, PackLayout::Padded]
+        .map(|layout| unpadded_len(layout, body_len, entries.len()))
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    if bytes.len() as u64 <= longest {
+        return true;
+    }
+    a_padded_tail_opens_after(sealer, bytes, body_len, entries.len())
+}
+
+/// Whether the padded pack `bytes` has a trailer box of `count` entries right after its first
+/// `body_len` bytes: that box opens there, or the padding box opens between the end of such a
+/// box and the tail (its place fixes where the trailer ends, so the trailer lists `count`
+/// blobs and no blob lies after `body_len`).
+fn a_padded_tail_opens_after(sealer: &Sealer, bytes: &[u8], body_len: usize, count: usize) -> bool {
+    let layout = PackLayout::Padded;
+    let unpadded = unpadded_len(layout, body_len, count);
+    if bytes.len() as u64 != padded_len(unpadded) || bytes.len() < HEADER_LEN {
+        return false;
+    }
+    let trailer_end = unpadded as usize - layout.tail_len();
+    let tail_start = bytes.len() - layout.tail_len();
+    let header = &bytes[..HEADER_LEN];
+    let opens = |ad_suffix: &[u8], sealed: &[u8]| {
+        let mut ad = header.to_vec();
+        ad.extend_from_slice(ad_suffix);
+        sealer.open(&ad, sealed).is_ok()
+    };
+    opens(TRAILER_AD, &bytes[body_len..trailer_end])
+        || opens(PADDING_AD, &bytes[trailer_end..tail_start])
 }
 
 /// Locates the blobs of the damaged pack `bytes`; `indexed` is what the old index files said it
@@ -98,7 +130,7 @@ pub(super) fn locate(
         }
     }
     let (kind, entries) = indexed?;
-    let whole = cover_the_body(&entries, bytes);
+    let whole = cover_the_body(sealer, &entries, bytes);
     Some(Located { kind, entries, whole, header_damage: None })
 }
 
@@ -150,7 +182,7 @@ mod tests {
         let sealer = Sealer::new([3; 32], true);
         let (mut bytes, entries) = pack(&sealer, BlobKind::Data, 3);
         // The trailer box damaged: only an index file says where the blobs are.
-        let trailer_at = bytes.len() - TAIL_LEN - 10;
+        let trailer_at = bytes.len() - PackLayout::Plain.tail_len() - 10;
         bytes[trailer_at] ^= 1;
         assert!(locate(&sealer, &mut bytes, None).is_none(), "nothing says where they are");
         let located = locate(&sealer, &mut bytes, Some((BlobKind::Data, entries.clone()))).unwrap();
@@ -171,5 +203,48 @@ mod tests {
         tail_damaged[last] ^= 1;
         let located = locate(&sealer, &mut tail_damaged, Some((BlobKind::Data, entries))).unwrap();
         assert!(located.whole);
+    }
+
+    #[test]
+    fn a_padded_pack_is_whole_from_index_entries_only_when_its_trailer_or_padding_opens_in_place() {
+        let sealer = Sealer::new([3; 32], true);
+        let mut writer =
+            PackWriter::with_layout(BlobKind::Data, true, PackLayout::Padded, Vec::new());
+        for i in 0..3u8 {
+            let blob = vec![i; 300];
+            let id = blob_id(&[7; 32], &blob);
+            writer.add(&seal(&sealer, id, BlobKind::Data, &blob, CompressionMode::Off));
+        }
+        let finished = writer.finish(&sealer);
+        let (bytes, entries) = (finished.bytes, finished.entries);
+        assert!(bytes.len() as u64 >= crate::pack::MIN_PADDED_PACK, "padded");
+        let end = entries.iter().map(|e| (e.offset + e.stored_len) as usize).max().unwrap();
+        let last = bytes.len() - 1;
+        let padding_at = bytes.len() - PackLayout::Padded.tail_len() - 100;
+        let damaged = |at: &[usize]| {
+            let mut damaged = bytes.clone();
+            at.iter().for_each(|&i| damaged[i] ^= 1);
+            damaged
+        };
+        // The trailer (or the padding) damaged with the tail: the other box, opening where it
+        // lies, proves that the trailer lists the index's entries and nothing follows them.
+        for at in [[end, last], [padding_at, last]] {
+            let mut damaged = damaged(&at);
+            let listed = Some((BlobKind::Data, entries.clone()));
+            assert!(locate(&sealer, &mut damaged, listed).unwrap().whole, "damaged at {at:?}");
+            let partial = Some((BlobKind::Data, entries[..2].to_vec()));
+            assert!(!locate(&sealer, &mut damaged, partial).unwrap().whole);
+        }
+        // Both damaged: the index cannot prove that no blob follows the last it lists.
+        let mut both = damaged(&[end, padding_at, last]);
+        for listed in [&entries[..], &entries[..2]] {
+            let located =
+                locate(&sealer, &mut both, Some((BlobKind::Data, listed.to_vec()))).unwrap();
+            assert!(!located.whole, "a padded pack's length says nothing of its blobs");
+        }
+        // Cut short, the same.
+        let mut cut = bytes[..bytes.len() - 10].to_vec();
+        let listed = Some((BlobKind::Data, entries.clone()));
+        assert!(!locate(&sealer, &mut cut, listed).unwrap().whole);
     }
 }

@@ -28,9 +28,9 @@ pub struct InitOptions {
     pub kdf: KdfParams,
     /// Label of the first key (`user@host`).
     pub label: String,
-    /// The format version (3, the default: trees of version 2 with status trees; 1 or 2 keep
-    /// trees of version 1, which older programs read and write). At least what the chunker
-    /// needs (kind 3: version 2).
+    /// The format version (4, the default: padded packs; 3: trees of version 2 with status
+    /// trees; 1 or 2 keep trees of version 1, which older programs read and write). At least
+    /// what the chunker needs (kind 3: version 2; kind 4: version 4).
     pub format_version: u8,
 }
 

@@ -8,6 +8,7 @@ mod init;
 mod key_slots;
 mod marker;
 mod open_pack;
+mod pack_slots;
 mod sink;
 mod snapshots;
 mod unlock;

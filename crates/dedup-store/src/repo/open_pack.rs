@@ -1,7 +1,8 @@
-//! The pack a session is filling with blobs of one kind: built in memory and stored whole when
-//! full (object storage, a dry run), or written to the storage as it fills (a local directory),
-//! so that a backup holds no whole pack in memory where it need not. A session starts one at
-//! the first blob of its kind, so that a session without new blobs creates nothing.
+//! A pack a session is filling with blobs of one kind: built in memory, and written to the
+//! storage as it fills once it is large (a local directory), so that a backup holds no whole
+//! pack in memory where it need not, while the small packs left at a session's end can still be
+//! merged into one (docs/store-format.md §7). A session starts one at the first blob of its kind
+//! in a slot, so that a session without new blobs creates nothing.
 
 use std::io;
 
@@ -22,6 +23,15 @@ impl OpenPack {
         match self {
             OpenPack::Memory(pack) => pack.len(),
             OpenPack::Streamed(pack) => pack.len(),
+        }
+    }
+
+    /// Whether a blob of `sealed_len` bytes would take room that the padding takes now: the pack
+    /// closed with it is as long as without it (never, in a pack that is not padded).
+    pub(super) fn fits_in_padding(&self, sealed_len: usize) -> bool {
+        match self {
+            OpenPack::Memory(pack) => pack.closed_len_with(sealed_len) == pack.closed_len(),
+            OpenPack::Streamed(pack) => pack.closed_len_with(sealed_len) == pack.closed_len(),
         }
     }
 

@@ -1,23 +1,26 @@
 //! The writing side of a session: blobs in, deduplicated against the index, compressed and
-//! sealed on the caller's thread (so callers on several threads work in parallel), gathered into
-//! one open pack per kind (written to the storage as it fills where the backend can take it,
-//! else in memory); full packs are stored, then indexed, and index files written every 64 packs
-//! and at the end, before any snapshot can refer to them.
+//! sealed on the caller's thread (so callers on several threads work in parallel), spread over
+//! several open packs per kind (repo/pack_slots.rs; written to the storage as they fill where
+//! the backend can take it, else in memory); full packs are stored, then indexed, and index
+//! files written every 64 packs and at the end, before any snapshot can refer to them.
 
 use std::collections::HashSet;
 use std::mem;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use super::open_pack::OpenPack;
+use super::pack_slots::PackSlots;
 use super::Repository;
 use crate::blob::{self, BlobKind};
 use crate::error::{Error, Result};
 use crate::format::{IndexFile, IndexedPack, StatusTree, Tree, TreeStatus};
 use crate::id::Id;
 use crate::index::Index;
-use crate::pack::{pack_path, read_trailer, PackWriter, StreamedPack, StreamedPackWriter};
+use crate::pack::{
+    pack_path, read_trailer, PackLayout, PackWriter, StreamedPack, StreamedPackWriter,
+};
 
 /// Packs indexed per index file while a session runs.
 const PACKS_PER_INDEX_FILE: usize = 64;
@@ -27,6 +30,19 @@ const BLOBS_PER_INDEX_FILE: usize = 65_536;
 /// Buffers of stored packs kept for the next packs built in memory: a new 16 MiB buffer per pack
 /// would cost its page faults every time.
 const SPARE_BUFFERS: usize = 1;
+
+/// Open packs of data blobs a session spreads its blobs over, and of tree blobs (fewer: a
+/// session writes far fewer tree bytes, and their order says less).
+const DATA_SLOTS: usize = 4;
+const TREE_SLOTS: usize = 2;
+/// Open packs of data blobs where the backend takes objects whole, each then held in memory up
+/// to a pack size: restic's two.
+const DATA_SLOTS_IN_MEMORY: usize = 2;
+
+/// A pack is built in memory until it holds this much (or its share of a pack size among its
+/// kind's slots, if less), then written to the storage as it fills where the backend can take
+/// it: the packs still below it at a session's end are merged into one, of at most a pack size.
+const STREAM_FROM: usize = 1 << 20;
 
 /// The open packs' temporaries are touched this often while blobs come, so that a prune never
 /// takes a pack filling slowly (a backup of mostly known chunks) for a dead writer's leftover:
@@ -54,7 +70,9 @@ pub struct BlobSink<'r> {
     dry_run: bool,
     index: RwLock<Index>,
     claimed: Mutex<HashSet<(Id, BlobKind)>>,
-    open: [Mutex<Option<OpenPack>>; 2],
+    open: [PackSlots; 2],
+    /// Whether the backend has taken an object as it is written (until it says it cannot).
+    streams: AtomicBool,
     unindexed: Mutex<Vec<IndexedPack>>,
     spare: Mutex<Vec<Vec<u8>>>,
     blobs_added: AtomicU64,
@@ -83,7 +101,12 @@ impl<'r> BlobSink<'r> {
             dry_run,
             index: RwLock::new(index),
             claimed: Mutex::new(HashSet::new()),
-            open: [Mutex::new(None), Mutex::new(None)],
+            // A dry run holds its packs in memory, as a backend that takes objects whole does.
+            open: [
+                PackSlots::new(if dry_run { DATA_SLOTS_IN_MEMORY } else { DATA_SLOTS }),
+                PackSlots::new(TREE_SLOTS),
+            ],
+            streams: AtomicBool::new(!dry_run),
             unindexed: Mutex::new(Vec::new()),
             spare: Mutex::new(Vec::new()),
             blobs_added: AtomicU64::new(0),
@@ -161,10 +184,12 @@ impl<'r> BlobSink<'r> {
             return;
         }
         for open in &self.open {
-            if let Some(OpenPack::Streamed(pack)) = &*lock(open) {
-                // A failed touch only risks what it guards against: the commit then fails.
-                let _ = pack.keep_alive();
-            }
+            open.for_each(|pack| {
+                if let OpenPack::Streamed(pack) = pack {
+                    // A failed touch only risks what it guards against: the commit then fails.
+                    let _ = pack.keep_alive();
+                }
+            });
         }
     }
 
@@ -282,44 +307,52 @@ impl<'r> BlobSink<'r> {
             blob::seal(self.repo.sealer(), id, kind, plaintext, self.repo.config().compression);
         self.blobs_added.fetch_add(1, Ordering::Relaxed);
         self.raw_added.fetch_add(plaintext.len() as u64, Ordering::Relaxed);
-        let full = {
-            let mut open_slot = lock(&self.open[slot(kind)]);
-            let open = match &mut *open_slot {
-                Some(open) => open,
-                None => open_slot.insert(self.new_pack(kind)?),
-            };
-            if let Err(err) = open.add(&sealed) {
-                // The pack is broken: given up, its temporary removed.
-                *open_slot = None;
-                return Err(Error::io("data", err));
-            }
-            if open.len() >= self.repo.config().pack_size as usize {
-                open_slot.take()
-            } else {
-                None
-            }
-        };
-        if let Some(pack) = full {
+        let done = self.open[slot(kind)].add(
+            &sealed,
+            self.repo.config().pack_size as usize,
+            || self.new_pack(kind),
+            |pack| self.stream_if_large(pack, kind),
+        )?;
+        if let Some(pack) = done {
             self.write_pack(pack)?;
         }
         Ok(true)
     }
 
-    /// An empty pack of `kind`: written to the storage as it fills where the backend can, else
-    /// in memory, in a spare buffer when there is one.
-    fn new_pack(&self, kind: BlobKind) -> Result<OpenPack> {
-        let encrypted = self.repo.encrypted();
-        if !self.dry_run {
-            let object =
-                self.repo.backend().begin_object("data").map_err(|e| Error::io("data", e))?;
-            if let Some(object) = object {
-                let pack = StreamedPackWriter::new(kind, encrypted, object)
-                    .map_err(|e| Error::io("data", e))?;
-                return Ok(OpenPack::Streamed(Box::new(pack)));
-            }
-        }
+    /// An empty pack of `kind`, in memory (in a spare buffer when there is one), in the
+    /// repository's layout.
+    fn new_pack(&self, kind: BlobKind) -> OpenPack {
         let buf = lock(&self.spare).pop().unwrap_or_default();
-        Ok(OpenPack::Memory(PackWriter::with_buffer(kind, encrypted, buf)))
+        let layout = PackLayout::for_config(self.repo.config());
+        OpenPack::Memory(PackWriter::with_layout(kind, self.repo.encrypted(), layout, buf))
+    }
+
+    /// The length from which a pack of `kind` is written to the storage as it fills: below it, a
+    /// pack left at a session's end is merged with the others as small.
+    fn stream_from(&self, kind: BlobKind) -> usize {
+        STREAM_FROM.min(self.repo.config().pack_size as usize / self.open[slot(kind)].len())
+    }
+
+    /// Moves `pack` of `kind` to the storage, to be written there as it fills, once it holds
+    /// [`STREAM_FROM`] bytes or its slot's share of a pack size, where the backend can take it.
+    fn stream_if_large(&self, pack: &mut OpenPack, kind: BlobKind) -> Result<()> {
+        if pack.len() < self.stream_from(kind) || !self.streams.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let OpenPack::Memory(memory) = pack else { return Ok(()) };
+        let Some(object) =
+            self.repo.backend().begin_object("data").map_err(|e| Error::io("data", e))?
+        else {
+            self.streams.store(false, Ordering::Relaxed);
+            self.open[slot(BlobKind::Data)].use_at_most(DATA_SLOTS_IN_MEMORY);
+            return Ok(());
+        };
+        let kind = memory.kind();
+        let memory = mem::replace(memory, PackWriter::new(kind, self.repo.encrypted()));
+        let streamed =
+            StreamedPackWriter::from_memory(memory, object).map_err(|e| Error::io("data", e))?;
+        *pack = OpenPack::Streamed(Box::new(streamed));
+        Ok(())
     }
 
     /// Closes and stores `pack`, then indexes it.
@@ -397,8 +430,7 @@ impl<'r> BlobSink<'r> {
     /// every blob this session stored. The sink stays usable.
     pub fn flush(&self) -> Result<()> {
         for kind in [BlobKind::Data, BlobKind::Tree] {
-            let pack = lock(&self.open[slot(kind)]).take();
-            if let Some(pack) = pack {
+            for pack in self.open[slot(kind)].take_all(self.stream_from(kind)) {
                 self.write_pack(pack)?;
             }
         }

@@ -1,19 +1,26 @@
 //! Writing regular files' content in pack order, the way the repository lays it out: the files
-//! of a batch are created at their full length (so whatever is not written stays a hole), their
-//! chunks are grouped by pack and sorted by offset, and worker threads each take a pack, read it
-//! in large ranges (neighbouring blobs in one request), open every blob once and write it at its
-//! place in each file that holds it; all-zero chunks are not written, so sparse files stay
-//! sparse. A blob several files share is read once.
+//! of a batch are created under temporary names at their full length (so whatever is not
+//! written stays a hole), their chunks are grouped by pack and sorted by offset, and worker
+//! threads each take a pack, read it in large ranges (neighbouring blobs in one request), open
+//! every blob once and write it at its place in each file that holds it, leaving out its
+//! all-zero blocks, so sparse files stay sparse. A blob several files share is read once. Each
+//! file then gets its metadata on its descriptor and is renamed into place ([`finish`]).
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use dedup_core::{Problem, ProblemKind};
+use dedup_fs::{Commit, FsError, OwnedTempFile, Target};
+
+use super::meta::{self, Owner};
 use crate::blob::{self, BlobKind};
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::format::{BlobEntry, Content, Node};
 use crate::id::Id;
 use crate::index::Index;
@@ -26,7 +33,8 @@ const MAX_GAP: u64 = 256 << 10;
 const MAX_RUN: u64 = 16 << 20;
 /// A batch is executed once it holds this many chunk references, bounding the plan's memory.
 pub const BATCH_CHUNKS: usize = 1 << 18;
-/// ... or this many files.
+/// ... or this many files (fewer where open descriptors are scarce: each file of a batch is
+/// held open until it is in place).
 pub const BATCH_FILES: usize = 1 << 16;
 
 /// One chunk of one file: where it is stored and where it goes.
@@ -36,14 +44,22 @@ struct ChunkRef {
     at: u64,
 }
 
-/// A regular file of the batch, created at its length, waiting for its content.
+/// A regular file of the batch: where it goes, and its content under a temporary name.
 pub struct PendingFile {
-    /// Where it is restored.
+    /// The directory it goes into.
+    pub dir: Arc<OwnedFd>,
+    /// Its name there.
+    pub name: Vec<u8>,
+    /// Its path, for messages.
     pub path: PathBuf,
     /// Its node (metadata is set once the content is written).
     pub node: Node,
     /// Its restored length.
     len: u64,
+    /// Whether it replaces what stands at its name (else it must still be free).
+    pub replace: bool,
+    /// The new file, once created.
+    temp: Option<OwnedTempFile>,
     /// Set when some of its content could not be restored.
     pub error: Option<String>,
 }
@@ -58,14 +74,24 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// Whether the batch should be executed before more is added.
-    pub fn full(&self) -> bool {
-        self.chunks >= BATCH_CHUNKS || self.files.len() >= BATCH_FILES
+    /// Whether the batch should be executed before more is added, holding at most `max_files`
+    /// files.
+    pub fn full(&self, max_files: usize) -> bool {
+        self.chunks >= BATCH_CHUNKS || self.files.len() >= max_files.min(BATCH_FILES)
     }
 
-    /// Plans the file at `path` with `node`'s chunks; it is created when the batch executes. A
-    /// chunk missing from the index makes the file a problem, reported after the batch.
-    pub fn add(&mut self, index: &Index, node: &Node, path: PathBuf) -> Result<(), String> {
+    /// Plans `node` as `name` in `dir` (shown as `path`); it is created when the batch
+    /// executes. A chunk missing from the index makes the file a problem, reported after the
+    /// batch.
+    pub fn add(
+        &mut self,
+        index: &Index,
+        node: &Node,
+        dir: Arc<OwnedFd>,
+        name: &[u8],
+        path: PathBuf,
+        replace: bool,
+    ) {
         let mut error = None;
         let number = u32::try_from(self.files.len()).expect("batches are bounded");
         let mut at = 0u64;
@@ -87,8 +113,17 @@ impl Batch {
         }
         let mut meta = node.clone();
         meta.content = Content::None;
-        self.files.push(PendingFile { path, node: meta, len: at, error });
-        Ok(())
+        let name = name.to_vec();
+        self.files.push(PendingFile {
+            dir,
+            name,
+            path,
+            node: meta,
+            len: at,
+            replace,
+            temp: None,
+            error,
+        });
     }
 
     /// Creates every file at its length, then writes every planned chunk, with `workers`
@@ -99,13 +134,16 @@ impl Batch {
             for part in self.files.chunks_mut(per) {
                 scope.spawn(move || {
                     for pending in part {
-                        let made = File::options()
-                            .write(true)
-                            .create_new(true)
-                            .open(&pending.path)
-                            .and_then(|file| file.set_len(pending.len));
-                        if let Err(err) = made {
-                            pending.error.get_or_insert(err.to_string());
+                        let made = OwnedTempFile::with_mode(Arc::clone(&pending.dir), 0o600)
+                            .and_then(|t| {
+                                t.file().set_len(pending.len)?;
+                                Ok(t)
+                            });
+                        match made {
+                            Ok(temp) => pending.temp = Some(temp),
+                            Err(err) => {
+                                pending.error.get_or_insert(err.to_string());
+                            }
                         }
                     }
                 });
@@ -119,14 +157,11 @@ impl Batch {
         let files = &self.files;
         std::thread::scope(|scope| {
             for _ in 0..workers.max(1) {
-                scope.spawn(|| {
-                    let mut open = OpenFiles::default();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((pack, refs)) = packs.get(i) else { break };
-                        let n = restore_pack(repo, pack, refs, files, &mut open, &errors);
-                        written.fetch_add(n, Ordering::Relaxed);
-                    }
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((pack, refs)) = packs.get(i) else { break };
+                    let n = restore_pack(repo, pack, refs, files, &errors);
+                    written.fetch_add(n, Ordering::Relaxed);
                 });
             }
         });
@@ -137,19 +172,63 @@ impl Batch {
     }
 }
 
-/// The last file a worker wrote to, kept open: a large file's chunks come in runs.
-#[derive(Default)]
-struct OpenFiles {
-    last: Option<(u32, File)>,
+/// How one file of a batch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// In place, whole, with its metadata; `replaced` when something stood at its name.
+    Restored { replaced: bool },
+    /// In place with holes where data was lost (a problem says so): no time or mode set.
+    Damaged,
+    /// Not put in place (a problem says why); what stood at its name is still there.
+    NotRestored,
 }
 
-impl OpenFiles {
-    fn get(&mut self, number: u32, files: &[PendingFile]) -> std::io::Result<&File> {
-        if self.last.as_ref().is_none_or(|(n, _)| *n != number) {
-            let file = File::options().write(true).open(&files[number as usize].path)?;
-            self.last = Some((number, file));
+/// Sets the metadata of a written file on its descriptor and renames it into place; a file
+/// whose content is incomplete never replaces anything.
+pub fn finish(pending: &mut PendingFile, owner: &Owner<'_>) -> (Finished, Vec<Problem>) {
+    let problem =
+        |msg: String| Problem::error(&pending.path, ProblemKind::Io(io::Error::other(msg)));
+    let name = OsStr::from_bytes(&pending.name);
+    let Some(temp) = pending.temp.take() else {
+        let err = pending.error.take().unwrap_or_else(|| "not created".into());
+        return (Finished::NotRestored, vec![problem(err)]);
+    };
+    if let Some(err) = pending.error.take() {
+        if pending.replace {
+            // Dropping it removes the temporary file: what stands at the name stays.
+            drop(temp);
+            let msg = format!("{err}; not restored: the entry already there is kept");
+            return (Finished::NotRestored, vec![problem(msg)]);
         }
-        Ok(&self.last.as_ref().expect("opened above").1)
+        // Its times and mode are not set: a file with holes where data was lost must not pass
+        // for the original (size and mtime) with a later backup, rsync or make.
+        let msg = format!(
+            "{err}; the file is incomplete (holes where data is lost) and keeps the time of the \
+             restore"
+        );
+        return match temp.commit_with(name, Commit { no_replace: true, durable: false }) {
+            Ok(_) => (Finished::Damaged, vec![problem(msg)]),
+            Err(e) => (Finished::NotRestored, vec![problem(format!("{msg}; {}", in_place(e)))]),
+        };
+    }
+    let mut problems =
+        meta::apply(&pending.node, Target::Fd(temp.file().as_fd()), &pending.path, owner);
+    let how = Commit { no_replace: !pending.replace, durable: false };
+    match temp.commit_with(name, how) {
+        Ok(_) => (Finished::Restored { replaced: pending.replace }, problems),
+        Err(e) => {
+            problems.push(problem(in_place(e)));
+            (Finished::NotRestored, problems)
+        }
+    }
+}
+
+/// Why a file could not be put at its name.
+fn in_place(e: FsError) -> String {
+    match e {
+        FsError::Exists => "not restored: an entry appeared at its name during the restore".into(),
+        FsError::Replaced => "not restored: its temporary file was replaced by another".into(),
+        other => format!("not restored: {other}"),
     }
 }
 
@@ -159,7 +238,6 @@ fn restore_pack(
     pack: &Id,
     refs: &[ChunkRef],
     files: &[PendingFile],
-    open: &mut OpenFiles,
     errors: &Mutex<Vec<(u32, String)>>,
 ) -> u64 {
     let mut order: Vec<&ChunkRef> = refs.iter().collect();
@@ -186,9 +264,7 @@ fn restore_pack(
         }
         let run = &order[start..end];
         match repo.backend().get_range(&name, run_from, run_to - run_from) {
-            Ok(bytes) => {
-                written += write_run(repo, &name, run_from, &bytes, run, files, open, &fail)
-            }
+            Ok(bytes) => written += write_run(repo, &name, run_from, &bytes, run, files, &fail),
             Err(_) if run.len() > 1 => {
                 // One blob past the end of a truncated pack fails the whole run: each blob is
                 // read on its own, so that only those really lost are.
@@ -197,8 +273,7 @@ fn restore_pack(
                     match repo.backend().get_range(&name, offset, len) {
                         Ok(bytes) => {
                             let one = std::slice::from_ref(r);
-                            written +=
-                                write_run(repo, &name, offset, &bytes, one, files, open, &fail)
+                            written += write_run(repo, &name, offset, &bytes, one, files, &fail)
                         }
                         Err(err) => {
                             let id = &r.entry.id;
@@ -218,8 +293,7 @@ fn restore_pack(
 }
 
 /// Opens each blob of `run` (read as `bytes` from offset `base`) once and writes it to every
-/// place that holds it.
-#[allow(clippy::too_many_arguments)]
+/// place that holds it, its zero blocks left as holes.
 fn write_run(
     repo: &Repository,
     name: &str,
@@ -227,7 +301,6 @@ fn write_run(
     bytes: &[u8],
     run: &[&ChunkRef],
     files: &[PendingFile],
-    open: &mut OpenFiles,
     fail: &dyn Fn(&ChunkRef, String),
 ) -> u64 {
     let mut written = 0;
@@ -239,18 +312,12 @@ fn write_run(
         let sealed = &bytes[from..from + entry.stored_len as usize];
         match blob::open(repo.sealer(), &repo.keys().id, BlobKind::Data, &entry, sealed) {
             Ok(plain) => {
-                let zero = plain.iter().all(|&b| b == 0);
                 for r in &run[i..i + same] {
-                    if zero {
-                        continue;
-                    }
-                    let done = open
-                        .get(r.file, files)
-                        .and_then(|file| file.write_all_at(&plain, r.at))
-                        .map_err(|e| e.to_string());
-                    match done {
-                        Ok(()) => written += plain.len() as u64,
-                        Err(err) => fail(r, err),
+                    // A file that could not be created has its problem already.
+                    let Some(temp) = &files[r.file as usize].temp else { continue };
+                    match dedup_fs::write_sparse_at(temp.file(), r.at, &plain) {
+                        Ok(n) => written += n,
+                        Err(err) => fail(r, err.to_string()),
                     }
                 }
             }

@@ -1,9 +1,14 @@
-//! What the library's integration tests share: a small, fast repository and reproducible data.
+//! What the library's integration tests share: a small, fast repository, reproducible data, a
+//! backend seen as object storage sees it, and a writer of hand-made (hostile) trees.
 
+pub mod hand_made;
+
+use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use dedup_store::backend::LocalBackend;
+use dedup_store::backend::{Backend, LocalBackend, ObjectInfo, PutOutcome};
 use dedup_store::format::{ChunkerParams, KdfParams};
 use dedup_store::repo::{InitOptions, Repository};
 
@@ -21,8 +26,76 @@ pub fn small_repo(dir: &Path, encrypted: bool) -> Repository {
 }
 
 /// `len` bytes that do not compress, the same for the same `seed`.
-pub fn noise(len: usize, seed: u8) -> Vec<u8> {
+pub fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut key = [0u8; 32];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
     let mut out = vec![0u8; len];
-    blake3::Hasher::new_keyed(&[seed; 32]).finalize_xof().fill(&mut out);
+    blake3::Hasher::new_keyed(&key).finalize_xof().fill(&mut out);
     out
+}
+
+/// A local directory seen as object storage sees it: only the required methods of [`Backend`]
+/// are forwarded, so every optional fast path (streamed writes, kept descriptors, ranged
+/// readers) takes the trait's default, one request per call. It counts the listings of `data/`
+/// and can refuse new packs as a full disk refuses them.
+pub struct ObjectLike {
+    /// The directory behind it, reached directly.
+    pub inner: LocalBackend,
+    /// Listings of `data/` so far.
+    pub data_listings: AtomicU64,
+    /// Packs accepted before the next is refused with ENOSPC (`u64::MAX`: never).
+    pub packs_left: AtomicU64,
+}
+
+impl ObjectLike {
+    /// The directory `root`, accepting every pack.
+    pub fn new(root: &Path) -> ObjectLike {
+        ObjectLike {
+            inner: LocalBackend::new(root),
+            data_listings: AtomicU64::new(0),
+            packs_left: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// The directory `root`, refusing packs after the first `packs`.
+    pub fn filling_up(root: &Path, packs: u64) -> ObjectLike {
+        let backend = ObjectLike::new(root);
+        backend.packs_left.store(packs, Ordering::Relaxed);
+        backend
+    }
+}
+
+impl Backend for ObjectLike {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
+        if name.starts_with("data/")
+            && self
+                .packs_left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_err()
+        {
+            return Err(io::Error::from_raw_os_error(28));
+        }
+        self.inner.put(name, bytes)
+    }
+    fn get(&self, name: &str) -> io::Result<Vec<u8>> {
+        self.inner.get(name)
+    }
+    fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        self.inner.get_range(name, offset, len)
+    }
+    fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
+        if prefix.trim_end_matches('/') == "data" {
+            self.data_listings.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.list(prefix)
+    }
+    fn delete(&self, name: &str) -> io::Result<()> {
+        self.inner.delete(name)
+    }
+    fn exists(&self, name: &str) -> io::Result<bool> {
+        self.inner.exists(name)
+    }
 }

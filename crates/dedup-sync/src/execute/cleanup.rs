@@ -12,7 +12,7 @@ use rustix::fs::{unlinkat, AtFlags};
 use rustix::io::Errno;
 
 use super::{name_of, Exec};
-use crate::change::{Change, ChangeKind};
+use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
 use crate::plan::{Deletion, HardLink};
 use crate::tree::{split, under};
@@ -24,10 +24,8 @@ pub fn strays(x: &Exec<'_>, strays: &[Vec<u8>]) {
         match result {
             Ok(_) => {
                 x.touch_parent(rel);
-                x.done(
-                    Change { kind: ChangeKind::RemoveTemp, path: path(rel), from: None, bytes: 0 },
-                    1,
-                );
+                let item = Item::of_kind(None, false);
+                x.done(Change::new(ChangeKind::RemoveTemp, path(rel), None, item), 1);
             }
             Err(e) if e.is_not_found() => {}
             Err(e) => x.failed(rel, e),
@@ -35,21 +33,20 @@ pub fn strays(x: &Exec<'_>, strays: &[Vec<u8>]) {
     }
 }
 
-/// Make each hard link of the source's groups: a new link under a temporary name, renamed over.
+/// Make each hard link of the source's groups: a new link under a temporary name, renamed over
+/// (what stood there moved into the backups first, when kept).
 pub fn links(x: &Exec<'_>, links: &[HardLink]) {
     for l in links {
-        match link(x, &l.leader, &l.rel) {
+        let replaces = matches!(l.before, crate::plan::Before::Entry(_));
+        let before = || if replaces { x.back_up(&l.rel).map(drop) } else { Ok(()) };
+        match link(x, &l.leader, &l.rel, &before) {
             Ok(()) => {
                 x.touch_parent(&l.rel);
                 // The leader's change time moved with its link count: its directory's times are
                 // set after it, as after any change inside it (`xattrs`).
                 x.touch_parent(&l.leader);
-                let change = Change {
-                    kind: ChangeKind::Link,
-                    path: path(&l.rel),
-                    from: Some(path(&l.leader)),
-                    bytes: 0,
-                };
+                let change =
+                    Change::new(ChangeKind::Link, path(&l.rel), Some(path(&l.leader)), l.item());
                 x.done(change, 1);
             }
             Err(e) => x.failed(&l.rel, e),
@@ -57,25 +54,31 @@ pub fn links(x: &Exec<'_>, links: &[HardLink]) {
     }
 }
 
-/// Link `leader` (below DST) at `rel`, replacing what stands there (not a directory).
-pub fn link(x: &Exec<'_>, leader: &[u8], rel: &[u8]) -> Result<(), FsError> {
+/// Link `leader` (below DST) at `rel`, replacing what stands there (not a directory), once
+/// `before` (the backup of what stands there) succeeded.
+pub fn link(x: &Exec<'_>, leader: &[u8], rel: &[u8], before: Before<'_>) -> Result<(), FsError> {
     let from = x.dst_dir(split(leader).0)?;
     let dir = x.dst_dir(split(rel).0)?;
-    link_into(&from, name_of(leader), &dir, name_of(rel))
+    link_into(&from, name_of(leader), &dir, name_of(rel), before)
 }
 
-/// Link `from_name` in `from` as `name` in `dir` through a temporary name. Where `name` already
-/// is a link of that inode, `rename(2)` succeeds and does nothing, leaving the temporary name:
-/// it is removed.
+/// What is done just before a new entry is renamed over its name: the backup of what stands
+/// there, when kept.
+pub type Before<'a> = &'a dyn Fn() -> Result<(), FsError>;
+
+/// Link `from_name` in `from` as `name` in `dir` through a temporary name, renamed over it once
+/// `before` succeeded. Where `name` already is a link of that inode, `rename(2)` succeeds and
+/// does nothing, leaving the temporary name: it is removed.
 pub fn link_into(
     from: &std::os::fd::OwnedFd,
     from_name: &OsStr,
     dir: &std::os::fd::OwnedFd,
     name: &OsStr,
+    before: Before<'_>,
 ) -> Result<(), FsError> {
     let tmp = temp_name(TempKind::Link);
     hard_link_at(from, from_name, dir, &tmp)?;
-    rename_at(dir, &tmp, dir, name).inspect_err(|_| {
+    before().and_then(|()| rename_at(dir, &tmp, dir, name)).inspect_err(|_| {
         let _ = unlinkat(dir, &tmp, AtFlags::empty());
     })?;
     match unlinkat(dir, &tmp, AtFlags::empty()) {
@@ -84,19 +87,21 @@ pub fn link_into(
     }
 }
 
-/// Delete every planned entry with everything below it.
+/// Delete every planned entry with everything below it (moved into the backups, when kept: the
+/// entries the plan counted).
 pub fn deletions(x: &Exec<'_>, deletions: &[Deletion]) {
     for d in deletions {
-        let result =
-            x.dst_dir(split(&d.rel).0).and_then(|dir| remove_tree_at(&dir, name_of(&d.rel)));
+        let result = if x.backups.is_some() {
+            x.back_up(&d.rel).map(|moved| if moved { d.entries } else { 0 })
+        } else {
+            x.dst_dir(split(&d.rel).0).and_then(|dir| remove_tree_at(&dir, name_of(&d.rel)))
+        };
         match result {
             Ok(0) => {}
             Ok(n) => {
                 x.touch_parent(&d.rel);
-                x.done(
-                    Change { kind: ChangeKind::Delete, path: path(&d.rel), from: None, bytes: 0 },
-                    n,
-                );
+                let item = Item::of_kind(d.kind, false);
+                x.done(Change::new(ChangeKind::Delete, path(&d.rel), None, item), n);
             }
             Err(e) => x.failed(&d.rel, e),
         }

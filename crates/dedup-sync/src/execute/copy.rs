@@ -74,7 +74,8 @@ pub struct How<'a> {
     pub ids: (u32, u32),
 }
 
-/// Copy the source file `src` (in `src_dir`) to `name` in `dest`, replacing what is there.
+/// Copy the source file `src` (in `src_dir`) to `name` in `dest`, replacing what is there once
+/// `before` (the backup of what stands there, when kept) succeeded.
 pub fn copy_file(
     src_dir: BorrowedFd<'_>,
     dest: &Dest<'_>,
@@ -82,6 +83,7 @@ pub fn copy_file(
     name: &[u8],
     from: From<'_>,
     how: &How<'_>,
+    before: &dyn Fn() -> Result<(), FsError>,
 ) -> Result<Written, FsError> {
     let file = open_file_at(src_dir, OsStr::from_bytes(&src.name))?;
     let mut st = fstat(&file)?;
@@ -122,6 +124,7 @@ pub fn copy_file(
         // The metadata of the source as copied, not as walked; none for an entry walked
         // without (never a file: nothing is set then).
         let Some(walked) = src.meta else {
+            before()?;
             tmp.commit(OsStr::from_bytes(name))?;
             return Ok(Written { bytes: copied.bytes, size: seen.size, racy_until: None });
         };
@@ -140,6 +143,7 @@ pub fn copy_file(
         // file that is copied anyway unread (`xattrs::Defer`).
         let xattrs = crate::xattrs::read(Target::Fd(file.as_fd()))?;
         meta::apply_parts(target, &m, &xattrs, Some(&[]), how.rules, has)?;
+        before()?;
         let copy = tmp.commit(OsStr::from_bytes(name))?;
         // Finishing the copy may have taken it past the window after all.
         if racy.pending() {

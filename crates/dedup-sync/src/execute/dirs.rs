@@ -7,7 +7,7 @@ use dedup_fs::{create_dir_at, remove_tree_at, rename_at, set_times, FsError, Tar
 use rustix::fs::{statat, AtFlags, FileType};
 
 use super::{meta, name_of, Exec};
-use crate::change::{Change, ChangeKind};
+use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
 use crate::plan::{Before, DirPlan, DirState, Plan};
 use crate::tree::split;
@@ -38,19 +38,21 @@ pub fn create(x: &Exec<'_>, plan: &Plan) {
 fn make(x: &Exec<'_>, d: &DirPlan) -> Result<Change, FsError> {
     let parent = x.dst_dir(split(&d.rel).0)?;
     let name = name_of(&d.rel);
-    if matches!(d.before, Before::Entry(_) | Before::EmptyDir) {
-        remove_tree_at(&parent, name)?;
+    let item = Item::of_dir(d, x.rules);
+    match d.before {
+        Before::Entry(_) if x.backups.is_some() => {
+            x.back_up(&d.rel)?;
+        }
+        Before::Entry(_) | Before::EmptyDir => {
+            remove_tree_at(&parent, name)?;
+        }
+        Before::Nothing | Before::DeletedDir => {}
     }
     match &d.state {
         DirState::Renamed { from } => {
             let from_dir = x.dst_dir(split(from).0)?;
             rename_at(&from_dir, name_of(from), &parent, name)?;
-            Ok(Change {
-                kind: ChangeKind::Rename,
-                path: path(&d.rel),
-                from: Some(path(from)),
-                bytes: 0,
-            })
+            Ok(Change::new(ChangeKind::Rename, path(&d.rel), Some(path(from)), item))
         }
         _ => {
             match create_dir_at(&parent, name, WORKING_MODE) {
@@ -64,7 +66,7 @@ fn make(x: &Exec<'_>, d: &DirPlan) -> Result<Change, FsError> {
                 }
                 other => other?,
             }
-            Ok(Change { kind: ChangeKind::Mkdir, path: path(&d.rel), from: None, bytes: 0 })
+            Ok(Change::new(ChangeKind::Mkdir, path(&d.rel), None, item))
         }
     }
 }
@@ -84,10 +86,8 @@ pub fn finish(x: &Exec<'_>, plan: &Plan) {
         let result = set(x, d);
         match result {
             Ok(()) if d.set_meta && d.state != DirState::Create => {
-                x.done(
-                    Change { kind: ChangeKind::Update, path: path(&d.rel), from: None, bytes: 0 },
-                    1,
-                );
+                let item = Item::of_dir(d, x.rules);
+                x.done(Change::new(ChangeKind::Update, path(&d.rel), None, item), 1);
             }
             Ok(()) => {}
             Err(e) => x.failed(&d.rel, e),

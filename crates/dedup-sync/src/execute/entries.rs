@@ -43,7 +43,7 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
         match result {
             Ok((kind, bytes)) => {
                 touched = true;
-                let mut change = change_of(&d.rel, action, bytes);
+                let mut change = change_of(&d.rel, action, bytes, x.rules);
                 change.kind = kind;
                 if kind == ChangeKind::Copy {
                     change.from = None;
@@ -113,6 +113,7 @@ fn one(
         Op::Create => create_other(x, d, action, dst, src).map(|k| (k, 0)),
         Op::Rename { from } => {
             let from_dir = x.dst_dir(split(from).0).map_err(dst_err)?;
+            back_up(x, d, action)?;
             match rename_at(&from_dir, name_of(from), dst, name) {
                 Ok(()) => {
                     x.touch_parent(from);
@@ -139,18 +140,27 @@ fn one(
             copy(x, d, action, dir, src, From::Clone(&old)).map(|b| (ChangeKind::Clone, b))
         }
         Op::LinkDest { from } => {
+            let before = || back_up(x, d, action).map_err(|(_, e)| e);
             let linked = x
                 .link_dest_fd
                 .as_ref()
                 .ok_or(FsError::Changed)
                 .and_then(|root| open_dir_beneath(root, split(from).0))
-                .and_then(|ld| link_into(&ld, name_of(from), dst, name));
+                .and_then(|ld| link_into(&ld, name_of(from), dst, name, &before));
             match linked {
                 Ok(()) => Ok((ChangeKind::LinkDest, 0)),
                 Err(_) => copy(x, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b)),
             }
         }
     }
+}
+
+/// Move what the action replaces into the backups, when kept.
+fn back_up(x: &Exec<'_>, d: &DirPlan, action: &Action) -> Result<(), Failure> {
+    if action.replaces().is_some() && x.backups.is_some() {
+        x.back_up(&join(&d.rel, action.name())).map_err(dst_err)?;
+    }
+    Ok(())
 }
 
 fn open_src<'s>(
@@ -176,7 +186,17 @@ fn copy(
     let dev = action.src.meta.map_or(0, |m| m.dev);
     let permit = x.io.acquire(dev);
     let how = How { reflink: x.reflink, rules: x.rules, refused: &x.refused, ids: x.ids };
-    let result = copy_file(src_fd.as_fd(), &dir.dest(), &action.src, action.name(), from, &how);
+    // Once: a copy made again (the source changed meanwhile) replaces the first one, not a file
+    // to keep.
+    let kept = std::cell::Cell::new(false);
+    let before = || {
+        if !kept.replace(true) {
+            back_up(x, d, action).map_err(|(_, e)| e)?;
+        }
+        Ok(())
+    };
+    let result =
+        copy_file(src_fd.as_fd(), &dir.dest(), &action.src, action.name(), from, &how, &before);
     let bytes = result.as_ref().map_or(0, |w| w.bytes);
     permit.done(bytes);
     x.progress.read(bytes);
@@ -206,7 +226,7 @@ fn is_source_error(e: &std::io::Error) -> bool {
 /// its name once what stood there is gone).
 fn create_other(
     x: &Exec<'_>,
-    _d: &DirPlan,
+    d: &DirPlan,
     action: &Action,
     dst: &OwnedFd,
     _src: &mut Option<OwnedFd>,
@@ -220,6 +240,7 @@ fn create_other(
             .and_then(|()| {
                 meta::apply(Target::At(dst.as_fd(), &tmp), &action.src, Some(&[]), x.rules)
             })
+            .and_then(|()| back_up(x, d, action).map_err(|(_, e)| e))
             .and_then(|()| rename_at(dst, &tmp, dst, name));
         if made.is_err() {
             let _ = unlinkat(dst, &tmp, AtFlags::empty());
@@ -234,6 +255,7 @@ fn create_other(
         _ => return Err((true, FsError::Changed)),
     };
     if matches!(action.before, Before::Entry(_)) {
+        back_up(x, d, action)?;
         remove_tree_at(dst, name).map_err(dst_err)?;
     }
     create_special_at(dst, name, kind, m.mode & 0o7777).map_err(dst_err)?;

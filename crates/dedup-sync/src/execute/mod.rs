@@ -7,6 +7,7 @@
 //! the room the deletions free (`Plan::delete_first`), moved files are renamed first, then the
 //! deletions run, then the rest.
 
+mod backup;
 mod cleanup;
 mod clones;
 mod copy;
@@ -36,6 +37,7 @@ use crate::plan::{Action, Before, DirPlan, Op, Plan};
 use crate::summary::Tally;
 use crate::tree::{join, split, under, Walked};
 
+pub use backup::Backups;
 pub use clones::Refused;
 pub use racy::Pending;
 
@@ -101,6 +103,8 @@ pub struct Exec<'a> {
     pub ids: (u32, u32),
     /// Copies finished within their source's racy window.
     pub racy: racy::Pending,
+    /// Where what the run replaces or deletes is kept (`--backup`).
+    pub backups: Option<Backups>,
 }
 
 impl Exec<'_> {

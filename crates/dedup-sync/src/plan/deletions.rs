@@ -122,16 +122,22 @@ pub fn settle(cx: &Context<'_>, walked: &Walked, m: &mut Merged) -> Found {
     found
 }
 
-/// Destination directories (paths as walked) that hold entries the exclusion patterns left out,
-/// at any depth: with `--delete` they are emptied of everything else but kept, and never renamed
-/// (the excluded entries would move with them). None with `--delete-excluded`.
+/// Destination directories (paths as walked) that hold entries the exclusion patterns left out
+/// (but with `--delete-excluded`), or backups ([`crate::backup::Backup::protects`]), at any
+/// depth: with `--delete` they are emptied of everything else but kept, and never renamed (the
+/// excluded entries would move with them).
 pub fn holding_excluded(cx: &Context<'_>, walked: &Walked) -> HashSet<Vec<u8>> {
     let mut kept = HashSet::new();
-    if cx.options.delete_excluded {
-        return kept;
-    }
+    let holds_backups = |rel: &[u8], dir: &crate::tree::Dir| {
+        cx.backup.is_some_and(|b| {
+            let names =
+                dir.entries.iter().map(|e| &e.name).chain(dir.excluded.iter().map(|x| &x.0));
+            names.into_iter().any(|n| b.protects(&join(rel, n), n))
+        })
+    };
     for (rel, dir) in &walked.dst.dirs {
-        if dir.excluded.is_empty() {
+        let holds_excluded = !dir.excluded.is_empty() && !cx.options.delete_excluded;
+        if !holds_excluded && !holds_backups(rel, dir) {
             continue;
         }
         let mut p = rel.as_slice();
@@ -140,6 +146,11 @@ pub fn holding_excluded(cx: &Context<'_>, walked: &Walked) -> HashSet<Vec<u8>> {
         }
     }
     kept
+}
+
+/// True when the DST entry `name` at `rel` is a backup, never deleted.
+pub fn is_backup(cx: &Context<'_>, rel: &[u8], name: &[u8]) -> bool {
+    cx.backup.is_some_and(|b| b.protects(rel, name))
 }
 
 /// The deletions and move sources of the destination's extra entries.
@@ -170,7 +181,7 @@ impl Removals<'_> {
             let Some(dir) = self.walked.dst.dir(orig) else { return };
             for e in &dir.entries {
                 let (o, a) = (join(orig, &e.name), join(at, &e.name));
-                if !self.consumed.contains(&o) {
+                if !self.consumed.contains(&o) && !is_backup(self.cx, &o, &e.name) {
                     self.remove(&o, &a, e);
                 }
             }

@@ -26,8 +26,13 @@ pub struct Candidates {
 impl Candidates {
     /// Index the destination directories whose path the source does not have as a directory
     /// and whose parent the source does (or which lie below such a one), less those holding
-    /// excluded entries (`kept`), which stay where they are.
-    pub fn new(walked: &Walked, kept: &HashSet<Vec<u8>>) -> Candidates {
+    /// excluded entries (`kept`), which stay where they are, and (with `--files-from`) those in
+    /// a directory not mirrored whole.
+    pub fn new(
+        walked: &Walked,
+        kept: &HashSet<Vec<u8>>,
+        listed: Option<&crate::files_from::FileList>,
+    ) -> Candidates {
         let mut rels: Vec<&Vec<u8>> = walked.dst.dirs.keys().collect();
         rels.sort();
         let mut set: HashSet<&[u8]> = HashSet::new();
@@ -47,7 +52,9 @@ impl Candidates {
                 continue;
             }
             set.insert(rel);
-            if kept.contains(rel.as_slice()) {
+            // Kept with excluded entries or backups; or, with `--files-from`, in a directory
+            // not mirrored whole, where what SRC lacks stays.
+            if kept.contains(rel.as_slice()) || listed.is_some_and(|f| !f.complete(parent)) {
                 continue;
             }
             let dir = &walked.dst.dirs[rel];

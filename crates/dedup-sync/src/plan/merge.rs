@@ -181,6 +181,8 @@ impl Merger<'_> {
         let src_out = out_in(&src.excluded);
         let dst_out = dst.map(|d| out_in(&d.excluded)).unwrap_or_default();
         let left_out = |set: &HashSet<Vec<u8>>, name: &[u8]| !set.is_empty() && set.contains(name);
+        // With `--files-from`, what SRC lacks goes only where its whole contents are mirrored.
+        let complete = self.cx.files.is_none_or(|f| f.complete(rel));
         let (mut i, mut j) = (0, 0);
         while i < src.entries.len() || j < dst_entries.len() {
             let order = match (src.entries.get(i), dst_entries.get(j)) {
@@ -200,7 +202,12 @@ impl Merger<'_> {
                     }
                     i += 1;
                 }
-                Ordering::Greater if left_out(&src_out, &dst_entries[j].name) => j += 1,
+                Ordering::Greater if !complete || left_out(&src_out, &dst_entries[j].name) => {
+                    j += 1
+                }
+                Ordering::Greater if self.is_backup(dst_rel.as_deref(), &dst_entries[j].name) => {
+                    j += 1
+                }
                 Ordering::Greater => {
                     let d = &dst_entries[j];
                     let orig = join(dst_rel.as_deref().unwrap_or_default(), &d.name);
@@ -220,9 +227,12 @@ impl Merger<'_> {
                 }
             }
         }
-        if let (Some(d), true) = (dst, self.cx.options.delete_excluded) {
+        if let (Some(d), true) = (dst, self.cx.options.delete_excluded && complete) {
             for (name, kind) in &d.excluded {
                 let orig = join(dst_rel.as_deref().unwrap_or_default(), name);
+                if super::deletions::is_backup(self.cx, &orig, name) {
+                    continue;
+                }
                 self.out.extras.push(Extra {
                     at: join(rel, name),
                     orig,
@@ -282,7 +292,7 @@ impl Merger<'_> {
             let path = join(rel, &src.name);
             if let Some(leader) = self.leaders.follow(&meta, &path, keeps.flatten()) {
                 let linked = dst.and_then(|d| d.meta).map(|m| m.id());
-                let link = HardLink { rel: path, leader: leader.rel, before };
+                let link = HardLink { rel: path, leader: leader.rel, before, kind: src.kind };
                 if leader.dst.is_none() || linked != leader.dst {
                     self.out.plan.links.push(link);
                 } else {
@@ -341,6 +351,12 @@ impl Merger<'_> {
         v
     }
 
+    /// The DST entry `name` in the DST directory at `dir` is a backup (never deleted).
+    fn is_backup(&self, dir: Option<&[u8]>, name: &[u8]) -> bool {
+        self.cx.backup.is_some()
+            && super::deletions::is_backup(self.cx, &join(dir.unwrap_or_default(), name), name)
+    }
+
     fn add(
         &mut self,
         index: usize,
@@ -364,13 +380,21 @@ impl Merger<'_> {
         match dst {
             Some(d) if d.kind == EntryKind::Dir => {
                 let dst_path = dst_path.unwrap_or_default();
-                let Some(dst_dir) = walked.dst.dir(&dst_path) else {
-                    // Listing it failed (reported by the walk): what is inside is unknown.
-                    let why = "destination directory could not be listed; left as it is";
-                    self.out.plan.refused.push(Refused { rel: path.to_vec(), reason: why });
-                    return;
+                // With `--files-from`, a listed directory whose contents are not mirrored is
+                // entered on neither side: only its own metadata is made right.
+                let not_entered = self.cx.files.is_some_and(|f| !f.enters(true, &dst_path));
+                let old = match walked.dst.dir(&dst_path) {
+                    Some(dst_dir) => dir_entry(&src.name, dst_dir),
+                    None if not_entered && src_dir.is_none() => {
+                        Entry { name: src.name.clone(), ..d.clone() }
+                    }
+                    None => {
+                        // Listing it failed (reported by the walk): what is inside is unknown.
+                        let why = "destination directory could not be listed; left as it is";
+                        self.out.plan.refused.push(Refused { rel: path.to_vec(), reason: why });
+                        return;
+                    }
                 };
-                let old = dir_entry(&src.name, dst_dir);
                 let set_meta = self.cx.rules.compare(&src_entry, &old) != Verdict::Same;
                 self.push_dir(
                     path,
@@ -389,8 +413,9 @@ impl Merger<'_> {
                 let from = match (src_dir, self.cx.deleting) {
                     (Some(s), true) => {
                         let kept = &self.out.kept;
-                        let renames =
-                            self.renames.get_or_insert_with(|| Candidates::new(walked, kept));
+                        let renames = self
+                            .renames
+                            .get_or_insert_with(|| Candidates::new(walked, kept, self.cx.files));
                         renames.take(s)
                     }
                     _ => None,

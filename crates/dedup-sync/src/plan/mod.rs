@@ -17,7 +17,9 @@ use std::path::Path;
 use dedup_core::Observer;
 use dedup_scan::{Entry, EntryKind};
 
+use crate::backup::Backup;
 use crate::compare::Rules;
+use crate::files_from::FileList;
 use crate::options::SyncOptions;
 use crate::tree::Walked;
 
@@ -80,6 +82,16 @@ impl Action {
     pub fn name(&self) -> &[u8] {
         &self.src.name
     }
+
+    /// The kind of the destination entry the action puts another in place of, when it does
+    /// (an empty directory aside): what a backup keeps.
+    pub fn replaces(&self) -> Option<EntryKind> {
+        match (self.before, &self.op) {
+            (_, Op::Meta) => None,
+            (Before::Entry(kind), _) => Some(kind),
+            _ => None,
+        }
+    }
 }
 
 /// How a source directory's destination counterpart comes to be.
@@ -127,6 +139,15 @@ pub struct HardLink {
     pub leader: Vec<u8>,
     /// What stands at `rel` before.
     pub before: Before,
+    /// The kind of the entries linked.
+    pub kind: EntryKind,
+}
+
+impl HardLink {
+    /// The link as rsync itemizes it.
+    pub fn item(&self) -> crate::item::Item {
+        crate::item::Item::of_kind(Some(self.kind), self.before == Before::Nothing)
+    }
 }
 
 /// An entry removed from the destination, with everything below it.
@@ -169,6 +190,8 @@ pub struct Plan {
     pub deletions_skipped: bool,
     /// The deletions run before the copies, which need the room they free.
     pub delete_first: bool,
+    /// What the run replaces or deletes is kept (`--backup`): each is moved there first.
+    pub backup: bool,
 }
 
 impl Plan {
@@ -203,6 +226,10 @@ pub struct Context<'a> {
     pub observer: &'a dyn Observer,
     /// The `--link-dest` directory, open.
     pub link_dest: Option<&'a LinkDest>,
+    /// Where what the run replaces or deletes is kept (`--backup`).
+    pub backup: Option<&'a Backup>,
+    /// The `--files-from` list: only directories mirrored whole lose what SRC lacks.
+    pub files: Option<&'a FileList>,
 }
 
 /// Plan the run from the walked trees.
@@ -233,5 +260,6 @@ pub fn plan(cx: &Context<'_>, walked: &Walked) -> Plan {
     plan.strays = strays;
     plan.checked = walked.src.entry_count();
     plan.deletions_skipped = cx.options.delete && !cx.deleting;
+    plan.backup = cx.backup.is_some();
     plan
 }

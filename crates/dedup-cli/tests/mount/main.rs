@@ -1,0 +1,9 @@
+//! Integration tests of `dedup store mount`: snapshots as a real FUSE file system.
+//!
+//! One test binary per job (cargo builds each file directly under tests/ as a binary of its
+//! own, each linking the whole program): each file here is one module of it.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod store_mount;

@@ -1,0 +1,52 @@
+//! What `dedup store` prints when its reader goes away: `dedup store ls … | head` is a normal
+//! way to look at a snapshot, and must end quietly with status 0, as `dedup find | head` does.
+
+use crate::common;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dedup");
+
+fn store(repo: &Path) -> Command {
+    common::isolate_client();
+    let mut c = Command::new(BIN);
+    c.arg("store")
+        .arg("-r")
+        .arg(repo)
+        .env("DEDUP_PASSWORD", "pw")
+        .env_remove("DEDUP_REPO")
+        .env_remove("DEDUP_PASSWORD_FILE");
+    c
+}
+
+#[test]
+fn ls_into_a_closed_pipe_ends_quietly() {
+    let d = tempfile::tempdir().unwrap();
+    let (repo, src) = (d.path().join("repo"), d.path().join("src"));
+    for i in 0..3000 {
+        let dir = src.join(format!("d{}", i % 30));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("file-with-a-longish-name-{i}")), b"x").unwrap();
+    }
+    let init = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"];
+    assert!(store(&repo).args(init).status().unwrap().success());
+    assert!(store(&repo).arg("backup").arg("-q").arg(&src).status().unwrap().success());
+
+    let mut child = store(&repo)
+        .args(["ls", "latest"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line's worth, then hang up, as `head -1` does.
+    let mut first = [0u8; 16];
+    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert_eq!(stderr, "");
+}

@@ -1,0 +1,58 @@
+//! What a mounted file system tells its caller while it serves, without printing: a directory or
+//! a file that could not be read (the reader got EIO; the caller says why, to whom it likes).
+
+use std::fmt;
+
+use dedup_store::Error;
+
+/// What was being done when a problem came up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Doing {
+    /// Listing a directory (reading its tree).
+    Listing,
+    /// Reading a file's content.
+    Reading,
+    /// Opening a file (one the backup could not read whole opens as an error).
+    Opening,
+}
+
+/// A request that failed for a reason worth telling: the repository could not give what it
+/// asked for (missing, damaged, unreachable).
+#[derive(Debug)]
+pub struct MountProblem {
+    /// What was being done.
+    pub doing: Doing,
+    /// The inode it was done to.
+    pub ino: u64,
+    /// Why it failed.
+    pub error: Error,
+}
+
+impl fmt::Display for MountProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let doing = match self.doing {
+            Doing::Listing => "listing",
+            Doing::Reading => "reading",
+            Doing::Opening => "opening",
+        };
+        write!(f, "{doing} inode {}: {}", self.ino, self.error)
+    }
+}
+
+/// Receives a mount's problems as they happen, from the threads that serve it.
+pub trait MountEvents: Send + Sync {
+    /// Called once per problem.
+    fn problem(&self, problem: MountProblem);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_problem_names_what_was_done_to_which_inode_and_why() {
+        let error = Error::Missing { object: "data blob ab12".into() };
+        let problem = MountProblem { doing: Doing::Reading, ino: 42, error };
+        assert_eq!(problem.to_string(), "reading inode 42: data blob ab12: missing");
+    }
+}

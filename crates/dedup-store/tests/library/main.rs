@@ -1,0 +1,15 @@
+//! Integration tests of the store library itself, below the binary: adoption of unindexed packs,
+//! a backend that starts refusing writes, hostile hand-made trees, prune over damaged packs, and round trips through the
+//! library's API.
+//!
+//! One test binary (cargo builds each file directly under tests/ as a binary of its own): each
+//! file here is one module of it.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod adoption;
+mod failing_backend;
+mod hostile_trees;
+mod prune_damage;
+mod roundtrip;
