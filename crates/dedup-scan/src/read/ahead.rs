@@ -17,6 +17,8 @@ use std::sync::{Condvar, Mutex, PoisonError};
 
 use rustix::fs::{fadvise, Advice};
 
+use crate::read::together::{will_need_together, Wanted};
+
 /// How far the read-ahead has got; readers wait on it.
 pub struct ReadAhead {
     /// Items asked for so far (`usize::MAX` once the thread has ended).
@@ -60,13 +62,24 @@ impl Drop for Ends<'_> {
     }
 }
 
+/// Items whose ranges the thread asks for in one call (`crate::read::together`): enough that
+/// the reads of files lying back to back merge into requests of the device's largest size, few
+/// enough that the first reader does not wait long for its item.
+const BATCH_ITEMS: usize = 128;
+/// Bytes asked for in one call at most.
+const BATCH_BYTES: u64 = 32 << 20;
+
 /// Run `body` while a thread asks, in order, for the bytes of items `0..count` (`request(i)`
-/// typically opens the item and calls [`will_need`]); returns what `body` returns. When `body`
-/// returns first, the thread stops after the item it is on. Without a thread (the system refused
-/// one) nobody waits: the readers read as they would without read-ahead.
+/// opens item `i` and says which range of it is wanted, or `None` for nothing); returns what
+/// `body` returns. Ranges of one piece or less are asked for a batch at a time in one call
+/// (`crate::read::together`), so that files lying one after another are read in merged
+/// requests; a longer range is asked for on its own ([`will_need`]). An item counts as asked
+/// for once its batch was. When `body` returns first, the thread stops after the batch it is
+/// on. Without a thread (the system refused one) nobody waits: the readers read as they would
+/// without read-ahead.
 pub fn reading_ahead<R>(
     count: usize,
-    request: &(dyn Fn(usize) + Sync),
+    request: &(dyn Fn(usize) -> Option<Wanted> + Sync),
     body: impl FnOnce(&ReadAhead) -> R,
 ) -> R {
     let ahead = ReadAhead::new();
@@ -75,13 +88,26 @@ pub fn reading_ahead<R>(
         let started =
             std::thread::Builder::new().name("dedup-ahead".into()).spawn_scoped(scope, || {
                 let _ends = Ends(&ahead);
+                let mut batch = Batch::default();
                 for i in 0..count {
                     if done.load(std::sync::atomic::Ordering::Relaxed) {
                         break;
                     }
-                    request(i);
-                    ahead.advance(i + 1);
+                    match request(i) {
+                        Some(wanted) if wanted.len <= wanted.piece => batch.push(wanted),
+                        Some(wanted) => {
+                            // In the order of the items: what came before first.
+                            batch.ask();
+                            will_need(&wanted.file, wanted.offset, wanted.len, wanted.piece);
+                        }
+                        None => {}
+                    }
+                    if batch.is_empty() || batch.full() || i + 1 == count {
+                        batch.ask();
+                        ahead.advance(i + 1);
+                    }
                 }
+                batch.ask();
             });
         if started.is_err() {
             ahead.advance(usize::MAX);
@@ -93,6 +119,43 @@ pub fn reading_ahead<R>(
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         result
     })
+}
+
+/// Ranges waiting to be asked for together.
+#[derive(Default)]
+struct Batch {
+    wanted: Vec<Wanted>,
+    bytes: u64,
+}
+
+impl Batch {
+    fn push(&mut self, wanted: Wanted) {
+        self.bytes += wanted.len;
+        self.wanted.push(wanted);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.wanted.is_empty()
+    }
+
+    fn full(&self) -> bool {
+        self.wanted.len() >= BATCH_ITEMS || self.bytes >= BATCH_BYTES
+    }
+
+    /// Ask for every range in one call; those it could not map, one by one.
+    fn ask(&mut self) {
+        if self.wanted.is_empty() {
+            return;
+        }
+        let asked = will_need_together(&self.wanted);
+        for (wanted, asked) in self.wanted.iter().zip(asked) {
+            if !asked {
+                will_need(&wanted.file, wanted.offset, wanted.len, wanted.piece);
+            }
+        }
+        self.wanted.clear();
+        self.bytes = 0;
+    }
 }
 
 /// Ask the kernel to read `len` bytes of `file` from `offset` into the page cache, and return
@@ -123,6 +186,7 @@ mod tests {
         let request = |i: usize| {
             std::thread::sleep(std::time::Duration::from_micros(200));
             asked.lock().unwrap().push(i);
+            None
         };
         reading_ahead(50, &request, |ahead| {
             for i in (0..50).rev() {
@@ -142,12 +206,17 @@ mod tests {
         let request = |_| {
             asked.fetch_add(1, SeqCst);
             std::thread::sleep(std::time::Duration::from_millis(1));
+            None
         };
         reading_ahead(100_000, &request, |ahead| ahead.wait_for(2));
         assert!(asked.load(SeqCst) < 100_000);
         // A request that panics ends the read-ahead: readers are not left waiting.
         let outcome = std::panic::catch_unwind(|| {
-            reading_ahead(10, &|i| assert_ne!(i, 3, "item 3 fails"), |ahead| ahead.wait_for(9))
+            let request = |i| {
+                assert_ne!(i, 3, "item 3 fails");
+                None
+            };
+            reading_ahead(10, &request, |ahead| ahead.wait_for(9))
         });
         assert!(outcome.is_err(), "the panic goes on in the caller");
     }
@@ -162,5 +231,41 @@ mod tests {
         will_need(&file, 0, bytes.len() as u64, 64 << 10);
         will_need(&file, 299_000, 10_000, 64 << 10);
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    }
+
+    /// Items of one piece or less are asked for a batch at a time, longer ones on their own; a
+    /// reader of any item is let go once its batch was asked for, and every item is, also the
+    /// last ones of an unfinished batch and files that cannot be opened.
+    #[test]
+    fn small_ranges_are_asked_for_in_batches_and_every_reader_is_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let count = BATCH_ITEMS * 2 + 7;
+        let mut contents = Vec::new();
+        for n in 0..count {
+            let len = if n % 50 == 0 { 600_000 } else { 1 + n * 37 };
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 3 + n) as u8).collect();
+            let path = dir.path().join(n.to_string());
+            if n != 5 {
+                std::fs::write(&path, &bytes).unwrap();
+            }
+            contents.push((path, bytes));
+        }
+        let opened = AtomicUsize::new(0);
+        let request = |n: usize| {
+            let (path, bytes) = &contents[n];
+            let file = File::open(path).ok()?;
+            opened.fetch_add(1, SeqCst);
+            Some(Wanted { file, offset: 0, len: bytes.len() as u64, piece: 128 << 10 })
+        };
+        reading_ahead(count, &request, |ahead| {
+            for n in (0..count).rev() {
+                ahead.wait_for(n);
+                assert!(ahead.requested() > n);
+            }
+        });
+        assert_eq!(opened.load(SeqCst), count - 1, "all but the missing file");
+        for (path, bytes) in contents.iter().filter(|(path, _)| path.exists()) {
+            assert_eq!(&std::fs::read(path).unwrap(), bytes);
+        }
     }
 }
