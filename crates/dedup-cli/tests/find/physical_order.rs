@@ -138,3 +138,33 @@ fn a_bad_physical_order_setting_is_refused() {
         out.dump()
     );
 }
+
+/// Read requests the block device under `mnt` has completed (`/sys/dev/block/M:m/stat`).
+fn reads_of(mnt: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let dev = fs::metadata(mnt).unwrap().dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let stat = fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/stat")).unwrap();
+    stat.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Small candidates written one after another lie back to back on the disk; read in its order,
+/// they reach the device in merged requests (one `madvise` over a batch of them), not one
+/// request each as with one `posix_fadvise` a file.
+#[test]
+fn small_files_read_in_the_order_of_the_disk_reach_it_in_merged_requests() {
+    let test = "small_files_read_in_the_order_of_the_disk_reach_it_in_merged_requests";
+    let Some(fs) = LoopFs::with_size("ext4", test, 300 << 20) else { return };
+    let tree = fs.mnt.join("t");
+    const FILES: u64 = 400;
+    for i in 0..FILES {
+        write(&tree, &format!("f{i:03}"), &pattern(6000, i));
+    }
+    evict(&tree);
+    let before = reads_of(&fs.mnt);
+    let report = find_ordered(&fs.mnt, &[tree.as_path()], "1");
+    let reads = reads_of(&fs.mnt) - before;
+    assert_eq!(report.groups.len(), 0, "{}", show(&report.sets()));
+    assert_eq!(report.summary.errors, 0);
+    assert!(reads < FILES / 4, "{reads} read requests for {FILES} files of 6,000 bytes");
+}
