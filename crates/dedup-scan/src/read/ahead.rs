@@ -107,7 +107,7 @@ pub fn reading_ahead<R>(
                         ahead.advance(i + 1);
                     }
                 }
-                batch.ask();
+                // Left unasked only when the body returned first: nobody wants it any more.
             });
         if started.is_err() {
             ahead.advance(usize::MAX);
