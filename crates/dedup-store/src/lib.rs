@@ -8,6 +8,7 @@ pub mod backup;
 pub mod blob;
 pub mod check;
 pub mod chunker;
+pub mod commands;
 pub mod compress;
 pub mod crypto;
 pub mod error;

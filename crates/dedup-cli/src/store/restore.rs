@@ -6,6 +6,7 @@ mod filter;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use dedup_core::{Observer, Problem};
@@ -80,17 +81,10 @@ fn raise_open_files_limit() {
 
 /// Run `dedup store restore`; `Ok(false)` when some entries could not be restored.
 pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
-    let repo = super::open(common)?;
+    let repo = Arc::new(super::open(common)?);
     let (spec, path) = split_spec(&args.snapshot)?;
-    let (id, snapshot) = repo.find_snapshot(spec, &super::filter(&args.filter))?;
-    let index = repo.load_index()?.index;
-    let node = dedup_store::tree::resolve_with_status(
-        &repo,
-        &index,
-        snapshot.tree,
-        snapshot.status_tree,
-        path,
-    )?;
+    let (id, node) =
+        dedup_store::commands::restore_node(&repo, spec, &super::filter(&args.filter), path)?;
     let selection = Selection::new(&args.includes, &args.excludes)?;
     let pick = |rel: &[u8], node: &Node, within: bool| selection.pick(rel, node, within);
     let filter =
@@ -106,7 +100,7 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         quiet: common.quiet,
     };
     raise_open_files_limit();
-    let summary = restore(&repo, &index, &node, &args.target, options, &render)?;
+    let summary = restore(&repo, &node, &args.target, options, &render)?;
     let mut complete = summary.errors == 0;
     let unmatched = selection.unmatched();
     if selection.nothing_matched() {
@@ -122,7 +116,7 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         complete = false;
     }
     if args.verify {
-        let found = verify(&repo, &index, &node, &args.target, filter, &render)?;
+        let found = verify(&repo, &node, &args.target, filter, &render)?;
         if found.bad > 0 {
             render.messages.line(&format!(
                 "dedup: error: {} restored files do not hold what the snapshot does",

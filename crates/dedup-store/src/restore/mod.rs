@@ -32,7 +32,6 @@ use dedup_core::Observer;
 
 use crate::error::Result;
 use crate::format::Node;
-use crate::index::Index;
 use crate::repo::Repository;
 
 pub use conflict::Overwrite;
@@ -148,11 +147,11 @@ pub struct RestoreSummary {
 /// `target/<name>`.
 pub fn restore(
     repo: &Repository,
-    index: &Index,
     node: &Node,
     target: &Path,
     options: RestoreOptions<'_>,
     events: &dyn Events,
 ) -> Result<RestoreSummary> {
-    walk::Restorer::new(repo, index, target, options, events).run(node)
+    let index = repo.index()?;
+    walk::Restorer::new(repo, &index, target, options, events).run(node)
 }

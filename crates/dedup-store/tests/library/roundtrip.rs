@@ -99,16 +99,11 @@ fn a_tree_of_every_kind_restores_exactly_and_unchanged_files_are_not_read() {
 
     let repo =
         Repository::open(Arc::new(LocalBackend::new(dir.path().join("repo"))), b"pw").unwrap();
-    let index = repo.load_index().unwrap().index;
-    let node = dedup_store::tree::resolve(
-        &repo,
-        &index,
-        first.snapshot.tree,
-        src.as_os_str().as_encoded_bytes(),
-    )
-    .unwrap();
+    let node =
+        dedup_store::tree::resolve(&repo, first.snapshot.tree, src.as_os_str().as_encoded_bytes())
+            .unwrap();
     let target = dir.path().join("target");
-    let restored = restore(&repo, &index, &node, &target, RestoreOptions::default(), &()).unwrap();
+    let restored = restore(&repo, &node, &target, RestoreOptions::default(), &()).unwrap();
     assert_eq!(restored.errors, 0);
     compare(&src, &target);
     let sparse = fs::metadata(target.join("sparse")).unwrap();

@@ -15,7 +15,7 @@ use dedup_store::format::{Node, NodeKind};
 use dedup_store::restore::Pick;
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::store::browse::trim_slashes;
+use dedup_store::commands::trim_slashes;
 
 /// One `--include` or `--exclude`.
 struct Pattern {
