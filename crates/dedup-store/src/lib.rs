@@ -3,7 +3,6 @@
 //! the in-memory index, storage backends, and the operations built on them (init, open, write a
 //! snapshot, restore, check). Libraries never print: results and problems are returned.
 
-pub mod backend;
 pub mod backup;
 pub mod blob;
 pub mod check;
@@ -15,7 +14,6 @@ pub mod error;
 pub mod file_reader;
 pub mod forget;
 pub mod format;
-pub mod host;
 pub mod id;
 pub mod index;
 mod kdf_memory;
@@ -30,5 +28,9 @@ pub mod secret;
 pub mod tree;
 pub mod trust;
 
+/// Where the repository's files are kept (the `dedup-backend` crate).
+pub use dedup_backend as backend;
+/// This machine, as writers record it.
+pub use dedup_backend::host;
 pub use error::Error;
 pub use id::Id;
