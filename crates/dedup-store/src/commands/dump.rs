@@ -10,7 +10,7 @@ use crate::file_reader::{FileReader, ReaderOptions, SnapshotFile};
 use crate::format::{Node, NodeKind};
 use crate::live_index::LiveIndex;
 use crate::repo::{Repository, SnapshotFilter};
-use crate::tree;
+use crate::tree_walk;
 
 /// The regular file at `path` of the snapshot `spec`, with its node (whose `incomplete` says the
 /// backup could not read it whole: a caller shows such a file only knowingly), opened for one
@@ -22,7 +22,7 @@ pub fn open_file(
     path: &[u8],
 ) -> Result<(Node, SnapshotFile)> {
     let (_, snapshot) = repo.find_snapshot(spec, filter)?;
-    let node = tree::resolve(repo, snapshot.tree, path)?;
+    let node = tree_walk::resolve(repo, snapshot.tree, path)?;
     if node.kind != NodeKind::File {
         return Err(Error::Invalid(format!(
             "{}: not a regular file in the snapshot",

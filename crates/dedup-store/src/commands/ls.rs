@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::format::{Content, Node};
 use crate::repo::{Repository, SnapshotFilter};
-use crate::tree;
+use crate::tree_walk;
 
 /// Visits the entry at `path` of the snapshot `spec` (unless `path` is the root) and every
 /// entry below it, parents before children, each with its path from the snapshot's root
@@ -16,14 +16,14 @@ pub fn ls(
     visit: &mut dyn FnMut(&[u8], &Node) -> Result<()>,
 ) -> Result<()> {
     let (_, snapshot) = repo.find_snapshot(spec, filter)?;
-    let node = tree::resolve(repo, snapshot.tree, path)?;
+    let node = tree_walk::resolve(repo, snapshot.tree, path)?;
     let base = trim_slashes(path).to_vec();
     if !base.is_empty() {
         visit(&base, &node)?;
     }
     if let Content::Subtree(id) = node.content {
         let mut full = base.clone();
-        tree::walk(repo, id, &mut |rel, child| {
+        tree_walk::walk(repo, id, &mut |rel, child| {
             full.truncate(base.len());
             if !full.is_empty() {
                 full.push(b'/');

@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::format::Node;
 use crate::id::Id;
 use crate::repo::{Repository, SnapshotFilter};
-use crate::tree;
+use crate::tree_walk;
 
 /// The snapshot `spec` (its id) and its node at `path` (the root when empty), with the atimes
 /// and status that a restore sets.
@@ -16,6 +16,6 @@ pub fn restore_node(
     path: &[u8],
 ) -> Result<(Id, Node)> {
     let (id, snapshot) = repo.find_snapshot(spec, filter)?;
-    let node = tree::resolve_with_status(repo, snapshot.tree, snapshot.status_tree, path)?;
+    let node = tree_walk::resolve_with_status(repo, snapshot.tree, snapshot.status_tree, path)?;
     Ok((id, node))
 }

@@ -31,12 +31,12 @@ pub use unlock::{slot_census, OpenNote, OpenOptions, Opened, SlotCensus};
 
 use crate::backend::Backend;
 use crate::chunker::Chunker;
+use crate::crypto::keys::{Keys, MasterKey};
 use crate::crypto::Sealer;
 use crate::error::{Error, Result};
 use crate::format::{Config, DecodeError, Header, Magic, HEADER_LEN};
 use crate::id::Id;
 use crate::index::Index;
-use crate::keys::{Keys, MasterKey};
 
 /// Name of the config file.
 pub(crate) const CONFIG: &str = "config";

@@ -22,6 +22,8 @@ mod conflict;
 mod delete;
 mod dirs;
 mod file;
+mod levels;
+mod links;
 mod meta;
 mod verify;
 mod walk;

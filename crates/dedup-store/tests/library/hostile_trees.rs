@@ -12,7 +12,7 @@ use dedup_core::{Observer, Problem};
 use dedup_store::backend::LocalBackend;
 use dedup_store::repo::Repository;
 use dedup_store::restore::{restore, Change, Events, Overwrite, RestoreOptions};
-use dedup_store::tree::root_node;
+use dedup_store::tree_walk::root_node;
 
 use crate::common::hand_made::HandMade;
 use crate::common::small_repo;
@@ -132,7 +132,7 @@ fn hostile_names_are_refused_by_name_and_nothing_lands_outside_the_target() {
                 );
             }
             // Listing the snapshot (what `ls`, `diff` and `check` do) refuses it too.
-            let walked = dedup_store::tree::walk(&repo, snapshot.tree, &mut |_, _| Ok(()));
+            let walked = dedup_store::tree_walk::walk(&repo, snapshot.tree, &mut |_, _| Ok(()));
             let err = walked.expect_err("the walk took the hostile tree").to_string();
             assert!(err.contains(named), "case {n} {where_}: {err}");
         }

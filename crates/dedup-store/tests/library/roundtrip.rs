@@ -99,9 +99,12 @@ fn a_tree_of_every_kind_restores_exactly_and_unchanged_files_are_not_read() {
 
     let repo =
         Repository::open(Arc::new(LocalBackend::new(dir.path().join("repo"))), b"pw").unwrap();
-    let node =
-        dedup_store::tree::resolve(&repo, first.snapshot.tree, src.as_os_str().as_encoded_bytes())
-            .unwrap();
+    let node = dedup_store::tree_walk::resolve(
+        &repo,
+        first.snapshot.tree,
+        src.as_os_str().as_encoded_bytes(),
+    )
+    .unwrap();
     let target = dir.path().join("target");
     let restored = restore(&repo, &node, &target, RestoreOptions::default(), &()).unwrap();
     assert_eq!(restored.errors, 0);
