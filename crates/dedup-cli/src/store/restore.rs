@@ -2,8 +2,6 @@
 //! replaced or deleted (`replace PATH`, `delete PATH`; `keep PATH` with -v), the same lines for
 //! `--dry-run`, problems on stderr, then the summary.
 
-mod filter;
-
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
@@ -13,10 +11,10 @@ use dedup_core::{Observer, Problem};
 use dedup_store::format::Node;
 use dedup_store::restore::{
     restore, verify, Change, ChangeKind, Events, Overwrite, Pick, RestoreOptions, RestoreSummary,
+    Selection,
 };
 use indicatif::{HumanBytes, HumanCount};
 
-use self::filter::Selection;
 use super::args::{CommonArgs, OverwriteArg, RestoreArgs};
 use crate::messages::{quote_path, Messages};
 
@@ -102,7 +100,8 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     raise_open_files_limit();
     let summary = restore(&repo, &node, &args.target, options, &render)?;
     let mut complete = summary.errors == 0;
-    let unmatched = selection.unmatched();
+    let unmatched: Vec<String> =
+        selection.unmatched().iter().map(|p| quote_path(std::path::Path::new(p))).collect();
     if selection.nothing_matched() {
         bail!(
             "nothing in the snapshot matches --include {}; nothing was restored",

@@ -25,6 +25,7 @@ mod file;
 mod levels;
 mod links;
 mod meta;
+mod selection;
 mod verify;
 mod walk;
 
@@ -37,6 +38,7 @@ use crate::format::Node;
 use crate::repo::Repository;
 
 pub use conflict::Overwrite;
+pub use selection::Selection;
 pub use verify::{verify, VerifySummary};
 
 /// What a restore says of a file the backup could not read whole (flagged incomplete in its
