@@ -60,7 +60,7 @@ pub fn named_snapshots(repo: &Repository, specs: &[String]) -> Result<Vec<Id>> {
 /// Removes the snapshots `ids`: one request (object storage) or one directory flush (a local
 /// disk) for all of them. Their data stays until a prune.
 pub fn remove_snapshots(repo: &Repository, ids: &[Id]) -> Result<()> {
-    let names: Vec<String> = ids.iter().map(|id| crate::repo::snapshot_path(id)).collect();
+    let names: Vec<String> = ids.iter().map(crate::repo::snapshot_path).collect();
     repo.backend()
         .delete_many(&names)
         .map_err(|failed| Error::io(format!("cannot remove {}", failed.name), failed.cause))
