@@ -9,9 +9,11 @@
 
 pub mod backup;
 pub mod blob;
-pub mod check;
+mod check;
 pub mod chunker;
 pub mod commands;
+// Building blocks the examples and tests reach; not part of the store's surface.
+#[doc(hidden)]
 pub mod compress;
 pub mod crypto;
 pub mod error;
@@ -19,11 +21,13 @@ pub mod file_reader;
 pub mod forget;
 pub mod format;
 pub mod id;
+#[doc(hidden)]
 pub mod index;
 pub mod live_index;
+#[doc(hidden)]
 pub mod pack;
 pub mod prune;
-pub mod repair;
+mod repair;
 pub mod repo;
 pub mod restore;
 pub mod tree_walk;

@@ -23,5 +23,7 @@ pub use snapshots::{snapshots, SnapshotList};
 pub use stats::{stats, RepoStats};
 
 pub use crate::check::{check, CheckReport, ReadData};
-pub use crate::repair::{repair_index, repair_snapshots};
+pub use crate::repair::{
+    repair_index, repair_snapshots, IndexRepair, SalvagedPack, SnapshotRepair, SnapshotsRepair,
+};
 pub use crate::restore::{restore, verify, RestoreOptions, RestoreSummary, VerifySummary};
