@@ -11,7 +11,7 @@ use poly1305::universal_hash::UniversalHash;
 use poly1305::Poly1305;
 use zeroize::Zeroizing;
 
-use crate::secret::SecretBytes;
+use crate::crypto::secret::SecretBytes;
 
 /// Nonce length.
 pub const NONCE_LEN: usize = 24;

@@ -1,22 +1,38 @@
-//! Storage of write-once objects named by paths such as `data/ab/ab12…`: the trait every backend
-//! implements (shaped after OpenDAL's operations), the local-directory, S3 and SFTP backends, and
-//! the choice between them from a location string.
+//! Where the store keeps its files: write-once objects named by paths such as `data/ab/ab12…`.
+//! The trait every backend implements (shaped after OpenDAL's operations), the local-directory
+//! backend and the local cache in front of a remote one, and, behind the cargo features `s3` and
+//! `sftp`, the S3 and SFTP backends with their network stack (OpenDAL, HTTP, TLS, ssh, a tokio
+//! runtime). A build without those features opens local repositories only, and says so for an
+//! `s3:` or `sftp:` location. Also the two things every backend names objects with: content
+//! ids ([`Id`]) and this machine ([`host`]).
 
 mod cached;
+#[cfg(any(feature = "s3", feature = "sftp"))]
 mod dal;
+pub mod host;
+#[cfg(feature = "sftp")]
 mod host_keys;
+mod id;
 mod local;
+mod local_files;
 mod local_object;
+mod remote_options;
+#[cfg(feature = "s3")]
 mod s3;
 mod s3_location;
+#[cfg(feature = "sftp")]
 mod sftp;
 mod sftp_location;
 mod temporary;
 
 pub use cached::CachedBackend;
+pub use id::Id;
 pub use local::LocalBackend;
-pub use s3::{S3Backend, S3Options, MULTIPART_THRESHOLD, PART_SIZE};
+pub use remote_options::S3Options;
+#[cfg(feature = "s3")]
+pub use s3::{S3Backend, MULTIPART_THRESHOLD, PART_SIZE};
 pub use s3_location::{plain_http_warning, S3Location};
+#[cfg(feature = "sftp")]
 pub use sftp::SftpBackend;
 pub use sftp_location::SftpLocation;
 
@@ -30,13 +46,43 @@ pub fn is_remote(location: &Path) -> bool {
 }
 
 /// The backend for `location`: S3 for `s3:…`, SFTP for `sftp:…`, otherwise a local directory.
-/// `remote` sets the connections, retries and timeouts of both remote kinds.
+/// `remote` sets the connections, retries and timeouts of both remote kinds. A kind this build
+/// leaves out (cargo features `s3`, `sftp`) is refused with a message that says so.
 pub fn open_backend(location: &Path, remote: &S3Options) -> io::Result<Arc<dyn Backend>> {
     match location.to_str() {
-        Some(text) if text.starts_with("s3:") => Ok(Arc::new(S3Backend::new(text, remote)?)),
-        Some(text) if text.starts_with("sftp:") => Ok(Arc::new(SftpBackend::new(text, remote)?)),
+        Some(text) if text.starts_with("s3:") => open_s3(text, remote),
+        Some(text) if text.starts_with("sftp:") => open_sftp(text, remote),
         _ => Ok(Arc::new(LocalBackend::new(location))),
     }
+}
+
+#[cfg(feature = "s3")]
+fn open_s3(location: &str, remote: &S3Options) -> io::Result<Arc<dyn Backend>> {
+    Ok(Arc::new(S3Backend::new(location, remote)?))
+}
+
+#[cfg(not(feature = "s3"))]
+fn open_s3(_location: &str, _remote: &S3Options) -> io::Result<Arc<dyn Backend>> {
+    Err(left_out("S3", "s3"))
+}
+
+#[cfg(feature = "sftp")]
+fn open_sftp(location: &str, remote: &S3Options) -> io::Result<Arc<dyn Backend>> {
+    Ok(Arc::new(SftpBackend::new(location, remote)?))
+}
+
+#[cfg(not(feature = "sftp"))]
+fn open_sftp(_location: &str, _remote: &S3Options) -> io::Result<Arc<dyn Backend>> {
+    Err(left_out("SFTP", "sftp"))
+}
+
+/// The error for a kind of storage this build leaves out.
+#[cfg(not(all(feature = "s3", feature = "sftp")))]
+fn left_out(kind: &str, feature: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("this dedup was built without {kind} support (cargo feature `{feature}`)"),
+    )
 }
 
 /// Whether a listed name can be an object of a repository: none has a control character, and
@@ -48,6 +94,7 @@ pub(crate) fn listable(name: &str) -> bool {
 
 /// `text` from the other side (a server's error message, what ssh printed) made safe to print:
 /// control characters but the newline escaped, so that no escape sequence reaches the terminal.
+#[cfg_attr(not(any(feature = "s3", feature = "sftp")), allow(dead_code))]
 pub(crate) fn printable(text: &str) -> String {
     text.chars()
         .flat_map(|c| {

@@ -16,7 +16,7 @@ use opendal_http_transport_reqwest::ReqwestTransport;
 
 use super::dal::{self, to_io};
 use super::s3_location::S3Location;
-use super::{Backend, DeleteFailure, ObjectInfo, PutOutcome};
+use super::{Backend, DeleteFailure, ObjectInfo, PutOutcome, S3Options};
 
 /// Objects larger than this are uploaded in parts. A default pack (16 MiB) stays one PUT, since
 /// a multipart upload costs two more requests; a pack made larger at init is split.
@@ -28,37 +28,6 @@ const PARTS_IN_FLIGHT: usize = 4;
 
 /// Keys per DeleteObjects request: S3's limit, and the batch OpenDAL's S3 service sends.
 const KEYS_PER_DELETE: usize = 1000;
-
-/// Settings of the remote backends (S3 and SFTP) the command line chooses.
-#[derive(Debug, Clone)]
-pub struct S3Options {
-    /// Requests in flight at most.
-    pub connections: usize,
-    /// Address the bucket as `BUCKET.HOST` rather than `HOST/BUCKET`.
-    pub virtual_host: bool,
-    /// Attempts after the first for a request that timed out or got a 5xx answer.
-    pub retries: usize,
-    /// Smallest pause before a retry (doubled each time, with jitter).
-    pub min_backoff: Duration,
-    /// Longest a request may wait for its next bytes.
-    pub io_timeout: Duration,
-    /// SFTP: accept and record the key of a host not yet known (ssh's
-    /// `StrictHostKeyChecking=accept-new`) instead of what the user's ssh configuration says.
-    pub accept_new_host_key: bool,
-}
-
-impl Default for S3Options {
-    fn default() -> Self {
-        S3Options {
-            connections: 8,
-            virtual_host: false,
-            retries: 6,
-            min_backoff: Duration::from_millis(100),
-            io_timeout: Duration::from_secs(30),
-            accept_new_host_key: false,
-        }
-    }
-}
 
 /// Objects stored in a bucket under a prefix.
 pub struct S3Backend {

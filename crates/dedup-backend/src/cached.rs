@@ -17,9 +17,9 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::local::{PRIVATE_DIR, PRIVATE_FILE};
+use super::local_files::{PRIVATE_DIR, PRIVATE_FILE};
 use super::{Backend, DeleteFailure, ObjectInfo, ObjectWriter, PutOutcome};
-use crate::id::Id;
+use crate::Id;
 
 /// The folders whose objects are cached.
 const CACHED: [&str; 2] = ["index", "snapshots"];
@@ -232,7 +232,7 @@ impl Backend for CachedBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::LocalBackend;
+    use crate::LocalBackend;
 
     /// Counts the reads that reach the backend behind the cache.
     struct Counting {

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::id::Id;
+use crate::Id;
 
 /// Temporary names begin with this, then the writer's host tag and pid: `.tmp-HOST-PID-RANDOM`.
 pub(super) const TEMP_PREFIX: &str = ".tmp-";
@@ -28,6 +28,7 @@ pub(super) fn temporary_name(dir: &str) -> String {
 
 /// Whether a file name (the last part of a path) is hidden: a temporary, or anything else whose
 /// name begins with `.`, which no reader takes for an object.
+#[cfg_attr(not(feature = "sftp"), allow(dead_code))]
 pub(super) fn is_hidden(file_name: &str) -> bool {
     file_name.starts_with('.')
 }

@@ -10,17 +10,17 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{Context, Result};
-use dedup_store::format::{Node, NodeKind};
-use dedup_store::restore::Pick;
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::store::browse::trim_slashes;
+use super::Pick;
+use crate::commands::trim_slashes;
+use crate::error::{Error, Result};
+use crate::format::{Node, NodeKind};
 
 /// One `--include` or `--exclude`.
 struct Pattern {
     /// As given, for messages.
-    shown: String,
+    given: OsString,
     /// Matched against the whole path below the restored node (else against a name).
     anchored: bool,
     matcher: Matcher,
@@ -36,13 +36,13 @@ enum Matcher {
 
 fn glob(text: &str) -> Result<GlobMatcher> {
     let glob = GlobBuilder::new(text).literal_separator(true).backslash_escape(true).build();
-    Ok(glob.with_context(|| format!("invalid pattern {text:?}"))?.compile_matcher())
+    let glob = glob.map_err(|e| Error::Invalid(format!("invalid pattern {text:?}: {e}")))?;
+    Ok(glob.compile_matcher())
 }
 
 impl Pattern {
     fn new(raw: &OsStr) -> Result<Pattern> {
         let bytes = raw.as_bytes();
-        let shown = crate::messages::quote_path(Path::new(raw));
         let trimmed = trim_slashes(bytes);
         let anchored = bytes.contains(&b'/');
         let matcher = match std::str::from_utf8(trimmed) {
@@ -55,7 +55,7 @@ impl Pattern {
             }
             Err(_) => Matcher::Literal(trimmed.to_vec()),
         };
-        Ok(Pattern { shown, anchored, matcher })
+        Ok(Pattern { given: raw.to_owned(), anchored, matcher })
     }
 
     /// Whether the entry at `rel` (below the restored node) named `name` matches.
@@ -138,12 +138,12 @@ impl Selection {
     }
 
     /// The includes that matched nothing, as given.
-    pub fn unmatched(&self) -> Vec<&str> {
+    pub fn unmatched(&self) -> Vec<&OsStr> {
         self.includes
             .iter()
             .zip(&self.matched)
             .filter(|(_, m)| !m.load(Ordering::Relaxed))
-            .map(|(p, _)| p.shown.as_str())
+            .map(|(p, _)| p.given.as_os_str())
             .collect()
     }
 
@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(s.pick(b"d\xff", &node(b"d\xff", NodeKind::Dir), false), Pick::Enter);
         assert_eq!(s.pick(b"d", &node(b"d", NodeKind::Dir), false), Pick::Skip);
         assert!(s.nothing_matched());
-        assert_eq!(s.unmatched(), ["\"/d\\xff/f\\xfe\""]);
+        assert_eq!(s.unmatched(), [OsStr::from_bytes(b"/d\xff/f\xfe")]);
         let f = node(b"f\xfe", NodeKind::File);
         assert_eq!(s.pick(b"d\xff/f\xfe", &f, false), Pick::Restore);
         assert!(!s.nothing_matched());

@@ -37,10 +37,9 @@ use openssh_sftp_client::{Error as SftpError, Sftp, SftpOptions};
 
 use super::dal::{self, to_io as opendal_to_io};
 use super::host_keys::HostKeyPolicy;
-use super::s3::S3Options;
 use super::sftp_location::SftpLocation;
 use super::temporary::{is_hidden, temporary_is_stale, temporary_name, TEMP_PREFIX};
-use super::{Backend, ObjectInfo, PutOutcome};
+use super::{Backend, ObjectInfo, PutOutcome, S3Options};
 
 /// Objects stored as files under a folder of an SFTP server.
 pub struct SftpBackend {

@@ -8,7 +8,7 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::local::{create_dirs, object_path, publish, PRIVATE_FILE};
+use super::local_files::{create_dirs, object_path, publish, PRIVATE_FILE};
 use super::temporary::temporary_name;
 use super::{ObjectWriter, PutOutcome};
 

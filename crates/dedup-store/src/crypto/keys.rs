@@ -4,10 +4,10 @@
 use argon2::{Algorithm, Argon2, Params, Version};
 use zeroize::Zeroizing;
 
+use crate::crypto::kdf_memory::KdfMemory;
+use crate::crypto::secret::SecretBytes;
 use crate::crypto::{fill_random, Sealer};
 use crate::format::{Kdf, KdfParams, KeyFile};
-use crate::kdf_memory::KdfMemory;
-use crate::secret::SecretBytes;
 
 /// The working keys of an open repository, each in memory of its own ([`SecretBytes`]: out of
 /// core dumps, zeroed when dropped). Not `Clone`: the repository holds the one copy.

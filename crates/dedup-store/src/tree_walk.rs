@@ -1,5 +1,5 @@
 //! Navigating a snapshot's trees: the node at a path, and a depth-first walk that hands each
-//! entry with its path to a callback (for `ls`, `diff`, `stats` and `check`).
+//! entry with its path to a callback (for `ls` and `restore`), over the repository's index.
 
 use crate::error::{Error, Result};
 use crate::format::{Content, Node, NodeKind, Tree};
@@ -13,19 +13,19 @@ pub fn root_node(tree: Id) -> Node {
 }
 
 /// The node at `path` (components separated by `/`, leading `/` optional) below the root tree.
-pub fn resolve(repo: &Repository, index: &Index, root: Id, path: &[u8]) -> Result<Node> {
-    resolve_with_status(repo, index, root, None, path)
+pub fn resolve(repo: &Repository, root: Id, path: &[u8]) -> Result<Node> {
+    resolve_with_status(repo, root, None, path)
 }
 
 /// [`resolve`], with the root's status tree (snapshots of version 2), so that the node found
 /// has its atime and its status tree (what a restore sets).
 pub fn resolve_with_status(
     repo: &Repository,
-    index: &Index,
     root: Id,
     status: Option<Id>,
     path: &[u8],
 ) -> Result<Node> {
+    let index = repo.index()?;
     let mut node = root_node(root);
     node.status_tree = status;
     // Named as `ls` prints paths, from the snapshot's root, whether or not the `/` was given.
@@ -35,7 +35,7 @@ pub fn resolve_with_status(
         let Content::Subtree(id) = node.content else {
             return Err(Error::Invalid(format!("{}: not a directory in the snapshot", shown())));
         };
-        let tree = repo.read_tree_with_status(index, &id, node.status_tree.as_ref())?;
+        let tree = repo.read_tree_with_status(&index, &id, node.status_tree.as_ref())?;
         node = tree
             .find(part)
             .cloned()
@@ -48,12 +48,12 @@ pub fn resolve_with_status(
 /// tree (components joined by `/`). A subtree that cannot be read is an error of the walk.
 pub fn walk(
     repo: &Repository,
-    index: &Index,
     id: Id,
     visit: &mut dyn FnMut(&[u8], &Node) -> Result<()>,
 ) -> Result<()> {
+    let index = repo.index()?;
     let mut path = Vec::new();
-    walk_inner(repo, index, id, &mut path, visit)
+    walk_inner(repo, &index, id, &mut path, visit)
 }
 
 fn walk_inner(
