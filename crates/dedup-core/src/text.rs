@@ -68,7 +68,7 @@ impl fmt::Display for Count {
         for (i, c) in digits.chars().enumerate() {
             let left = digits.len() - i - 1;
             f.write_char(c)?;
-            if left > 0 && left % 3 == 0 {
+            if left > 0 && left.is_multiple_of(3) {
                 f.write_char(',')?;
             }
         }
