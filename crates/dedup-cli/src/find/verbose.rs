@@ -94,8 +94,10 @@ fn describe_whole_read(choice: &WholeRead) -> String {
         }
         None => String::new(),
     };
+    let order =
+        if choice.physical_order { "; candidates read in the order of the disk" } else { "" };
     format!(
-        "{}: a head read every {:.2} ms; same-size files up to {} read whole{direct}",
+        "{}: a head read every {:.2} ms; same-size files up to {} read whole{direct}{order}",
         device_name(choice.dev),
         choice.per_read.as_secs_f64() * 1000.0,
         Bytes(choice.up_to),
