@@ -28,6 +28,7 @@ pub mod restore;
 pub mod secret;
 pub mod tree;
 pub mod trust;
+pub mod volume_lock;
 
 pub use error::Error;
 pub use id::Id;

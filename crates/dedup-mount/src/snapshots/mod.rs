@@ -7,7 +7,7 @@
 //!
 //! Opening it reads the index and the snapshot files only.
 
-mod attrs;
+pub(crate) mod attrs;
 mod filesystem;
 mod inodes;
 mod names;
