@@ -639,6 +639,11 @@ impl Filesystem for VolumeFs {
         reply: ReplyEmpty,
     ) {
         let name = name.as_bytes();
+        if name.starts_with(b"system.posix_acl_") {
+            // No POSIX ACLs: refused, so that a copying program sets the mode bits instead
+            // (cp -a sets permissions through the ACL attribute where it is taken).
+            return reply.error(errno(Code::OPNOTSUPP));
+        }
         if name.len() > 255 || value.len() > 1 << 16 {
             return reply.error(errno(Code::RANGE));
         }
