@@ -9,4 +9,5 @@ mod common;
 
 mod store_mount;
 mod volume_basics;
+mod volume_crash;
 mod volume_helpers;

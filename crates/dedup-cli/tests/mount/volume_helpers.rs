@@ -137,10 +137,17 @@ impl Volume {
 
     /// Kills the program with SIGKILL (no last commit, nothing cleaned up) and detaches the
     /// mount it leaves behind.
-    pub fn kill9(mut self) {
+    pub fn kill9(self) {
+        self.kill9_then(|| {});
+    }
+
+    /// [`Volume::kill9`], running `before_detach` between the kill and the detach (while the
+    /// dead mount still answers every request with an error, so nothing lands beneath it).
+    pub fn kill9_then(mut self, before_detach: impl FnOnce()) {
         let mut child = self.child.take().expect("running");
         child.kill().unwrap();
         child.wait().unwrap();
+        before_detach();
         let _ = Command::new("fusermount3").arg("-uz").arg(&self.point).status();
     }
 }
