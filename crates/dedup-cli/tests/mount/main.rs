@@ -10,4 +10,5 @@ mod common;
 mod store_mount;
 mod volume_basics;
 mod volume_crash;
+mod volume_fsx;
 mod volume_helpers;
