@@ -12,3 +12,4 @@ mod volume_basics;
 mod volume_crash;
 mod volume_fsx;
 mod volume_helpers;
+mod volume_posix;
