@@ -9,8 +9,8 @@ mod writer;
 
 pub use reader::{parse_pack, read_trailer, ParsedPack};
 pub use streamed::{StreamedPack, StreamedPackWriter};
-pub(crate) use tail::{unpadded_len, PADDING_AD};
 pub use tail::{bucket, padded_len, PackLayout, MIN_PADDED_PACK};
+pub(crate) use tail::{unpadded_len, PADDING_AD};
 pub use writer::{FinishedPack, PackWriter};
 
 /// The tail magic after the trailer length.
