@@ -13,3 +13,4 @@ mod volume_crash;
 mod volume_fsx;
 mod volume_helpers;
 mod volume_posix;
+mod volume_s3;
