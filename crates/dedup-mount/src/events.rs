@@ -38,9 +38,13 @@ impl fmt::Display for MountProblem {
             Doing::Listing => "listing",
             Doing::Reading => "reading",
             Doing::Opening => "opening",
-            Doing::Writing => "writing",
-            Doing::Committing => "committing the volume at",
+            Doing::Writing => "storing what was written",
+            Doing::Committing => "committing the volume",
         };
+        // Inode 0 is none: a problem of the whole volume.
+        if self.ino == 0 {
+            return write!(f, "{doing}: {}", self.error);
+        }
         write!(f, "{doing} inode {}: {}", self.ino, self.error)
     }
 }
