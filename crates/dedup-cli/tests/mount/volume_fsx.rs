@@ -170,7 +170,7 @@ fn random_operations_on_a_volume_match_a_model() {
                 let mut buf = vec![0; 4096];
                 let n = s.file.read_at(&mut buf, offset).unwrap();
                 let want = &s.model[(offset as usize).min(s.model.len())..];
-                assert!(&buf[..n] == &want[..want.len().min(4096)], "{}", context());
+                assert!(buf[..n] == want[..want.len().min(4096)], "{}", context());
             }
             90..=94 => {
                 // Reopened for appending: every write goes to the end, whatever the position.
