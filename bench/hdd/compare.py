@@ -10,7 +10,9 @@ caches, the command under SCHED_FIFO unless HDD_RUN_RT=0, then the model's total
 after), so `{}` in a COMMAND stands for the mounted file system. A COMMAND is split like a shell
 word list (shlex); its output is read and dropped. Prints a markdown table of medians: wall time,
 requests, seeks, and the model's seek, rotation and transfer time; the ratio column divides each
-median wall time by the first command's.
+median wall time by the first command's. The last column counts, per run, how often another
+process dropped the page cache while it ran (`hdd.sh run`'s `drops`): such a run reads again what
+it had read, and its figures are partly the other process's.
 """
 
 import argparse
@@ -58,8 +60,9 @@ def run_once(command):
 def table(names, runs):
     first = statistics.median(r["wall_s"] for r in runs[names[0]])
     out = ["| command | wall s (median) | / first | requests | seeks | cache hits | seek s | "
-           "rotation s | transfer s | model busy s | wall − busy s | runs (wall s) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "rotation s | transfer s | model busy s | wall − busy s | runs (wall s) | "
+           "cache drops by others |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in names:
         rs = runs[name]
         med = {f: statistics.median(r[f] for r in rs) for f in FIELDS}
@@ -68,7 +71,8 @@ def table(names, runs):
             f"| {med['seeks']:.0f} | {med['cache_hits']:.0f} | {med['seek_s']:.1f} "
             f"| {med['rotation_s']:.1f} "
             f"| {med['transfer_s']:.1f} | {med['busy_s']:.1f} | {med['wall_s'] - med['busy_s']:.1f} "
-            f"| {' '.join('%.1f' % r['wall_s'] for r in rs)} |")
+            f"| {' '.join('%.1f' % r['wall_s'] for r in rs)} "
+            f"| {' '.join('%d' % r.get('drops', 0) for r in rs)} |")
     return "\n".join(out)
 
 

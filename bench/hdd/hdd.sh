@@ -174,21 +174,28 @@ cmd_run() {
     # Cold all the way down: the drive's cache too, and the head parked, so that every run starts
     # from the same disk (and costs what a replay of its requests on a new model costs).
     echo reset > "$FUSE/stats"
-    before=$(cat "$FUSE/stats")
+    before=$(cat "$FUSE/stats"; drops_by_others)
     start=$(date +%s.%N)
     "${args[@]}" || status=$?
     end=$(date +%s.%N)
-    after=$(cat "$FUSE/stats")
+    after=$(cat "$FUSE/stats"; drops_by_others)
     awk -v start="$start" -v end="$end" -v status="$status" '
         NR == FNR { before[$1] = $2; next }
         { d[$1] = $2 - before[$1] }
         END {
-            printf "wall_s %.3f status %d requests %d (reads %d, writes %d) read_MB %.1f seeks %d cache_hits %d seek_s %.3f rotation_s %.3f transfer_s %.3f busy_s %.3f late_s %.3f marks %d %d\n",
+            printf "wall_s %.3f status %d requests %d (reads %d, writes %d) read_MB %.1f seeks %d cache_hits %d seek_s %.3f rotation_s %.3f transfer_s %.3f busy_s %.3f late_s %.3f drops %d marks %d %d\n",
                 end - start, status, d["reads"] + d["writes"], d["reads"], d["writes"], d["read_bytes"] / 1e6,
                 d["seeks"], d["cache_hits"], d["seek_s"], d["rotation_s"], d["transfer_s"], d["busy_s"], d["late_s"],
-                before["mark"], before["mark"] + d["mark"]
+                d["drops"], before["mark"], before["mark"] + d["mark"]
         }' <(echo "$before") <(echo "$after")
     return "$status"
+}
+
+# drops_by_others: a `drops N` line, N the times the page cache was dropped so far (/proc/vmstat
+# drop_pagecache): a run during which another process drops it (a cold benchmark beside this one)
+# reads again what it had read, and its figures are not its own.
+drops_by_others() {
+    awk '$1 == "drop_pagecache" { print "drops", $2 }' /proc/vmstat
 }
 
 cmd_calibrate() {

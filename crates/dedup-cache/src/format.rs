@@ -141,8 +141,8 @@ pub fn encode(contents: &Contents) -> Vec<u8> {
 }
 
 /// Records are encoded into a block of about this size, hashed and written, and the block is
-/// reused: the whole file is never built in memory (100,000 entries are 23 MB, and a buffer that
-/// size costs a page fault per 4 KiB besides the copy).
+/// reused: the whole file is never built in memory (a cache of a large tree runs to tens of
+/// megabytes, and a buffer that size costs a page fault per page besides the copy).
 const BLOCK: usize = 1 << 20;
 
 /// Write `contents` in the file's form to `out`, as [`encode`] would build it.
@@ -207,8 +207,8 @@ fn encode_record(r: &Record, out: &mut Vec<u8>) {
 }
 
 /// Decode a whole cache file read into `bytes`, checking everything that can be checked. Its
-/// names block becomes the contents' names in place: copying it out cost a rescan of 111,000
-/// entries a fresh 12 MB buffer, page by page.
+/// names block becomes the contents' names in place: copying it out would cost every rescan a
+/// fresh buffer as large as the names, faulted in page by page.
 pub fn decode(mut bytes: Vec<u8>) -> Result<Contents, Damaged> {
     let (records, last, names_at) = decode_records(&bytes)?;
     bytes.truncate(bytes.len() - CHECKSUM);

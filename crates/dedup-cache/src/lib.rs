@@ -193,7 +193,8 @@ impl Cache {
     /// [`lookup`](Self::lookup) of many files at once, answers in the order asked. The files
     /// are visited in key order and each search gallops on from where the last one ended, so
     /// the records are read front to back instead of binary-searched from scratch: a rescan
-    /// asks for every file, and 17 scattered reads per file cost it 30 ms at 111,000 files.
+    /// asks for every file, and a binary search's scattered reads per file add up on a large
+    /// tree (docs/benchmarks/journal.md, "From \"The persistent content cache\"").
     pub fn lookup_all(&self, metas: &[FileMeta]) -> Vec<Lookup> {
         if self.contents.records.is_empty() {
             // A first scan: nothing to find, and no need to sort what is asked.
@@ -250,7 +251,7 @@ impl Cache {
         let old = std::mem::take(&mut self.contents);
         // The paths learned in this run stay where they are (records may name their bytes in
         // any order); those of the entries kept from before are appended. Copying all of them
-        // into a new block cost a first scan of 111,000 files 20 ms.
+        // into a new block would cost a first scan of a large tree a copy of every path.
         let mut merged = Contents {
             records: Vec::with_capacity(old.records.len() + learned.len()),
             names,

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use dedup_find::CacheOptions;
 use serde::Deserialize;
 
-use crate::args::SelectArgs;
+use crate::find::args::SelectArgs;
 use crate::messages::quote_path;
 
 /// The settings `dedup.toml` may hold.

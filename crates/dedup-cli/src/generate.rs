@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 
-use crate::args::Cli;
+use crate::cli::Cli;
 
 /// Write the completion script for `shell` to stdout.
 pub fn completions(shell: clap_complete::Shell) -> Result<bool> {

@@ -2,8 +2,8 @@
 //! chooses the exit status. The only place that prints.
 
 mod act;
-mod args;
-mod cache_cmd;
+mod cache;
+mod cli;
 mod config;
 mod find;
 mod generate;
@@ -11,14 +11,14 @@ mod messages;
 mod progress;
 mod size;
 mod store;
-mod sync_cmd;
+mod sync;
 mod tuning;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command};
+use crate::cli::{Cli, Command};
 
 /// Exit status when the result is complete.
 const EXIT_OK: u8 = 0;
@@ -28,13 +28,13 @@ const EXIT_INCOMPLETE: u8 = 1;
 const EXIT_FATAL: u8 = 2;
 
 fn main() -> ExitCode {
-    let result = match sync_cmd::args::parse_alone(std::env::args_os()) {
-        Some(args) => sync_cmd::run(args),
+    let result = match sync::args::parse_alone(std::env::args_os()) {
+        Some(args) => sync::run(args),
         None => run(Cli::parse()),
     };
     match result {
         Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),
-        Err(err) if find::is_broken_pipe(&err) => ExitCode::from(EXIT_OK),
+        Err(err) if messages::is_broken_pipe(&err) => ExitCode::from(EXIT_OK),
         Err(err) => {
             eprintln!("dedup: error: {err:#}");
             ExitCode::from(EXIT_FATAL)
@@ -51,9 +51,9 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         Command::Symlink(args) => act::run(act::Kind::Symlink, args, None),
         Command::Remove(args) => act::run(act::Kind::Remove, args, None),
         Command::Move(args) => act::run(act::Kind::Move, args.act, Some(args.to)),
-        Command::Cache(args) => cache_cmd::run(args),
+        Command::Cache(args) => cache::run(args),
         Command::Store(args) => store::run(args),
-        Command::Sync(args) => sync_cmd::run(args),
+        Command::Sync(args) => sync::run(args),
         Command::Completions(args) => generate::completions(args.shell),
         Command::Man(args) => generate::man_pages(&args.dir),
     }

@@ -2,11 +2,12 @@
 //! one line whatever bytes the path holds, and drawn around the progress display.
 
 use std::fmt::Write as _;
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use dedup_core::{Observer, Problem, Severity};
-use indicatif::ProgressBar;
+use indicatif::{HumanCount, ProgressBar};
 
 /// Prints problems as they happen.
 pub struct Messages {
@@ -63,6 +64,22 @@ pub fn quote_path(path: &Path) -> String {
             out
         }
     }
+}
+
+/// `n` and the noun that fits it: "1 file", "2,048 files".
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", HumanCount(n), if n == 1 { one } else { many })
+}
+
+/// True when the error is standard output closing early (`dedup find | head`, `dedup store ls
+/// | head`): not a failure.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    let broken = |e: &io::Error| e.kind() == io::ErrorKind::BrokenPipe;
+    err.chain().any(|e| {
+        e.downcast_ref::<io::Error>().is_some_and(broken)
+            || matches!(e.downcast_ref::<dedup_store::Error>(),
+                Some(dedup_store::Error::Io { cause, .. }) if broken(cause))
+    })
 }
 
 #[cfg(test)]

@@ -5,9 +5,11 @@
 //! device (no measured switch to larger whole reads on slow devices).
 //! `DEDUP_SAMPLE_LEN=SIZE`: bytes read at each end of a sampled file.
 //! `DEDUP_DIRECT_READS=0`: devices measured slow read through the page cache like the others.
+//! `DEDUP_PHYSICAL_ORDER=1` or `0`: candidates are read in the order of the disk on every device,
+//! or on none (by default: on devices that say they rotate and measure slow).
 
 use anyhow::{Context, Result};
-use dedup_find::Tuning;
+use dedup_find::{PhysicalOrder, Tuning};
 
 use crate::size::parse_size;
 
@@ -27,6 +29,12 @@ pub fn from_env() -> Result<Tuning> {
         Ok("1") | Err(_) => {}
         Ok(other) => anyhow::bail!("DEDUP_DIRECT_READS: want 0 or 1, not {other:?}"),
     }
+    tuning.physical_order = match std::env::var("DEDUP_PHYSICAL_ORDER").as_deref() {
+        Ok("1") => PhysicalOrder::Always,
+        Ok("0") => PhysicalOrder::Never,
+        Err(_) => PhysicalOrder::Measured,
+        Ok(other) => anyhow::bail!("DEDUP_PHYSICAL_ORDER: want 0 or 1, not {other:?}"),
+    };
     Ok(tuning)
 }
 

@@ -32,4 +32,4 @@ pub use phases::PHASES;
 pub use pipeline::{find, find_run, FindOptions, Funnel, Run};
 pub use selection::Selection;
 pub use stages::whole_read::WholeRead;
-pub use tuning::Tuning;
+pub use tuning::{PhysicalOrder, Tuning};

@@ -147,7 +147,8 @@ fn walk_and_load(
     std::thread::scope(|scope| {
         let loading = options.cache.as_ref().map(|c| scope.spawn(|| CacheRun::open(c, counting)));
         progress.start_phase(WALK, 0);
-        let tree = walk_tree(roots, &options.selection, walk_io, counting, progress);
+        let order = options.tuning.physical_order;
+        let tree = walk_tree(roots, &options.selection, order, walk_io, counting, progress);
         (tree, loading.and_then(joined))
     })
 }

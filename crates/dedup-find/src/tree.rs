@@ -11,10 +11,12 @@ use std::sync::{Mutex, PoisonError};
 
 use dedup_core::{FileId, FileMeta, Observer, Problem, ProblemKind, Progress};
 use dedup_scan::io::IoScheduler;
+use dedup_scan::layout;
 use dedup_scan::{walk, EntryKind, Listing, NodeId, PathArena, RootVisit, Visitor};
 use rustix::fs::{statat, AtFlags};
 
 use crate::selection::Selection;
+use crate::tuning::PhysicalOrder;
 
 /// One regular file found by the walk: where it is, which root it came from, what it looked like.
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +93,7 @@ impl Tree {
 pub(crate) fn walk_tree(
     roots: &[PathBuf],
     selection: &Selection,
+    physical_order: PhysicalOrder,
     io: &IoScheduler,
     observer: &dyn Observer,
     progress: &Progress,
@@ -102,10 +105,26 @@ pub(crate) fn walk_tree(
         tree: Mutex::new(Tree::default()),
         files: Mutex::new(Vec::new()),
     };
-    walk(roots, &selection.walk, io, observer, &builder);
+    let mut options = selection.walk.clone();
+    options.inode_order = inode_order(roots, physical_order);
+    walk(roots, &options, io, observer, &builder);
     let mut tree = builder.tree.into_inner().unwrap_or_else(PoisonError::into_inner);
     tree.files = builder.files.into_inner().unwrap_or_else(PoisonError::into_inner);
     tree
+}
+
+/// Whether the walk goes in inode order (`WalkOptions::inode_order`): where the content stages
+/// may read in the order of the disk (`crate::stages::physical`), that is on a device that says
+/// it rotates. Before anything is read there is nothing to measure, and on a device that does
+/// not seek the order costs no more than another.
+fn inode_order(roots: &[PathBuf], physical_order: PhysicalOrder) -> bool {
+    match physical_order {
+        PhysicalOrder::Always => true,
+        PhysicalOrder::Never => false,
+        PhysicalOrder::Measured => roots.iter().any(|root| {
+            rustix::fs::stat(root).is_ok_and(|st| layout::rotational(st.st_dev) == Some(true))
+        }),
+    }
 }
 
 /// The visitor: adds each directory's kept entries to the tree under one lock per directory.

@@ -18,6 +18,20 @@ pub struct Tuning {
     pub measure_whole_read: bool,
     /// Read around the page cache on devices measured to answer slowly (`dedup_scan::read::direct`).
     pub direct_reads: bool,
+    /// Where candidates are read in the order of the disk (`crate::stages::physical`).
+    pub physical_order: PhysicalOrder,
+}
+
+/// On which devices the content stages read their candidates in the order of the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PhysicalOrder {
+    /// On devices that say they rotate and whose first reads were measured slow: the default.
+    #[default]
+    Measured,
+    /// On every device (for benchmarks and tests).
+    Always,
+    /// On none.
+    Never,
 }
 
 impl Default for Tuning {
@@ -27,6 +41,7 @@ impl Default for Tuning {
             sample_len: 4096,
             measure_whole_read: true,
             direct_reads: true,
+            physical_order: PhysicalOrder::Measured,
         }
     }
 }

@@ -2,8 +2,11 @@
 //! and handing each directory's entries to the job's visitor, the per-device I/O scheduler, and
 //! opening and reading files safely. The finder, the store and sync build on it.
 
+mod cachestat;
 pub mod crew;
+mod fiemap;
 pub mod io;
+pub mod layout;
 mod open;
 mod paths;
 pub mod read;

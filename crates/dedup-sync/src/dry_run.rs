@@ -10,7 +10,7 @@ use dedup_scan::EntryKind;
 use crate::change::{Change, ChangeKind, Item};
 use crate::compare::Rules;
 use crate::plan::{Action, DirState, Op, Plan};
-use crate::tree::join;
+use crate::rel_path::join;
 
 /// A relative path as a `PathBuf`.
 pub fn path(rel: &[u8]) -> PathBuf {
@@ -108,7 +108,8 @@ pub fn changes(plan: &Plan, rules: &Rules<'_>) -> Vec<(Change, u64)> {
         if let crate::plan::Before::Entry(kind) = l.before {
             backup(&mut out, &l.rel, Some(kind));
         }
-        let change = Change::new(ChangeKind::Link, path(&l.rel), Some(path(&l.leader)), l.item());
+        let change =
+            Change::new(ChangeKind::Link, path(&l.rel), Some(path(&l.leader)), Item::of_link(l));
         out.push((change, 1));
     }
     if !plan.delete_first {

@@ -13,7 +13,8 @@ use std::path::Path;
 
 use dedup_core::{Observer, Problem, ProblemKind};
 
-use crate::tree::{join, split, under, Walked};
+use crate::rel_path::{join, split, under};
+use crate::tree::Walked;
 use crate::unread::Unread;
 
 /// What the user listed.

@@ -5,7 +5,7 @@
 use dedup_scan::{Entry, EntryKind};
 
 use crate::compare::Rules;
-use crate::plan::{Action, Before, DirPlan, DirState, Op};
+use crate::plan::{Action, Before, DirPlan, DirState, HardLink, Op};
 
 /// The attributes of an entry that differ between SRC and DST (rsync's `cstpogx` letters).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,6 +45,11 @@ impl Item {
     /// An entry of kind `entry`, nothing more known (deletions, links).
     pub fn of_kind(entry: Option<EntryKind>, new: bool) -> Item {
         Item { entry, new, ..Item::default() }
+    }
+
+    /// The hard link `link` makes.
+    pub fn of_link(link: &HardLink) -> Item {
+        Item::of_kind(Some(link.kind), link.before == Before::Nothing)
     }
 
     /// The change `action` makes.

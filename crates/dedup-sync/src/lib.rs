@@ -22,9 +22,9 @@ pub mod options;
 pub mod plan;
 mod precision;
 mod readable;
+mod rel_path;
 mod roots;
 mod select;
-mod share;
 mod space;
 pub mod summary;
 pub mod tree;
@@ -130,9 +130,10 @@ pub fn sync(
     walk_options.detail = Detail::Everything;
     walk_options.xattrs = options.checksum;
     walk_options.one_file_system = options.one_file_system;
-    // Not the finder's listing start (`for_listing`, 4): a mirror mostly runs over a warm tree,
+    // Not the finder's listing start (`for_listing`): a mirror mostly runs over a warm tree,
     // where four walkers on a small one cost more in threads than they gain
-    // (docs/benchmarks/journal.md, "Sync benchmark"); a cold or fast device still climbs from 2.
+    // (docs/benchmarks/journal.md, "Sync benchmark (issue 27)"); a cold or fast device still
+    // climbs.
     // And not at 2 either: a second walker thread costs its start and the hand-offs (futex
     // waits) on every run, and a warm tree of up to thousands of entries is walked faster by one
     // (docs/benchmarks/journal.md, "Sync benchmark (issue 27), second run"); a tree that takes longer
@@ -207,7 +208,7 @@ pub fn sync(
         // with them, as for what the walk could not read.
         let mut paths = walked.unread.paths().to_vec();
         for (rel, e) in unreadable {
-            events.problem(Problem::error(tree::under(src, &rel), ProblemKind::Io(e)));
+            events.problem(Problem::error(rel_path::under(src, &rel), ProblemKind::Io(e)));
             walked.src_errors += 1;
             paths.push(rel);
         }
@@ -225,7 +226,7 @@ pub fn sync(
     plan.delete_first = dst_exists && !plan.backup && space::deletions_make_room(&plan, dst);
     for r in &plan.refused {
         let e = std::io::Error::other(r.reason);
-        events.problem(Problem::error(tree::under(dst, &r.rel), ProblemKind::Io(e)));
+        events.problem(Problem::error(rel_path::under(dst, &r.rel), ProblemKind::Io(e)));
     }
     let tally = summary::Tally::default();
     if created {

@@ -12,7 +12,7 @@ use dedup_scan::{EntryKind, Metadata};
 use rustix::fs::{accessat, Access, AtFlags, CWD};
 
 use crate::plan::{Op, Plan};
-use crate::tree::{join, under};
+use crate::rel_path::{join, under};
 
 /// Who this process is, for reading files.
 #[derive(Debug, Clone)]

@@ -14,6 +14,7 @@ use dedup_core::{Observer, Problem, ProblemKind, Progress, Severity};
 use dedup_scan::io::IoScheduler;
 use dedup_scan::{walk, Entry, EntryKind, Listing, Metadata, RootVisit, Visitor, WalkOptions};
 
+use crate::rel_path::join;
 use crate::select::Selection;
 use crate::unread::Unread;
 
@@ -61,39 +62,6 @@ impl Tree {
     /// Entries in the tree, the root not counted.
     pub fn entry_count(&self) -> u64 {
         self.dirs.values().map(|d| d.entries.len() as u64).sum()
-    }
-}
-
-/// `parent/name`, or `name` at the root.
-pub fn join(parent: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut p = Vec::with_capacity(parent.len() + 1 + name.len());
-    if !parent.is_empty() {
-        p.extend_from_slice(parent);
-        p.push(b'/');
-    }
-    p.extend_from_slice(name);
-    p
-}
-
-/// True when `a` is `b` or lies below it (`b` empty: the root, which holds everything).
-pub fn within(a: &[u8], b: &[u8]) -> bool {
-    a.starts_with(b) && (a.len() == b.len() || b.is_empty() || a[b.len()] == b'/')
-}
-
-/// `root/rel` as a path.
-pub fn under(root: &Path, rel: &[u8]) -> PathBuf {
-    if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(OsStr::from_bytes(rel))
-    }
-}
-
-/// The parent part and the last name of a relative path.
-pub fn split(rel: &[u8]) -> (&[u8], &[u8]) {
-    match rel.iter().rposition(|&b| b == b'/') {
-        Some(i) => (&rel[..i], &rel[i + 1..]),
-        None => (&[], rel),
     }
 }
 
@@ -204,9 +172,9 @@ impl Observer for Watch<'_> {
 }
 
 /// Entries listed (both trees) after which the walk is given a second worker at once, instead of
-/// after the I/O scheduler's first window (10 ms at one worker): the walk of the medium seed tree
-/// (2,000 entries) is done by one worker sooner than a second starts, the big one's (20,000)
-/// took 27 ms with one worker until the window closed and 18 ms with two from the start
+/// after the I/O scheduler's first window: a tree of a few thousand entries is walked by one
+/// worker sooner than a second starts, while a tree ten times larger is walked sooner with two
+/// from the start than with one until the window closes
 /// (docs/benchmarks/journal.md, "Sync per-entry costs (issue 27)").
 const HURRY_AFTER: usize = 4096;
 
@@ -325,26 +293,5 @@ fn adopt_dir_xattrs(tree: &mut Tree, root_xattrs: Vec<dedup_scan::Xattr>) {
     }
     if let Some(root) = tree.dirs.get_mut(&Vec::new()) {
         root.xattrs = root_xattrs;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_join_and_split() {
-        assert_eq!(join(b"", b"a"), b"a");
-        assert_eq!(join(b"a/b", b"c"), b"a/b/c");
-        assert_eq!(split(b"a/b/c"), (&b"a/b"[..], &b"c"[..]));
-        assert_eq!(split(b"c"), (&b""[..], &b"c"[..]));
-    }
-
-    #[test]
-    fn within_respects_component_boundaries() {
-        assert!(within(b"a/b", b"a"));
-        assert!(within(b"a", b"a"));
-        assert!(!within(b"ab", b"a"));
-        assert!(within(b"a", b""));
     }
 }

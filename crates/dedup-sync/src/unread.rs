@@ -4,7 +4,7 @@
 //! renamed away, and the run's exit status says that something was not read. The walk's
 //! problems name the paths; [`Unread`] answers "is this path, or something below it, unknown?".
 
-use crate::tree::within;
+use crate::rel_path::within;
 
 /// Source paths (below SRC, `b""` for SRC itself) that could not be read, sorted, none lying
 /// below another.

@@ -10,7 +10,7 @@
 //! last change to the directory (change times are stamped by the kernel's coarse clock: equal
 //! times tell nothing, and our own writes end in that tick), is found by `--checksum`, which
 //! reads them all. A run with nothing to do costs the `lstat` calls alone instead of an `llistxattr`
-//! more per entry on each side (docs/benchmarks/journal.md, "Sync benchmark").
+//! more per entry on each side (docs/benchmarks/journal.md, "Sync benchmark (issue 27)").
 //!
 //! A file that will be copied whatever its attributes say (new to DST, or of another size) is
 //! not read here at all ([`Defer`]): the copy reads the source's attributes through the
@@ -31,7 +31,8 @@ use dedup_fs::{get_xattr, list_xattrs, FsError, Target};
 use dedup_scan::{open_dir, EntryKind, Metadata, Xattr};
 use rustix::io::Errno;
 
-use crate::tree::{join, under, Tree, Walked};
+use crate::rel_path::{join, under};
+use crate::tree::{Tree, Walked};
 use crate::unread::Unread;
 
 /// Which source files' attributes may be left to their copy.

@@ -127,3 +127,29 @@ fn every_command_has_a_manual_page_that_man_renders() {
         "restore's page lists --target"
     );
 }
+
+#[test]
+fn every_command_outside_the_store_shows_a_newcomer_an_example() {
+    let d = tmp();
+    for command in [
+        "",
+        "find",
+        "link",
+        "reflink",
+        "symlink",
+        "remove",
+        "move",
+        "cache",
+        "sync",
+        "completions",
+        "man",
+    ] {
+        let out = run(cmd(d.path()).args(command.split_whitespace()).arg("--help"));
+        out.assert_code(0);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.to_lowercase().contains("example") && help.contains("  dedup "),
+            "`dedup {command} --help` shows no example:\n{help}"
+        );
+    }
+}

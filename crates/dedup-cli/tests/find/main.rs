@@ -18,6 +18,7 @@ mod groups;
 mod links;
 mod names;
 mod overlap;
+mod physical_order;
 mod property;
 mod replication;
 mod scale;

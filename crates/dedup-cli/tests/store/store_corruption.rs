@@ -567,3 +567,34 @@ fn a_damaged_config_is_a_precise_error() {
         assert_eq!(after, expected, "{case}: files changed");
     }
 }
+
+#[test]
+fn latest_is_refused_while_a_snapshot_cannot_be_read_and_an_id_still_restores() {
+    let dir = tmp();
+    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    write(&src, "a", b"the first night");
+    init_repo(&repo);
+    store_ok(&repo, &["backup", src.to_str().unwrap()]);
+    let older = snapshot_of(&repo, &src);
+    write(&src, "a", b"the second night, newer");
+    store_ok(&repo, &["backup", src.to_str().unwrap()]);
+    let newest = repo_names(&repo, "snapshots").into_iter().find(|n| !n.contains(&older));
+    let newest = newest.expect("two snapshots");
+    damage(&repo.join(&newest), Damage::Flip);
+    let newest = newest.strip_prefix("snapshots/").unwrap();
+
+    let target = dir.path().join("target");
+    let t = target.to_str().unwrap();
+    let out = store(&repo, &["restore", "latest", "--target", t]);
+    out.assert_code(2);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("latest") && said.contains(newest), "{}", out.dump());
+    assert!(!target.exists(), "older data was restored as the latest");
+    for args in [&["ls", "latest"][..], &["dump", "latest", "/x"][..]] {
+        store(&repo, args).assert_code(2);
+    }
+
+    store_ok(&repo, &["restore", &older, "--target", t]);
+    let restored = target.join(src.strip_prefix("/").unwrap()).join("a");
+    assert_eq!(fs::read(restored).unwrap(), b"the first night");
+}

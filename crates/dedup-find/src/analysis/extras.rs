@@ -51,10 +51,12 @@ mod tests {
     use super::*;
     use crate::selection::Selection;
     use crate::tree::walk_tree;
+    use crate::tuning::PhysicalOrder;
 
     fn walked(root: &std::path::Path) -> Tree {
         let io = IoScheduler::new(Concurrency::Fixed(2));
-        walk_tree(&[root.to_path_buf()], &Selection::default(), &io, &(), &Progress::default())
+        let (roots, order) = ([root.to_path_buf()], PhysicalOrder::Measured);
+        walk_tree(&roots, &Selection::default(), order, &io, &(), &Progress::default())
     }
 
     fn dir_node(tree: &Tree, path: &std::path::Path) -> NodeId {

@@ -7,6 +7,7 @@
 pub(crate) mod candidates;
 pub(crate) mod exact;
 pub(crate) mod keyed;
+pub(crate) mod physical;
 pub(crate) mod reading;
 pub(crate) mod sample;
 pub(crate) mod whole_read;

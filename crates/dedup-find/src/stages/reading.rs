@@ -4,11 +4,14 @@
 
 use std::fs::File;
 use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use dedup_cache::Digest;
 use dedup_core::Progress;
+use dedup_scan::open_recorded;
 use dedup_scan::read::{digest_file, Reader};
+use dedup_scan::ReadBuf;
 
 use crate::stages::candidates::Inode;
 use crate::tree::Tree;
@@ -60,6 +63,36 @@ impl Reading<'_> {
     /// Open the inode, checking that it is still the file the walk saw.
     pub fn open(&self, inode: &Inode) -> Option<File> {
         self.reader.open(&self.path(inode), *inode.meta(self.tree), self.follows(inode))
+    }
+
+    /// Open the inode as [`Reading::open`] does, but leave a failure unreported: for reads that
+    /// only prepare (reading ahead, finding where a file lies), after which the file's real read
+    /// reports what is wrong with it.
+    pub fn open_quietly(&self, inode: &Inode) -> Option<File> {
+        open_recorded(&self.path(inode), inode.meta(self.tree), self.follows(inode)).ok()
+    }
+
+    /// Read the whole inode into a buffer that is dropped, for a read whose bytes are wanted
+    /// later from the page cache (a timed read of a file the full comparison reads anyway).
+    /// Nothing is reported: the later read reports what is wrong. Counted as a read of its
+    /// device in the scheduler's eyes, and in progress.
+    pub fn read_into_cache(&self, inode: &Inode) -> bool {
+        let Some(file) = self.open_quietly(inode) else { return false };
+        let size = inode.meta(self.tree).size;
+        let Ok(len) = usize::try_from(size) else { return false };
+        let mut buf = ReadBuf::new(len);
+        let permit = self.reader.io.acquire(self.dev(inode));
+        let read = file.read_exact_at(buf.bytes_mut(), 0);
+        permit.done(size);
+        if read.is_ok() {
+            self.reader.progress.read(size);
+        }
+        read.is_ok()
+    }
+
+    /// The device the inode lies on.
+    pub fn dev(&self, inode: &Inode) -> u64 {
+        inode.meta(self.tree).id.dev
     }
 
     /// Fill `buf` from `offset`. A file that ends early has shrunk since the walk.

@@ -21,8 +21,10 @@ use std::time::{Duration, Instant};
 
 use crate::stages::candidates::{Class, Inode};
 use crate::stages::keyed::{keyed, same_key_runs, sort_keyed};
+use crate::stages::physical::{self, keyed_in_order, Order};
 use crate::stages::reading::Reading;
-use crate::tuning::FIRST_CHUNK;
+use crate::tuning::{Tuning, FIRST_CHUNK};
+use dedup_scan::layout;
 use dedup_scan::read::direct;
 
 /// Head reads timed before the switch is chosen: enough that one slow open does not decide.
@@ -57,6 +59,8 @@ pub struct WholeRead {
     /// The kernel gave a direct read buffer small pages, so the full comparison read through
     /// the page cache after all.
     pub direct_refused: bool,
+    /// Candidates on the device are read in the order of the disk (`crate::stages::physical`).
+    pub physical_order: bool,
 }
 
 /// The heads of the classes to sample, and the classes read whole instead.
@@ -77,16 +81,20 @@ pub(crate) struct Heads {
 /// Read the heads of `sampled` with `head` (which gives a member's hash), choosing from the
 /// first of them which classes are read whole instead. Timed first are the members of every
 /// class too large ever to be read whole, and where those are fewer than [`PROBE_READS`], the
-/// first members of the other classes. A class read whole then joins the full comparison with
-/// the members whose head was read and those not yet touched; one whose members were all timed
-/// joins it split by their heads.
+/// first members of the other classes, then whole reads of one member each of some of the
+/// classes of `small` files (read whole anyway, so the page cache keeps them for the full
+/// comparison): every device with candidates gets measured, also in a tree of small files. A
+/// class read whole then joins the full comparison with the members whose head was read and
+/// those not yet touched; one whose members were all timed joins it split by their heads. The
+/// heads not timed are read in the order of the disk where the measurement chose that.
 pub(crate) fn heads_measured(
     sampled: Vec<Class>,
+    small: &[Class],
     ctx: &Reading,
-    floor: u64,
-    direct_reads: bool,
+    tuning: Tuning,
     head: &(dyn Fn(usize, &Inode) -> Option<u64> + Sync),
 ) -> Heads {
+    let floor = tuning.whole_read_max;
     let large = |class: &Class| class.size > FIRST_CHUNK;
     let mut reads: usize = sampled.iter().filter(|c| large(c)).map(|c| c.inodes.len()).sum();
     // How many members of each class are timed: all of a large class, some of the first others.
@@ -102,22 +110,32 @@ pub(crate) fn heads_measured(
         })
         .collect();
     let probe = sampled.iter().zip(&timed).map(|(c, &n)| c.inodes[..n].to_vec()).collect();
+    let borrowed_whole = spread_members(small, PROBE_READS.saturating_sub(reads));
     let started = Instant::now();
-    let timings = Mutex::new(Vec::with_capacity(reads));
-    let probed = keyed(ctx, probe, &|set, inode| {
+    let timings = Mutex::new(Vec::with_capacity(reads + borrowed_whole.len()));
+    let timed_read = |inode: &Inode, read: &dyn Fn() -> Option<u64>| {
         let read_started = Instant::now();
-        let key = head(set, inode);
+        let key = read();
         let took = read_started.elapsed();
-        let dev = inode.meta(ctx.tree).id.dev;
-        timings.lock().unwrap_or_else(PoisonError::into_inner).push((dev, took));
+        timings.lock().unwrap_or_else(PoisonError::into_inner).push((ctx.dev(inode), took));
         key
+    };
+    let probed = keyed(ctx, probe, &|set, inode| timed_read(inode, &|| head(set, inode)));
+    ctx.each(borrowed_whole, ctx.reader.io.threads(), &|inode| {
+        timed_read(&inode, &|| ctx.read_into_cache(&inode).then_some(0))
     });
     let wall = started.elapsed();
     let timings = timings.into_inner().unwrap_or_else(PoisonError::into_inner);
     let mut whole_reads = choose(wall, &timings, floor, FIRST_CHUNK);
-    for choice in whole_reads.iter_mut().filter(|c| direct_reads && c.per_read >= SLOW_REQUEST) {
-        choice.direct = direct::request_size(choice.dev);
+    for choice in &mut whole_reads {
+        let slow = choice.per_read >= SLOW_REQUEST;
+        if slow && tuning.direct_reads {
+            choice.direct = direct::request_size(choice.dev);
+        }
+        let rotates = layout::rotational(choice.dev);
+        choice.physical_order = physical::chosen(tuning.physical_order, slow, rotates);
     }
+    let order = Order::new(tuning, &whole_reads);
 
     let mut out = Heads {
         classes: Vec::new(),
@@ -159,13 +177,28 @@ pub(crate) fn heads_measured(
     }
     if !untouched.is_empty() {
         let (indices, sets): (Vec<usize>, Vec<Vec<Inode>>) = untouched.into_iter().unzip();
-        for (index, more) in indices.into_iter().zip(keyed(ctx, sets, head)) {
+        let part = |_: usize, _: &Inode| (0, tuning.sample_len());
+        let more = keyed_in_order(ctx, &order, sets, &part, head);
+        for (index, more) in indices.into_iter().zip(more) {
             let heads = &mut out.heads[index];
             heads.extend(more);
             sort_keyed(heads);
         }
     }
     out
+}
+
+/// Up to `count` members of `classes`, one a class, from classes spread over the whole list
+/// (classes are sorted by size, and files of one size often lie together): what the timed
+/// whole reads take, so that they measure reads from all over the device.
+fn spread_members(classes: &[Class], count: usize) -> Vec<Inode> {
+    let readable: Vec<&Class> =
+        classes.iter().filter(|c| c.size > 0 && !c.inodes.is_empty()).collect();
+    if count == 0 || readable.is_empty() {
+        return Vec::new();
+    }
+    let step = (readable.len() / count).max(1);
+    readable.iter().step_by(step).take(count).map(|c| c.inodes[0]).collect()
 }
 
 /// Choose the switch of every device from timed head reads: `wall` is the time all of `reads`
@@ -200,6 +233,7 @@ pub(crate) fn choose(
                 up_to: up_to.max(floor),
                 direct: None,
                 direct_refused: false,
+                physical_order: false,
             }
         })
         .collect();
@@ -268,6 +302,39 @@ mod tests {
         let chosen = choose(ms(64.0), &reads, 64 * KIB, MIB);
         assert_eq!(up_to(&chosen, 1, 64 * KIB), MIB);
         assert_eq!(up_to(&chosen, 2, 64 * KIB), 64 * KIB);
+    }
+
+    /// A tree of small files alone has nothing to sample, but its device must still be
+    /// measured: the measurement also decides whether it reads in the order of the disk.
+    #[test]
+    fn a_tree_of_small_files_alone_is_measured_too() {
+        let dir = tempfile::tempdir().unwrap();
+        for class in 0..20u8 {
+            for copy in 0..2 {
+                let bytes = vec![class; 100 + usize::from(class)];
+                std::fs::write(dir.path().join(format!("{class}-{copy}")), bytes).unwrap();
+            }
+        }
+        let roots = [dir.path().to_owned()];
+        let progress = dedup_core::Progress::default();
+        let run = crate::find_run(&roots, &crate::FindOptions::default(), &(), &progress);
+        assert_eq!(run.report.groups.len(), 20);
+        assert_eq!(run.whole_reads.len(), 1, "the device was measured: {:?}", run.whole_reads);
+    }
+
+    #[test]
+    fn the_timed_whole_reads_take_one_member_each_of_classes_spread_over_the_list() {
+        let class = |size: u64, first: u32| Class {
+            size,
+            inodes: vec![Inode::numbered(first), Inode::numbered(first + 1)],
+            cached: false,
+        };
+        let classes: Vec<Class> = (0..10).map(|i| class(100 + i, 2 * i as u32)).collect();
+        let firsts = |n| spread_members(&classes, n).iter().map(|i| i.first()).collect::<Vec<_>>();
+        assert_eq!(firsts(5), [0, 4, 8, 12, 16]);
+        assert_eq!(firsts(20), (0..10).map(|i| 2 * i).collect::<Vec<_>>());
+        assert!(firsts(0).is_empty());
+        assert!(spread_members(&[class(0, 0)], 4).is_empty(), "empty files are not timed");
     }
 
     #[test]

@@ -45,13 +45,7 @@ pub fn request_size(dev: u64) -> Option<u64> {
     if !huge_pages_on_request(&fs::read_to_string(THP_ENABLED).ok()?) {
         return None;
     }
-    let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
-    let device = format!("/sys/dev/block/{major}:{minor}");
-    // A partition has no queue of its own: its disk's is one level up.
-    let text = fs::read_to_string(format!("{device}/queue/max_sectors_kb"))
-        .or_else(|_| fs::read_to_string(format!("{device}/../queue/max_sectors_kb")))
-        .ok()?;
-    request_bytes(&text)
+    request_bytes(&crate::layout::queue_attribute(dev, "max_sectors_kb")?)
 }
 
 const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";

@@ -25,6 +25,8 @@ const LISTING_BUF: usize = 32 << 10;
 pub(super) struct Found {
     pub entries: Vec<Entry>,
     pub excluded: Vec<(Vec<u8>, Option<EntryKind>)>,
+    /// With [`WalkOptions::inode_order`], each entry's inode number as the listing gave it.
+    pub inos: Vec<u64>,
 }
 
 /// Listings of at most this many entries hand their vector back for the thread's next listing:
@@ -62,7 +64,7 @@ pub(super) fn list(
     let failed = |path: &Path, e: io::Error| {
         observer.problem(Problem::error(path, ProblemKind::Io(e)));
     };
-    let mut found = Found { entries: spare_entries(), excluded: Vec::new() };
+    let mut found = Found { entries: spare_entries(), excluded: Vec::new(), inos: Vec::new() };
     let mut buf = Vec::with_capacity(LISTING_BUF);
     let mut dir = RawDir::new(fd, buf.spare_capacity_mut());
     let mut rel = relative.to_vec();
@@ -121,6 +123,9 @@ pub(super) fn list(
                 continue;
             }
         }
+        if options.inode_order {
+            found.inos.push(entry.ino());
+        }
         let e = found.entries.last_mut().expect("an entry was just pushed");
         match examined {
             Ok(()) => {
@@ -137,9 +142,11 @@ pub(super) fn list(
             Err(Errno::NOENT) if listed != FileType::Symlink => {
                 // Gone between the listing and the stat: it is simply not there any more.
                 found.entries.pop();
+                found.inos.truncate(found.entries.len());
             }
             Err(e) => {
                 found.entries.pop();
+                found.inos.truncate(found.entries.len());
                 failed(&path.join(OsStr::from_bytes(name)), e.into());
             }
         }

@@ -330,7 +330,9 @@ fn walk_dir<V: Visitor>(shared: &Shared<V>, task: DirTask<V::Dir>) -> Vec<DirTas
         return leave(task);
     }
 
-    let found = list::list(&fd, &task.path, (task.root, &task.relative), options, shared.observer);
+    let mut found =
+        list::list(&fd, &task.path, (task.root, &task.relative), options, shared.observer);
+    let inos = std::mem::take(&mut found.inos);
     permit.done(found.entries.len() as u64 * ENTRY_COST);
     // What a subdirectory's task needs of its entry, taken before a visitor that owns the
     // entries is given them: by index, whether it was followed, its path below the root, its path.
@@ -383,21 +385,29 @@ fn walk_dir<V: Visitor>(shared: &Shared<V>, task: DirTask<V::Dir>) -> Vec<DirTas
             Pending::new(child_state, Some(task.pending.clone())).finish(visitor);
             continue;
         };
-        subdirs.push(DirTask {
-            pending: Pending::new(child_state, Some(task.pending.clone())),
-            root: task.root,
-            path,
-            relative,
-            depth: child_depth,
-            follow,
-            dev: id.dev,
-            root_dev: task.root_dev,
-            ancestors: Some(ancestors.clone()),
-        });
+        let ino = inos.get(i).copied().unwrap_or(0);
+        subdirs.push((
+            ino,
+            DirTask {
+                pending: Pending::new(child_state, Some(task.pending.clone())),
+                root: task.root,
+                path,
+                relative,
+                depth: child_depth,
+                follow,
+                dev: id.dev,
+                root_dev: task.root_dev,
+                ancestors: Some(ancestors.clone()),
+            },
+        ));
     }
     list::give_back(entries);
     task.pending.finish(visitor);
-    subdirs
+    if options.inode_order {
+        // The crew takes the tasks added last first: the lowest inode goes last.
+        subdirs.sort_by_key(|&(ino, _)| std::cmp::Reverse(ino));
+    }
+    subdirs.into_iter().map(|(_, task)| task).collect()
 }
 
 /// Whether the subdirectory `entry` of `task` was reached through a followed link, its path

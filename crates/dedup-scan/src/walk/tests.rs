@@ -195,6 +195,27 @@ fn a_root_that_is_a_file_is_visited_but_not_listed() {
     assert_eq!(*roots.0.lock().unwrap(), [(EntryKind::File, 3)], "the same root is walked once");
 }
 
+#[test]
+fn inode_order_lists_the_lowest_inode_first() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    // Made in an order unlike both the names' and their hashes': inode numbers follow it.
+    for name in ["m", "c", "x", "a", "q", "f", "z", "b", "k", "e", "t", "h"] {
+        std::fs::create_dir(r.join(name)).unwrap();
+    }
+    let io = IoScheduler::new(Concurrency::Fixed(1));
+    let recorder = Recorder::default();
+    let options = WalkOptions { inode_order: true, ..WalkOptions::default() };
+    walk(&[r.to_path_buf()], &options, &io, &(), &recorder);
+    let left = recorder.left.into_inner().unwrap();
+    let inos: Vec<u64> = left[..left.len() - 1]
+        .iter()
+        .map(|p| std::fs::metadata(Path::new(std::ffi::OsStr::from_bytes(p))).unwrap().ino())
+        .collect();
+    assert_eq!(inos.len(), 12);
+    assert!(inos.is_sorted(), "listed in inode order: {inos:?}");
+}
+
 /// Leaves out directories named `skip` and, below the second root only, names ending in `.o`.
 #[derive(Debug)]
 struct SkipFilter;

@@ -96,11 +96,24 @@ impl Repository {
         self.write_sealed("snapshots", Magic::Snapshot, &snapshot.encode())
     }
 
-    /// The snapshot named by `spec`: `latest` (the newest that `filter` accepts) or a unique
-    /// prefix of at least 4 hex digits of its id (which the filter does not restrict).
+    /// The snapshot named by `spec`: `latest` (the newest that `filter` accepts; refused while
+    /// any snapshot cannot be read, since that one may be the newest) or a unique prefix of at
+    /// least 4 hex digits of its id (which the filter does not restrict).
     pub fn find_snapshot(&self, spec: &str, filter: &SnapshotFilter) -> Result<(Id, Snapshot)> {
         if spec == "latest" {
-            let (mut all, _) = self.snapshots()?;
+            let (mut all, unread) = self.snapshots()?;
+            // A snapshot that cannot be read may be the newest: choosing among the others would
+            // hand back older data as if it were the latest.
+            if let Some(err) = unread.first() {
+                return Err(Error::Snapshot(format!(
+                    "latest: cannot tell which snapshot is the newest, {err}{}; name one by its \
+                     id (`dedup store snapshots` lists those that read)",
+                    match unread.len() {
+                        1 => String::new(),
+                        n => format!(" (and {} more)", n - 1),
+                    }
+                )));
+            }
             all.retain(|(_, s)| filter.accepts(s));
             return all.pop().ok_or_else(|| match filter.describe() {
                 words if words.is_empty() => {

@@ -25,7 +25,7 @@ use super::Exec;
 use crate::backup::{Backup, Place};
 use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
-use crate::tree::split;
+use crate::rel_path::split;
 
 /// Mode of a directory of the backups made while the run has no better one to give it.
 const PRIVATE_DIR: u32 = 0o700;

@@ -15,7 +15,7 @@ use super::{name_of, Exec};
 use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
 use crate::plan::{Deletion, HardLink};
-use crate::tree::{split, under};
+use crate::rel_path::{split, under};
 
 /// Remove our temporary names left by an interrupted run.
 pub fn strays(x: &Exec<'_>, strays: &[Vec<u8>]) {
@@ -45,8 +45,12 @@ pub fn links(x: &Exec<'_>, links: &[HardLink]) {
                 // The leader's change time moved with its link count: its directory's times are
                 // set after it, as after any change inside it (`xattrs`).
                 x.touch_parent(&l.leader);
-                let change =
-                    Change::new(ChangeKind::Link, path(&l.rel), Some(path(&l.leader)), l.item());
+                let change = Change::new(
+                    ChangeKind::Link,
+                    path(&l.rel),
+                    Some(path(&l.leader)),
+                    Item::of_link(l),
+                );
                 x.done(change, 1);
             }
             Err(e) => x.failed(&l.rel, e),

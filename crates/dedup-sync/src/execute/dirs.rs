@@ -10,7 +10,7 @@ use super::{meta, name_of, Exec};
 use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
 use crate::plan::{Before, DirPlan, DirState, Plan};
-use crate::tree::split;
+use crate::rel_path::split;
 
 /// Mode of a directory while the run fills it; its own is set at the end.
 const WORKING_MODE: u32 = 0o700;

@@ -20,7 +20,7 @@ use super::{meta, name_of, Exec};
 use crate::change::ChangeKind;
 use crate::dry_run::change_of;
 use crate::plan::{Action, Before, DirPlan, Op};
-use crate::tree::{join, split};
+use crate::rel_path::{join, split};
 
 /// Carry out the actions `list` of directory `d`.
 pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {

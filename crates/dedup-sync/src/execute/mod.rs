@@ -15,6 +15,7 @@ mod dirs;
 mod entries;
 mod meta;
 mod racy;
+mod share;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -34,8 +35,9 @@ use crate::change::{Change, Events};
 use crate::compare::Rules;
 use crate::options::DedupMode;
 use crate::plan::{Action, Before, DirPlan, Op, Plan};
+use crate::rel_path::{join, split, under};
 use crate::summary::Tally;
-use crate::tree::{join, split, under, Walked};
+use crate::tree::Walked;
 
 pub use backup::Backups;
 pub use clones::Refused;
@@ -45,16 +47,15 @@ pub use racy::Pending;
 const ACTIONS_PER_TASK: usize = 64;
 
 /// A plan of at most this much work (in actions, see [`BYTES_PER_ACTION`]) is carried out on
-/// the calling thread: starting and waking a crew costs more than it shares. An action costs
-/// 30-45 us (a copy of a small file in RAM), the crew about 0.3-0.6 ms of CPU (a thread, its
-/// stack and heap, the hand-offs). With processors free, the 100-file first copy (about 120)
-/// took 0.85 of `cp -a`'s wall time on a crew against 0.96 on one thread, and the medium tree's
-/// incremental round (about 105) 0.74 of `cp -au`'s against 0.84, for 7-13 % more CPU
-/// (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26"); a plan of a few files stays here.
+/// the calling thread: starting and waking a crew (a thread, its stack and heap, the hand-offs)
+/// costs about as much CPU as ten small actions, so a plan of a few files stays here, while a
+/// plan of about a hundred small files already finishes sooner on a crew, for a little more CPU
+/// (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26").
 const WORK_FOR_ONE_THREAD: u64 = 32;
 
 /// Bytes of file content that weigh as much as one action: an action costs about ten system
-/// calls, which take as long as copying 64 KiB in memory; a few large files are shared out.
+/// calls, which take about as long as copying this much in memory; a few large files are shared
+/// out.
 const BYTES_PER_ACTION: u64 = 64 * 1024;
 
 /// The work in actions `list` of `d`: one per action, and more for the bytes a copy writes.
@@ -189,7 +190,7 @@ pub fn run(x: &Exec<'_>, plan: &Plan, walked: &Walked, dedup: Option<DedupMode>)
     if let Some(mode) = dedup {
         // Last of the content changes: every file this run makes is in place, and hard links
         // made here change their directories' times, which are set next.
-        crate::share::run(x, plan, walked, mode);
+        share::run(x, plan, walked, mode);
     }
     racy::settle(x);
     dirs::finish(x, plan);

@@ -16,7 +16,7 @@ use dedup_scan::Metadata;
 use rustix::fs::fstat;
 
 use super::{name_of, Exec};
-use crate::tree::split;
+use crate::rel_path::split;
 use crate::verify::{Comparer, Depth};
 
 /// The longest a run waits at its end for racy windows to pass.

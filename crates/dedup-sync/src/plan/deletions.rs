@@ -19,7 +19,8 @@ use rustix::fs::{statat, AtFlags, FileType, RawDir};
 
 use super::merge::Merged;
 use super::{Before, Context, Deletion, Plan, Refused};
-use crate::tree::{join, split, under, Walked};
+use crate::rel_path::{join, split, under};
+use crate::tree::Walked;
 
 /// A destination file a moved source file may come from.
 #[derive(Debug, Clone)]
@@ -148,11 +149,6 @@ pub fn holding_excluded(cx: &Context<'_>, walked: &Walked) -> HashSet<Vec<u8>> {
     kept
 }
 
-/// True when the DST entry `name` at `rel` is a backup, never deleted.
-pub fn is_backup(cx: &Context<'_>, rel: &[u8], name: &[u8]) -> bool {
-    cx.backup.is_some_and(|b| b.protects(rel, name))
-}
-
 /// The deletions and move sources of the destination's extra entries.
 struct Removals<'a> {
     cx: &'a Context<'a>,
@@ -181,7 +177,7 @@ impl Removals<'_> {
             let Some(dir) = self.walked.dst.dir(orig) else { return };
             for e in &dir.entries {
                 let (o, a) = (join(orig, &e.name), join(at, &e.name));
-                if !self.consumed.contains(&o) && !is_backup(self.cx, &o, &e.name) {
+                if !self.consumed.contains(&o) && !self.cx.is_backup(&o, &e.name) {
                     self.remove(&o, &a, e);
                 }
             }

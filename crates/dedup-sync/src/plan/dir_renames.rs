@@ -8,7 +8,8 @@ use std::collections::{HashMap, HashSet};
 
 use dedup_scan::EntryKind;
 
-use crate::tree::{join, split, within, Dir, Walked};
+use crate::rel_path::{join, split, within};
+use crate::tree::{Dir, Walked};
 
 type FileKey = (Vec<u8>, u64, i64);
 

@@ -20,7 +20,7 @@ use rustix::fs::{statat, AtFlags};
 use super::merge::Merged;
 use super::{Context, Op};
 use crate::compare::Verdict;
-use crate::tree::{join, split, under};
+use crate::rel_path::{join, split, under};
 use crate::verify::{Comparer, Depth};
 
 /// The `--link-dest` directory, open, with the directories below it opened so far.

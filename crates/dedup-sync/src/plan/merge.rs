@@ -13,7 +13,8 @@ use super::dir_renames::Candidates;
 use super::links::Leaders;
 use super::{Action, Before, Context, DirPlan, DirState, HardLink, Op, Plan, Refused};
 use crate::compare::Verdict;
-use crate::tree::{join, Walked};
+use crate::rel_path::join;
+use crate::tree::Walked;
 
 /// A destination entry at a name the source does not have.
 #[derive(Debug, Clone)]
@@ -230,7 +231,7 @@ impl Merger<'_> {
         if let (Some(d), true) = (dst, self.cx.options.delete_excluded && complete) {
             for (name, kind) in &d.excluded {
                 let orig = join(dst_rel.as_deref().unwrap_or_default(), name);
-                if super::deletions::is_backup(self.cx, &orig, name) {
+                if self.cx.is_backup(&orig, name) {
                     continue;
                 }
                 self.out.extras.push(Extra {
@@ -353,8 +354,7 @@ impl Merger<'_> {
 
     /// The DST entry `name` in the DST directory at `dir` is a backup (never deleted).
     fn is_backup(&self, dir: Option<&[u8]>, name: &[u8]) -> bool {
-        self.cx.backup.is_some()
-            && super::deletions::is_backup(self.cx, &join(dir.unwrap_or_default(), name), name)
+        self.cx.backup.is_some() && self.cx.is_backup(&join(dir.unwrap_or_default(), name), name)
     }
 
     fn add(

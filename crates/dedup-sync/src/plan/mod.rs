@@ -143,13 +143,6 @@ pub struct HardLink {
     pub kind: EntryKind,
 }
 
-impl HardLink {
-    /// The link as rsync itemizes it.
-    pub fn item(&self) -> crate::item::Item {
-        crate::item::Item::of_kind(Some(self.kind), self.before == Before::Nothing)
-    }
-}
-
 /// An entry removed from the destination, with everything below it.
 #[derive(Debug, Clone)]
 pub struct Deletion {
@@ -232,6 +225,13 @@ pub struct Context<'a> {
     pub files: Option<&'a FileList>,
 }
 
+impl Context<'_> {
+    /// True when the DST entry `name` at `rel` is a backup, never deleted.
+    pub fn is_backup(&self, rel: &[u8], name: &[u8]) -> bool {
+        self.backup.is_some_and(|b| b.protects(rel, name))
+    }
+}
+
 /// Plan the run from the walked trees.
 pub fn plan(cx: &Context<'_>, walked: &Walked) -> Plan {
     let kept = deletions::holding_excluded(cx, walked);
@@ -254,7 +254,7 @@ pub fn plan(cx: &Context<'_>, walked: &Walked) -> Plan {
         .dst
         .dirs
         .iter()
-        .flat_map(|(rel, d)| d.strays.iter().map(move |s| crate::tree::join(rel, s)))
+        .flat_map(|(rel, d)| d.strays.iter().map(move |s| crate::rel_path::join(rel, s)))
         .collect();
     strays.sort();
     plan.strays = strays;

@@ -15,7 +15,7 @@ use dedup_scan::crew::{map_each, Staffing};
 use super::deletions::Found;
 use super::merge::Merged;
 use super::{Before, Context, Op};
-use crate::tree::{join, under};
+use crate::rel_path::{join, under};
 use crate::verify::{Comparer, Depth};
 
 /// Match new files with their old copies, and settle the files to verify.
@@ -90,9 +90,9 @@ fn depth(checksum: bool, mtime_ns: i64, unique: bool) -> Depth {
 }
 
 /// Comparisons shared among threads from this many on: each costs two opens by path and the
-/// reads of both files (about 30 us a file of the medium seed tree in RAM, where a thread costs
-/// about 60 us to start), and a run right after a change that touched many files compares every
-/// one of them (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26").
+/// reads of both files (for a small file in RAM, less than starting a thread), and a run right
+/// after a change that touched many files compares every one of them
+/// (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26").
 const SHARED_FROM: usize = 16;
 
 /// One comparison: the source path, the destination path, the size both must have.

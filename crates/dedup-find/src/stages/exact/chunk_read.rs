@@ -56,8 +56,14 @@ impl Comparer<'_> {
         if member.file.is_none() {
             member.file = ctx.open(&member.inode);
             match &member.file {
-                // A file system that refuses direct reads is read through the cache.
-                Some(file) if self.direct_request.is_some() => _ = direct::set_direct(file),
+                // A file system that refuses direct reads is read through the cache, and so is
+                // a file already all there (one a timed whole read brought in): read around the
+                // cache, it would be read from the device a second time.
+                Some(file)
+                    if self.direct_request.is_some() && !all_in_page_cache(file, self.size) =>
+                {
+                    _ = direct::set_direct(file)
+                }
                 // Tell the kernel to read ahead aggressively: this file is read start to end.
                 Some(file) if keep_open => {
                     let _ = fadvise(file, 0, NonZeroU64::new(self.size), Advice::Sequential);
@@ -187,5 +193,35 @@ fn read_whole(
     match lead {
         Some(lead) if lead.chunk.bytes() == &chunk[..] => Ok(Seen::Equal(lead.rep)),
         _ => Ok(Seen::Hashed(xxh3_64(chunk))),
+    }
+}
+
+/// Whether every page of the file's `size` bytes is in the page cache (false where the kernel
+/// cannot tell).
+fn all_in_page_cache(file: &File, size: u64) -> bool {
+    size > 0 && dedup_scan::layout::all_cached(file, size) == Some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file read a moment ago is read from the page cache, not around it; one whose pages
+    /// were never read is not all there.
+    #[test]
+    fn only_a_file_all_in_the_page_cache_counts_as_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = dir.path().join("read");
+        std::fs::write(&read, vec![3u8; 20_000]).unwrap();
+        let file = File::open(&read).unwrap();
+        if dedup_scan::layout::all_cached(&file, 20_000).is_none() {
+            eprintln!("skipped: this kernel cannot tell what is cached (cachestat, Linux 6.5)");
+            return;
+        }
+        assert!(all_in_page_cache(&file, 20_000));
+        let sparse = dir.path().join("sparse");
+        File::create(&sparse).unwrap().set_len(1 << 20).unwrap();
+        assert!(!all_in_page_cache(&File::open(&sparse).unwrap(), 1 << 20));
+        assert!(!all_in_page_cache(&file, 0), "nothing to read: nothing decided");
     }
 }

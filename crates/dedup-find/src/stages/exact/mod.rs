@@ -37,10 +37,12 @@ use crate::cache::fingerprint::kind_for;
 use crate::cache::Learned;
 use crate::phases::COMPARE;
 use crate::stages::candidates::{Class, Inode};
+use crate::stages::physical::{self, Order};
 use crate::stages::reading::Reading;
 use crate::stages::whole_read::{direct_request, WholeRead};
 use crate::tuning::{Tuning, FIRST_CHUNK};
 use chunk_read::Slot;
+use dedup_scan::read::ahead::ReadAhead;
 use dedup_scan::read::direct::DirectBufs;
 use dedup_scan::read::BufferPool;
 use split::{Rep, Seen, Split};
@@ -59,6 +61,9 @@ const PARALLEL_READ_MIN: u64 = 256 << 10;
 /// the scheduler's gate bounds the reads below that. It must leave room above the gate, or files
 /// of 1 MiB are read fewer at a time than the device wants (docs/benchmarks/find.md).
 const IN_FLIGHT_BYTES: u64 = 32 << 20;
+/// Sweeps of the classes read in the order of the disk: a class whose pages left the page cache
+/// before its comparison is swept again, at most this many times in all.
+const SWEEP_ROUNDS: usize = 3;
 /// Classes with more members than this reopen each file per chunk instead of holding it open.
 const KEEP_OPEN_MAX: usize = 64;
 
@@ -77,22 +82,45 @@ pub(crate) fn compare_classes(
 ) -> (Vec<Class>, Vec<Learned>) {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress().start_phase(COMPARE, total);
+    let order = Order::new(tuning, whole_reads);
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
+    // Classes read in one chunk whose members all lie on devices read in the order of the disk
+    // are compared in sweeps (`crate::stages::physical`).
+    let (swept, small): (Vec<Class>, Vec<Class>) = small
+        .into_iter()
+        .partition(|c| order.any() && c.inodes.iter().all(|i| order.on(ctx.dev(i))));
     let buffers = BufferPool::default();
     let direct_bufs = DirectBufs::default();
-    let compare = |classes: Vec<Class>, threads: usize| -> (Vec<Class>, Vec<Learned>) {
+    // Each class with, when it is swept, the position of its last member in the sweep's
+    // read-ahead; with `may_defer`, a swept class whose pages left the page cache before its
+    // comparison is handed back for another sweep instead of being read out of order.
+    let compare = |classes: Vec<(Class, Option<usize>)>,
+                   threads: usize,
+                   ahead: Option<&ReadAhead>,
+                   may_defer: bool|
+     -> (Vec<Class>, Vec<Learned>, Vec<Class>) {
         // Fewer classes than threads leave threads idle: only then read inside a class in
         // parallel, the classes sharing one budget of buffers.
         let in_flight_bytes =
             if classes.len() < threads { IN_FLIGHT_BYTES / classes.len().max(1) as u64 } else { 0 };
-        let compared = ctx.each(classes, threads, &|class| {
+        let compared = ctx.each(classes, threads, &|(class, last)| {
             let size = class.size;
             // Every fingerprint lies in the first chunk: a small file's whole content, a larger
             // one's head sample. The sample stage took the head of the files it sampled, but not
             // of those a slow device reads whole instead (`crate::stages::whole_read`).
             let fingerprint = if hash { kind_for(size, tuning) } else { None };
-            let direct_request = direct_request_of(&class, ctx, whole_reads);
+            // A swept class is read from the page cache its read-ahead filled: not around it.
+            let direct_request = match (last, ahead) {
+                (Some(last), Some(ahead)) => {
+                    ahead.wait_for(last);
+                    if may_defer && !physical::in_page_cache(ctx, &class) {
+                        return (Vec::new(), Vec::new(), Some(class));
+                    }
+                    None
+                }
+                _ => direct_request_of(&class, ctx, whole_reads),
+            };
             let comparer = Comparer {
                 ctx,
                 buffers: &buffers,
@@ -105,20 +133,54 @@ pub(crate) fn compare_classes(
                 in_flight_bytes,
                 threads,
             };
-            comparer.run(class)
+            let (groups, learned) = comparer.run(class);
+            (groups, learned, None)
         });
-        let (mut groups, mut learned) = (Vec::new(), Vec::new());
-        for (g, l) in compared {
+        let (mut groups, mut learned, mut deferred) = (Vec::new(), Vec::new(), Vec::new());
+        for (g, l, d) in compared {
             groups.extend(g);
             learned.extend(l);
+            deferred.extend(d);
         }
-        (groups, learned)
+        (groups, learned, deferred)
     };
-    let (mut groups, mut learned) = compare(small, ctx.reader.io.threads());
-    let (large_groups, large_learned) =
-        compare(large, LARGE_CLASSES_AT_ONCE.min(ctx.reader.io.threads()));
-    groups.extend(large_groups);
-    learned.extend(large_learned);
+    let unswept = |classes: Vec<Class>| classes.into_iter().map(|c| (c, None)).collect();
+    let threads = ctx.reader.io.threads();
+    let (mut groups, mut learned, _) = compare(unswept(small), threads, None, false);
+    // Pages read ahead can leave the page cache before their class is compared (memory
+    // pressure; another process dropping the caches): such classes are swept again, in the
+    // order of the disk, rather than read in the order of the classes; the last round compares
+    // whatever it must read.
+    let mut to_sweep = swept;
+    for round in 1..=SWEEP_ROUNDS {
+        let may_defer = round < SWEEP_ROUNDS;
+        let mut deferred = Vec::new();
+        for sweep in physical::sweeps(ctx, std::mem::take(&mut to_sweep), physical::sweep_budget())
+        {
+            let (swept_groups, swept_learned, again) = sweep.run(ctx, |classes, ahead| {
+                let classes = classes.into_iter().map(|(c, last)| (c, Some(last))).collect();
+                compare(classes, threads, Some(ahead), may_defer)
+            });
+            groups.extend(swept_groups);
+            learned.extend(swept_learned);
+            deferred.extend(again);
+        }
+        to_sweep = deferred;
+    }
+    // Classes of several chunks on devices read in the order of the disk: one at a time, in
+    // the order of their first members, since a second class read beside one would send the
+    // head back and forth between them at every chunk.
+    let (ordered_large, large): (Vec<Class>, Vec<Class>) = large
+        .into_iter()
+        .partition(|c| order.any() && c.inodes.iter().all(|i| order.on(ctx.dev(i))));
+    let ordered_large = physical::in_order_of_first_members(ctx, ordered_large);
+    for (classes, threads) in
+        [(large, LARGE_CLASSES_AT_ONCE.min(ctx.reader.io.threads())), (ordered_large, 1)]
+    {
+        let (large_groups, large_learned, _) = compare(unswept(classes), threads, None, false);
+        groups.extend(large_groups);
+        learned.extend(large_learned);
+    }
     if direct_bufs.refused() {
         for choice in whole_reads.iter_mut().filter(|c| c.direct.is_some()) {
             choice.direct_refused = true;

@@ -8,7 +8,7 @@ use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
 
 /// `dedup sync ...` read by a parser of `sync`'s own arguments: building the parser of every
 /// command costs a run more instructions than a no-op sync of a small tree spends on its own
-/// work (docs/benchmarks/journal.md, "Sync start-up and per-file costs"). `None` when the command is
+/// work (docs/benchmarks/journal.md, "Sync start-up and per-file costs (issue 27)"). `None` when the command is
 /// not `sync` or its arguments are not accepted as they are (help, a mistake): the whole parser
 /// then reads them, and answers as it always does.
 pub fn parse_alone(args: impl IntoIterator<Item = OsString>) -> Option<SyncArgs> {
@@ -334,7 +334,7 @@ pub enum DedupArg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::{Cli, Command};
+    use crate::cli::{Cli, Command};
     use clap::Parser;
 
     fn both(args: &[&str]) -> (Option<String>, Option<String>) {

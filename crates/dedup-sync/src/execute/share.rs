@@ -21,12 +21,13 @@ use dedup_fs::{open_dir_beneath, open_file_at, same_content, Entry, FsError, Ope
 use dedup_scan::EntryKind;
 use rustix::fs::fstat;
 
+use super::Exec;
 use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
-use crate::execute::Exec;
 use crate::options::DedupMode;
 use crate::plan::{Op, Plan};
-use crate::tree::{join, split, Walked};
+use crate::rel_path::{join, split};
+use crate::tree::Walked;
 
 /// One destination file that may share storage, with the source's view of it.
 struct Candidate<'a> {

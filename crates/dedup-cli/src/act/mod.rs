@@ -2,7 +2,9 @@
 //! report (scanned now or read with `--from`), the plan, and its execution or its rendering as a
 //! dry run or a script. Prints one line per change on stdout, skips and the summary on stderr.
 
-use std::cell::RefCell;
+pub mod args;
+mod events;
+
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -10,15 +12,16 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use dedup_act::{
-    build_plan, execute, write_script, Action, DirRemoval, Done, ExecOptions, ExecSummary,
-    KeepPolicy, KeepRule, LogRecord, Places, Plan, PlanOptions, SkipReason, Step, StepEvents,
+    build_plan, execute, write_script, Action, ExecOptions, KeepPolicy, KeepRule, LogRecord,
+    Places, PlanOptions,
 };
 use dedup_core::Progress;
 use dedup_find::{find, PHASES};
 use dedup_report::Report;
-use indicatif::{HumanBytes, HumanCount};
+use indicatif::HumanCount;
 
-use crate::args::{ActArgs, KeepArg};
+use self::args::{ActArgs, KeepArg};
+use self::events::{summary_line, write_record, Events};
 use crate::find::find_options;
 use crate::messages::{quote_path, Messages};
 use crate::progress::Display;
@@ -102,25 +105,12 @@ pub fn run(kind: Kind, args: ActArgs, to: Option<PathBuf>) -> Result<bool> {
              and times (the kept file's); a change through one name shows through all",
         );
     }
-    let events = Events {
-        verb,
-        dry_run: args.dry_run,
-        quiet: args.quiet,
-        out: RefCell::new(BufWriter::new(io::stdout().lock())),
-        log: RefCell::new(log),
-        messages: &messages,
-        failed: RefCell::new(None),
-        clean_failures: RefCell::new(0),
-    };
+    let events = Events::new(verb, args.dry_run, args.quiet, log, &messages);
     let summary = execute(&plan, ExecOptions { dry_run: args.dry_run }, &events);
-    events.out.borrow_mut().flush().context("cannot write to standard output")?;
-    if let Some(err) = events.failed.take() {
-        return Err(err);
-    }
+    let clean_failures = events.finish()?;
     if !args.quiet {
         eprintln!("{}", summary_line(&plan, &summary, args.dry_run));
     }
-    let clean_failures = *events.clean_failures.borrow();
     Ok(scan_complete && plan.skipped.is_empty() && summary.skipped == 0 && clean_failures == 0)
 }
 
@@ -176,145 +166,4 @@ fn load_report(args: &ActArgs) -> Result<(Report, bool)> {
     }
     let complete = report.summary.errors == 0;
     Ok((report, complete))
-}
-
-/// Prints and logs each step as it ends.
-struct Events<'a> {
-    verb: &'static str,
-    dry_run: bool,
-    quiet: bool,
-    out: RefCell<BufWriter<io::StdoutLock<'static>>>,
-    log: RefCell<Option<File>>,
-    messages: &'a Messages,
-    /// The first failure to write output or log: the run stops reporting and fails.
-    failed: RefCell<Option<anyhow::Error>>,
-    clean_failures: RefCell<u64>,
-}
-
-impl Events<'_> {
-    fn print(&self, line: &str) {
-        if self.quiet || self.failed.borrow().is_some() {
-            return;
-        }
-        if let Err(e) = writeln!(self.out.borrow_mut(), "{line}") {
-            *self.failed.borrow_mut() = Some(anyhow::Error::new(e).context("cannot write output"));
-        }
-    }
-
-    fn log(&self, record: &LogRecord) {
-        if let Some(log) = self.log.borrow_mut().as_mut() {
-            if let Err(e) = write_record(log, record) {
-                self.failed.borrow_mut().get_or_insert(e);
-            }
-        }
-    }
-}
-
-impl StepEvents for Events<'_> {
-    fn cleaned(&self, path: &Path, result: &Result<(), SkipReason>) {
-        match result {
-            Ok(()) => self.print(&format!("clean {}", quote_path(path))),
-            Err(reason) => {
-                *self.clean_failures.borrow_mut() += 1;
-                self.messages.line(&format!(
-                    "dedup: warning: {}: temporary name not removed: {reason}",
-                    quote_path(path)
-                ));
-            }
-        }
-        if !self.dry_run {
-            self.log(&LogRecord::cleaned(path, result));
-        }
-    }
-
-    fn step(&self, step: &Step, result: &Result<Done, SkipReason>) {
-        match result {
-            Ok(_) => self.print(&step_line(self.verb, step)),
-            Err(reason) => self
-                .messages
-                .line(&format!("dedup: skipped: {}: {reason}", quote_path(&step.target.path))),
-        }
-        self.log(&LogRecord::step(self.verb, step, result, self.dry_run));
-    }
-
-    fn dir_removed(&self, removal: &DirRemoval, result: &Result<(), SkipReason>) {
-        match result {
-            Ok(()) => self.print(&format!(
-                "rmdir {} (kept: {})",
-                quote_path(&removal.dir),
-                quote_path(&removal.kept)
-            )),
-            Err(reason) => self
-                .messages
-                .line(&format!("dedup: skipped: {}: {reason}", quote_path(&removal.dir))),
-        }
-        let record =
-            LogRecord::dir_removed(self.verb, &removal.dir, &removal.kept, result, self.dry_run);
-        self.log(&record);
-    }
-}
-
-fn write_record(log: &mut File, record: &LogRecord) -> Result<()> {
-    let mut line = Vec::with_capacity(256);
-    record.write_line(&mut line)?;
-    log.write_all(&line).context("cannot write the log")
-}
-
-/// The line printed for a step, identical in a dry run and a real run.
-fn step_line(verb: &str, step: &Step) -> String {
-    let target = quote_path(&step.target.path);
-    let kept = quote_path(&step.kept.path);
-    match (&step.dest, &step.link_text) {
-        (Some(dest), _) => format!("{verb} {target} -> {} (kept: {kept})", quote_path(dest)),
-        (None, Some(text)) => format!("{verb} {target} -> {}", quote_path(text)),
-        (None, None) if verb == "remove" => format!("{verb} {target} (kept: {kept})"),
-        (None, None) => format!("{verb} {target} => {kept}"),
-    }
-}
-
-fn summary_line(plan: &Plan, s: &ExecSummary, dry_run: bool) -> String {
-    let verb = plan.action.verb();
-    let would = if dry_run { "would be " } else { "" };
-    let done = match plan.action {
-        Action::Link => "replaced by hard links",
-        Action::Reflink => "deduplicated",
-        Action::Symlink => "replaced by symlinks",
-        Action::Remove => "removed",
-        Action::Move { .. } => "moved",
-    };
-    let mut line = format!(
-        "dedup: {verb}{}: {} {would}{done}",
-        if dry_run { " (dry run)" } else { "" },
-        count(s.changed, "file", "files")
-    );
-    if plan.action == Action::Reflink {
-        line.push_str(&format!(
-            ", {} {would}sharing extents with the kept files (space returns as far as no other \
-             file or snapshot holds the old extents)",
-            HumanBytes(s.shared_bytes)
-        ));
-    } else if !matches!(plan.action, Action::Move { .. }) {
-        line.push_str(&format!(", {} {would}freed", HumanBytes(s.freed_bytes)));
-    }
-    if s.dirs_removed > 0 {
-        line.push_str(&format!(
-            ", {} {would}removed",
-            count(s.dirs_removed, "directory", "directories")
-        ));
-    }
-    let skipped = s.skipped + plan.skipped.len() as u64;
-    if skipped > 0 {
-        line.push_str(&format!("; {} skipped (see above)", HumanCount(skipped)));
-    }
-    if plan.groups_left_alone > 0 {
-        line.push_str(&format!(
-            "; {} left alone (reference-only or one root)",
-            count(plan.groups_left_alone, "group", "groups")
-        ));
-    }
-    line
-}
-
-fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{} {}", HumanCount(n), if n == 1 { one } else { many })
 }

@@ -1,10 +1,12 @@
 //! `dedup cache stats|prune|clear`: inspect and maintain the persistent content cache.
 
+pub mod args;
+
 use anyhow::{bail, Context, Result};
 use dedup_cache::{Cache, Opened};
 use indicatif::{HumanBytes, HumanCount};
 
-use crate::args::{CacheAction, CacheArgs};
+use self::args::{CacheAction, CacheArgs};
 use crate::config;
 use crate::messages::quote_path;
 

@@ -1,0 +1,121 @@
+//! The actions' arguments (`link`, `reflink`, `symlink`, `remove`, `move`), with the help text
+//! every action shares.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::find::args::SelectArgs;
+
+pub const AFTER_HELP: &str = "\
+Each group of identical files keeps one file (chosen by --keep, --prefer and --reference) and \
+acts on the others. Just before each change the file is checked again: same device, inode, size, \
+mtime and ctime as when scanned, not a symlink, and still equal to the kept file byte for byte; \
+otherwise it is skipped with the reason. Replacements are made under a temporary name in the same \
+directory and renamed over the duplicate, so every path always names a complete file. Files under \
+a --reference directory are never changed.
+
+Output: one line per change on stdout (the same lines with --dry-run, which changes nothing); \
+skipped files and a summary on stderr.
+
+Exit status: 0 = every planned change was made (or nothing to do); 1 = finished, but some files \
+were skipped (changed since the scan, permission denied, other file system...) or could not be \
+scanned: each is named on stderr; 2 = usage or fatal error (bad report, missing reference...): \
+nothing was changed.
+
+Examples:
+  dedup link --dry-run ~/Photos                  show which duplicates would become hard links
+  dedup link ~/Photos                            hard-link duplicate photos
+  dedup reflink /srv/images                      share extents on btrfs or XFS
+  dedup remove --reference ~/Archive ~/Downloads   delete from Downloads what Archive has
+  dedup move --to ~/dupes ~/Downloads            move duplicates aside to review them
+  dedup find --format json -o r.json ~ && dedup remove --dry-run --from r.json";
+
+/// How to choose the file to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeepArg {
+    /// Oldest modification time.
+    Oldest,
+    /// Newest modification time.
+    Newest,
+    /// Fewest directory levels below its PATH.
+    Shallowest,
+    /// Most directory levels below its PATH.
+    Deepest,
+    /// Under the earliest PATH argument.
+    FirstRoot,
+    /// Matching the earliest --prefer GLOB.
+    PathPriority,
+}
+
+/// Options of the actions.
+#[derive(Debug, Args)]
+pub struct ActArgs {
+    /// Files and directories to scan, recursively [default: . unless --from]
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Act on a saved JSON report of `dedup find --format json` instead of scanning (- for stdin).
+    #[arg(long, value_name = "REPORT", conflicts_with = "paths", help_heading = "Plan")]
+    pub from: Option<PathBuf>,
+
+    /// Rules choosing the file to keep, in priority order (comma-separated or repeated); ties
+    /// go to the first path in report order (PATH order, then name).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "RULE", help_heading = "Plan")]
+    pub keep: Vec<KeepArg>,
+
+    /// Prefer keeping files whose path matches GLOB (repeatable; earlier globs win).
+    #[arg(long, value_name = "GLOB", help_heading = "Plan")]
+    pub prefer: Vec<String>,
+
+    /// Never change files under DIR, and keep one of them whenever a group has one (repeatable;
+    /// DIR is scanned too). Groups that lie wholly in reference directories are left alone.
+    #[arg(long, value_name = "DIR", help_heading = "Plan")]
+    pub reference: Vec<PathBuf>,
+
+    /// Only act on duplicates under another PATH than the kept file.
+    #[arg(long, help_heading = "Plan")]
+    pub isolate: bool,
+
+    /// Also act on whole duplicated directories (as `dedup find --dirs` reports them): each of
+    /// their files is checked and acted on against its copy in the kept directory; `remove`
+    /// and `move` then remove the directories they emptied.
+    #[arg(long, conflicts_with = "script", help_heading = "Plan")]
+    pub dirs: bool,
+
+    /// Check everything and print what would be done, but change nothing.
+    #[arg(short = 'n', long, help_heading = "Output")]
+    pub dry_run: bool,
+
+    /// Print the plan as a shell script that re-checks each file before changing it; change nothing.
+    #[arg(long, conflicts_with = "dry_run", help_heading = "Output")]
+    pub script: bool,
+
+    /// Append a JSON line to FILE for every change made and every file skipped.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub log: Option<PathBuf>,
+
+    /// No summary, no progress display, no line per change (problems are still shown).
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Also show notes and the settings chosen.
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
+
+    /// Which files take part, and how the tree is read (when scanning).
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// Options of `dedup move`.
+#[derive(Debug, Args)]
+pub struct MoveArgs {
+    /// Directory that receives the duplicates (created if missing; same file system).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub to: PathBuf,
+
+    /// Everything else, as for the other actions.
+    #[command(flatten)]
+    pub act: ActArgs,
+}
