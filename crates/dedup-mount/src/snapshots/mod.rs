@@ -8,7 +8,7 @@
 //! Opening it reads the index and the snapshot files only.
 
 pub(crate) mod attrs;
-mod filesystem;
+pub(crate) mod filesystem;
 mod inodes;
 mod names;
 mod top;

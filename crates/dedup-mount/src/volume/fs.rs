@@ -23,6 +23,7 @@ use rustix::io::Errno as Code;
 use super::table::{Ino, Inode};
 use super::Volume;
 use crate::snapshots::attrs::{file_type, system_time};
+use crate::snapshots::filesystem::xattr_reply;
 
 /// How long the kernel may keep attributes and names: only this mount changes them, and it
 /// tells the kernel each change in its replies.
@@ -757,18 +758,6 @@ impl Filesystem for VolumeFs {
             }
             Err(e) => reply.error(e),
         }
-    }
-}
-
-/// An xattr list or value as the kernel asks for it: its length when `size` is 0, else the
-/// bytes if they fit.
-fn xattr_reply(reply: ReplyXattr, size: u32, bytes: &[u8]) {
-    if size == 0 {
-        reply.size(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
-    } else if bytes.len() > size as usize {
-        reply.error(Errno::ERANGE);
-    } else {
-        reply.data(bytes);
     }
 }
 
