@@ -32,6 +32,7 @@ pub mod repo;
 pub mod restore;
 pub mod tree_walk;
 pub mod trust;
+pub mod volume_lock;
 
 /// Where the repository's files are kept (the `dedup-backend` crate).
 pub use dedup_backend as backend;
