@@ -158,3 +158,47 @@ fn small_files_copied_twice_add_almost_nothing_the_second_time() {
     assert!(added * 100 <= after_first * 2, "the second copy added {added} bytes to {after_first}");
     assert_checks_clean(&repo);
 }
+
+/// A prune that plans while a volume is mounted rewrites the index without the packs it means to
+/// delete and waits for the mount's session; a commit that deduplicated against such a pack
+/// indexes it again before writing its snapshot, so the commit restores at once and the plan,
+/// carried out after the unmount, keeps the pack.
+#[test]
+fn a_commit_keeps_what_a_prune_planned_during_the_mount() {
+    let test = "a_commit_keeps_what_a_prune_planned_during_the_mount";
+    if !fuse_available(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, src, point) =
+        (tmp.path().join("repo"), tmp.path().join("src"), tmp.path().join("mnt"));
+    fs::create_dir(&point).unwrap();
+    fs::create_dir(&src).unwrap();
+    let content = data(3 << 20, 11);
+    fs::write(src.join("old.bin"), &content).unwrap();
+    init_repo(&repo);
+    common::store::store_ok(&repo, &["backup", src.to_str().unwrap()]);
+    let backed_up = common::store::snapshot_of(&repo, &src);
+
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    common::store::store_ok(&repo, &["forget", &backed_up]);
+    // The plan: the backup's packs go once the mount's session ends.
+    common::store::store_ok(&repo, &["prune"]);
+    fs::write(volume.path("copy.bin"), &content).unwrap();
+    let file = fs::File::open(volume.path("copy.bin")).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    let restored = tmp.path().join("during");
+    let target = restored.to_str().unwrap();
+    common::store::store_ok(&repo, &["restore", "latest:/vol", "--target", target]);
+    assert_eq!(fs::read(restored.join("copy.bin")).unwrap(), content);
+    volume.unmount_ok();
+
+    // The plan carried out: the commit's chunks stay.
+    common::store::store_ok(&repo, &["prune"]);
+    assert_checks_clean(&repo);
+    let after = tmp.path().join("after");
+    let target = after.to_str().unwrap();
+    common::store::store_ok(&repo, &["restore", "latest:/vol", "--target", target]);
+    assert_eq!(fs::read(after.join("copy.bin")).unwrap(), content);
+}

@@ -14,7 +14,7 @@ mod snapshot;
 mod store;
 mod table;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -76,6 +76,9 @@ pub struct Volume {
     /// An error a background commit met, for the next `close` or `fsync` to report.
     failed: Mutex<Option<Errno>>,
     events: Box<dyn MountEvents>,
+    /// The deletions prunes had planned when the mount began (its index was loaded without
+    /// them): each commit indexes again what a prune planned since and the commit reaches.
+    planned: HashSet<Id>,
     _marker: WriterMarker,
     _lock: VolumeLock,
 }
@@ -133,6 +136,7 @@ pub fn open(
         last: Mutex::new(latest.map(|(id, _)| id)),
         failed: Mutex::new(None),
         events,
+        planned,
         _marker: marker,
         _lock: volume_lock,
     });
@@ -266,6 +270,8 @@ impl Volume {
             snapshot::store_trees(&self.store, &table, &self.options.name, &mut summary)?;
         drop(table);
         self.store.flush()?;
+        let planned = &self.planned;
+        self.store.sink().keep_indexed_what_a_prune_planned_since(planned, tree, status_tree)?;
         let stats = self.store.sink().stats();
         let options = &self.options;
         let mut tags = vec![volume_tag(&options.name)];

@@ -212,7 +212,7 @@ impl<'r> Session<'r> {
     ) -> Result<BackupOutcome> {
         self.sink.flush()?;
         if !options.dry_run {
-            self.keep_indexed_what_a_prune_planned_since(tree, status_tree)?;
+            self.sink.keep_indexed_what_a_prune_planned_since(&self.planned, tree, status_tree)?;
         }
         let stats = self.sink.stats();
         summary.bytes_added = stats.bytes_added;
@@ -280,56 +280,6 @@ impl Drop for Session<'_> {
                 Err(_) => marker.leave(),
             }
         }
-    }
-}
-
-impl Session<'_> {
-    /// A prune that planned while this session ran waits for it (§12) but has already written
-    /// index files without the packs it plans to delete, some of which this session may have
-    /// deduplicated against. Those the snapshot rooted at `tree` reaches are indexed again, from
-    /// their trailers (and those of its status trees: a later backup needs them to skip
-    /// unchanged files), before the snapshot is written, so that it restores at once; the plan,
-    /// when carried out, sees the snapshot and keeps them. A pack already deleted (the plan did
-    /// not wait: this session was judged stale) fails the backup rather than commit a snapshot
-    /// with holes.
-    fn keep_indexed_what_a_prune_planned_since(
-        &self,
-        tree: Id,
-        status_tree: Option<Id>,
-    ) -> Result<()> {
-        let planned_now = self.repo.planned_deletions()?;
-        let new: std::collections::HashSet<Id> =
-            planned_now.difference(&self.planned).copied().collect();
-        if new.is_empty() {
-            return Ok(());
-        }
-        let reached = self.sink.packs_reached(tree, status_tree, &new)?;
-        let mut packs = Vec::new();
-        for pack in reached {
-            let name = crate::pack::pack_path(&pack);
-            let shard = &name[..name.rfind('/').expect("pack paths have a folder")];
-            let listing = self.repo.backend().list(shard).map_err(|e| Error::io(shard, e))?;
-            let size = listing.iter().find(|o| o.name == name).map(|o| o.size);
-            let Some(size) = size else {
-                return Err(Error::Missing {
-                    object: format!(
-                        "{name}: a prune deleted data this backup relied on (the backup ran past                          the hour after which a silent session is presumed dead); run the backup again"
-                    ),
-                });
-            };
-            let parsed =
-                crate::pack::read_trailer(self.repo.backend(), self.repo.sealer(), &name, size)?;
-            packs.push(crate::format::IndexedPack {
-                id: pack,
-                kind: parsed.kind,
-                blobs: parsed.entries,
-            });
-        }
-        if !packs.is_empty() {
-            self.repo
-                .write_index_file(&crate::format::IndexFile { supersedes: Vec::new(), packs })?;
-        }
-        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@ mod marker;
 mod open_pack;
 mod pack_slots;
 mod presence;
+mod prune_race;
 mod sink;
 mod snapshots;
 mod unlock;
