@@ -105,14 +105,19 @@ impl VolumeLock {
         let backend = repo.backend_arc();
         let sealer = repo.sealer().clone();
         let own = write_claim(backend.as_ref(), &sealer, &folder, &host, started)?;
-        let holder = match live_claims(repo, &folder, &own) {
-            Ok(claims) => claims.into_iter().next(),
+        // Any other live claim refuses this one, older or not: of two mounts that each write
+        // their claim and then list, the later to write sees the other's, so at most one goes
+        // on (both may refuse when they overlap; trying again settles it). Taking the oldest
+        // as holder instead would let a mount that wrote its claim late, after a younger one
+        // had listed, win as well.
+        let other = match live_claims(repo, &folder, &own) {
+            Ok(claims) => claims.into_iter().find(|claim| claim.name != own),
             Err(err) => {
                 let _ = backend.delete(&own);
                 return Err(err);
             }
         };
-        if let Some(holder) = holder.filter(|claim| claim.name != own) {
+        if let Some(holder) = other {
             let _ = backend.delete(&own);
             let since = holder.info.started / 1_000_000_000;
             return Err(Error::Invalid(format!(
@@ -210,6 +215,30 @@ mod tests {
         let again = VolumeLock::acquire(&repo, "vm").unwrap();
         drop((again, other));
         assert!(repo.backend().list(VOLUMES).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_younger_live_claim_written_first_refuses_an_older_one() {
+        // Two mounts race: the younger wrote its claim and listed before the older one's claim
+        // was written. The older one, listing now, must not take the volume as well.
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let folder = folder(&repo, "vm");
+        let later = crate::repo::now_ns() + 3_600_000_000_000;
+        let info = WriterInfo {
+            host: this_host(),
+            pid: std::process::id(),
+            started: later,
+            refreshed: later,
+        };
+        let bytes = crate::repo::seal_file(repo.sealer(), Magic::Writer, &info.encode());
+        let younger = format!("{folder}/{}", Id::random());
+        repo.backend().put(&younger, &bytes).unwrap();
+        let refused = VolumeLock::acquire(&repo, "vm").err().unwrap().to_string();
+        assert!(refused.contains("\"vm\" is already mounted writable"), "{refused}");
+        let names: Vec<String> =
+            repo.backend().list(VOLUMES).unwrap().into_iter().map(|o| o.name).collect();
+        assert_eq!(names, [younger], "the refused claim is withdrawn");
     }
 
     #[test]
