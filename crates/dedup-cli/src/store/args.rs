@@ -184,6 +184,15 @@ pub struct BackupArgs {
     /// Like --exclude, ignoring the case of letters (repeatable).
     #[arg(long = "iexclude", value_name = "GLOB")]
     pub iexcludes: Vec<String>,
+    /// Leave out the contents of directories holding a valid CACHEDIR.TAG, except the tag.
+    #[arg(long)]
+    pub exclude_caches: bool,
+    /// Leave out the contents of directories holding an entry NAME, except NAME (repeatable).
+    #[arg(long = "exclude-if-present", value_name = "NAME")]
+    pub exclude_if_present: Vec<OsString>,
+    /// Leave out files larger than SIZE (bytes, or with a k, M, G or T suffix: powers of 1024).
+    #[arg(long, value_name = "SIZE", value_parser = super::backup_select::parse_size)]
+    pub exclude_larger_than: Option<u64>,
     /// Stay on the file system of each PATH.
     #[arg(short = 'x', long)]
     pub one_file_system: bool,

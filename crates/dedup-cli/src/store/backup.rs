@@ -33,6 +33,7 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         user: super::username(),
         tags: args.tags.clone(),
         excludes,
+        selection: super::backup_select::selection(&args),
         one_file_system: args.one_file_system,
         dry_run: args.dry_run,
         parent,

@@ -1,11 +1,13 @@
-//! restic's backup selection options (`--files-from`, `--exclude-file`, `--iexclude`) turned
-//! into the paths and exclusion globs the backup's one walk matcher takes.
+//! restic's backup selection options turned into what the backup takes: the paths, the globs
+//! of the walk's one exclusion matcher, and the selection by size and by what a directory holds.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+
+use dedup_store::backup::Selection;
 
 use super::args::BackupArgs;
 
@@ -34,6 +36,32 @@ pub fn excludes(args: &BackupArgs) -> Result<Vec<String>> {
     }
     globs.extend(args.iexcludes.iter().map(|glob| case_insensitive(glob)));
     Ok(globs)
+}
+
+/// What restic's backup leaves out besides the globs: by size and by what a directory holds.
+pub fn selection(args: &BackupArgs) -> Selection {
+    Selection {
+        larger_than: args.exclude_larger_than,
+        if_present: args.exclude_if_present.iter().map(|name| name.clone().into_vec()).collect(),
+        caches: args.exclude_caches,
+    }
+}
+
+/// A size as restic writes it: bytes, or a number with a `k`, `M`, `G` or `T` suffix (either
+/// case; powers of 1024), an optional `B` after it.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let upper = text.trim().to_ascii_uppercase();
+    let digits = upper.strip_suffix('B').filter(|d| !d.is_empty()).unwrap_or(&upper);
+    let (number, shift) = match digits.as_bytes().last() {
+        Some(b'K') => (&digits[..digits.len() - 1], 10),
+        Some(b'M') => (&digits[..digits.len() - 1], 20),
+        Some(b'G') => (&digits[..digits.len() - 1], 30),
+        Some(b'T') => (&digits[..digits.len() - 1], 40),
+        _ => (digits, 0),
+    };
+    let bad = || format!("{text:?} is not a size (bytes, or a number with k, M, G or T)");
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    number.checked_mul(1 << shift).ok_or_else(bad)
 }
 
 /// The file's lines that are neither blank nor a `#` comment, without their line ends.
@@ -103,5 +131,17 @@ mod tests {
         assert_eq!(case_insensitive("[ab]x"), "[ab][xX]");
         assert_eq!(case_insensitive("[]a]"), "[]a]");
         assert_eq!(case_insensitive("\\*1"), "\\*1");
+    }
+
+    #[test]
+    fn sizes_as_restic_writes_them() {
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("2k"), Ok(2048));
+        assert_eq!(parse_size("3M"), Ok(3 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("1TB"), Ok(1 << 40));
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999T").is_err());
     }
 }
