@@ -23,7 +23,7 @@ pub fn paths(args: &BackupArgs) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
-/// The exclusion globs: `--exclude`, each `--exclude-file`'s lines, and `--iexclude` made
+/// The exclusion globs: `--exclude`, each `--exclude-file`'s lines (trimmed), and `--iexclude` made
 /// case-insensitive.
 pub fn excludes(args: &BackupArgs) -> Result<Vec<String>> {
     let mut globs = args.excludes.clone();
@@ -31,7 +31,8 @@ pub fn excludes(args: &BackupArgs) -> Result<Vec<String>> {
         for line in lines_of(file)? {
             let line = String::from_utf8(line)
                 .map_err(|_| anyhow::anyhow!("{}: a pattern is not valid UTF-8", file.display()))?;
-            globs.push(line);
+            // restic trims a pattern line: a trailing space typed by mistake matches nothing.
+            globs.push(line.trim().to_owned());
         }
     }
     globs.extend(args.iexcludes.iter().map(|glob| case_insensitive(glob)));

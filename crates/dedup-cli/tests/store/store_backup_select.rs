@@ -30,7 +30,7 @@ fn files_from_and_exclude_file_and_iexclude_choose_what_is_stored() {
     listed.extend_from_slice(b"\n");
     fs::write(&list, listed).unwrap();
     let patterns = dir.path().join("patterns");
-    fs::write(&patterns, "# build output\n*.tmp\n\n   \n# logs\n*.log\n").unwrap();
+    fs::write(&patterns, "# build output\n*.tmp\n\n   \n# logs\n  *.log \r\n").unwrap();
     init_repo(&repo);
 
     let args: Vec<&OsStr> = vec![
