@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the peer tools the benchmark compares dedup against.
 #   Debian packages: jdupes fdupes rdfind rmlint hyperfine xfsprogs time
-#   cargo:           fclones (built with `cargo install --locked`)
+#   cargo:           fclones, and yadf (issue 41's anchor) (built with `cargo install --locked`)
 # Anything already present is skipped. Run as root (apt-get).
 # Set CARGO_NICE=0 to build fclones without `nice -n 19`.
 set -euo pipefail
@@ -22,18 +22,20 @@ else
     echo "install-peers: Debian packages already installed: ${pkgs[*]}"
 fi
 
-if command -v fclones >/dev/null 2>&1; then
-    echo "install-peers: fclones already installed: $(fclones --version)"
-else
-    nice_cmd=(nice -n 19)
-    [[ "${CARGO_NICE:-1}" == 0 ]] && nice_cmd=()
-    echo "install-peers: cargo install --locked fclones"
-    "${nice_cmd[@]}" cargo install --locked fclones
-fi
+nice_cmd=(nice -n 19)
+[[ "${CARGO_NICE:-1}" == 0 ]] && nice_cmd=()
+for crate in fclones yadf; do
+    if command -v "$crate" >/dev/null 2>&1; then
+        echo "install-peers: $crate already installed: $("$crate" --version)"
+    else
+        echo "install-peers: cargo install --locked $crate"
+        "${nice_cmd[@]}" cargo install --locked "$crate"
+    fi
+done
 
 echo "install-peers: versions"
 first_line() { local v; v=$("$@" 2>&1 || true); printf '%s\n' "${v%%$'\n'*}"; }
-for t in jdupes fdupes rdfind rmlint hyperfine fclones; do
+for t in jdupes fdupes rdfind rmlint hyperfine fclones yadf; do
     printf '  %-10s ' "$t"
     case $t in
         jdupes | rdfind) first_line "$t" -v ;;

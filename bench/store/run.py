@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark of `dedup store` against restic, rustic, kopia and borg (issue 24, scenarios A and C).
+"""Benchmark of `dedup store` against restic, rustic, kopia, borg and bupstash (issues 24 and 41,
+scenarios A and C).
 
 Scenario A, per tool, in a fresh repository: first backup -> unchanged backup -> modify (insert
 100 bytes at the start of the text file, overwrite 1 MiB in the middle of the random file, add
@@ -9,17 +10,22 @@ source under another path, all of whose data the repository holds, backed up wit
 its throughput against the first backup's.
 
 The source lives in RAM (--src, tmpfs), repositories on disk (--repos), restores in --restore.
-Every tool runs with its default settings, encryption on, password from the environment. Tools
+Every tool runs with its default settings, encryption on, password from the environment
+(bupstash has no password: its key file, made before the first backup, is its secret). Tools
 run in turn within each round (the order rotates per round), so a slow minute of the shared
 machine lands on all of them; the modification is undone before the next tool starts. Every
-command runs under /usr/bin/time -v for its peak RSS. Prints medians, dedup's ratio to each peer
-and to the fastest, repository sizes and peak RSS, and writes every measurement as JSON.
+command runs under /usr/bin/time -v for its peak RSS and its CPU time (user + system). Prints
+medians, dedup's ratio to each peer and to the fastest, the same for the CPU time (on a shared
+machine the CPU time holds where the wall time swings with the load), repository sizes and peak
+RSS, and writes every measurement as JSON.
 
 After these steps (issue 25), forget + prune: every tool keeps the last snapshot of each source
 and frees what the others alone held — `forget --keep-last 1 --prune` (dedup, restic, rustic),
 `prune --keep-last 1` then `compact` (borg), and for kopia a policy of the latest snapshot only,
 `snapshot expire --all --delete`, then `maintenance run --full --safety=none` (kopia keeps
-unreferenced contents for hours by default; without --safety=none it would free nothing).
+unreferenced contents for hours by default; without --safety=none it would free nothing), and
+for bupstash `rm` of the older snapshots then `gc`. bupstash has no command that reads back and
+verifies every pack, so its check column stays empty.
 
   bench/store/run.py                                # full size, 3 rounds, all tools
   bench/store/run.py --scale 0.1 --rounds 1 --tools dedup,restic   # quick, for development
@@ -41,6 +47,8 @@ TREE_BYTES = 2_200_000_000
 RANDOM_BYTES = 1 << 30
 TEXT_BYTES = 512 << 20
 STEPS = ["first", "unchanged", "modified", "restore", "check", "second_write", "forget_prune"]
+# Where bupstash's query finds the snapshot `restore` wants (tools tag each backup with its step).
+LATEST_LABEL = "modified"
 
 
 # ---------------------------------------------------------------------------------------- data
@@ -193,12 +201,21 @@ class Tool:
             "KOPIA_CHECK_FOR_UPDATES": "false",
             "BORG_BASE_DIR": self.conf,
             "XDG_CACHE_HOME": os.path.join(self.conf, "cache"),
+            # dedup remembers each repository it used (issue 40); every run makes a new one at
+            # the same path, which a shared memory would refuse as a substituted repository.
+            "XDG_STATE_HOME": os.path.join(self.conf, "state"),
+            "BUPSTASH_REPOSITORY": self.repo,
+            "BUPSTASH_KEY": os.path.join(self.conf, "bupstash.key"),
+            "BUPSTASH_SEND_LOG": os.path.join(self.conf, "bupstash.sendlog"),
+            "BUPSTASH_QUERY_CACHE": os.path.join(self.conf, "bupstash.querycache"),
         })
         return env
 
     def init(self):
         r, d = self.repo, self.dedup
+        key = os.path.join(self.conf, "bupstash.key")
         return {
+            "bupstash": ["sh", "-c", f'bupstash new-key -o "{key}" && exec bupstash init -r "{r}"'],
             "dedup": [d, "store", "init", "-q", "-r", r],
             "restic": ["restic", "-q", "-r", r, "init"],
             "rustic": ["rustic", "-r", r, "init"],
@@ -214,6 +231,7 @@ class Tool:
             "rustic": ["rustic", "-r", r, "backup", path],
             "kopia": ["kopia", "snapshot", "create", path],
             "borg": ["borg", "create", f"{r}::{label}", path],
+            "bupstash": ["bupstash", "put", "-q", f"bench={label}", path],
         }[self.kind]
 
     def restore(self, path, target):
@@ -227,7 +245,8 @@ class Tool:
             "dedup": [d, "store", "restore", "-q", "-r", r, "latest", "--target", target],
             "restic": ["restic", "-q", "-r", r, "restore", "latest", "--target", target],
             "rustic": ["rustic", "-r", r, "restore", "latest", target],
-            "borg": ["sh", "-c", f'cd "{target}" && exec borg extract "{r}::modified"'],
+            "borg": ["sh", "-c", f'cd "{target}" && exec borg extract "{r}::{LATEST_LABEL}"'],
+            "bupstash": ["bupstash", "restore", "-q", "--into", target, f"bench={LATEST_LABEL}"],
         }[self.kind]
 
     def check(self):
@@ -238,6 +257,7 @@ class Tool:
             "rustic": ["rustic", "-r", r, "check", "--read-data"],
             "kopia": ["kopia", "snapshot", "verify", "--verify-files-percent=100"],
             "borg": ["borg", "check", "--verify-data", r],
+            "bupstash": None,
         }[self.kind]
 
     def forget_prune(self):
@@ -254,11 +274,13 @@ class Tool:
             "kopia": [keep_only_latest, ["kopia", "snapshot", "expire", "--all", "--delete"],
                       ["kopia", "maintenance", "run", "--full", "--safety=none"]],
             "borg": [["borg", "prune", "--keep-last", "1", r], ["borg", "compact", r]],
+            "bupstash": [["bupstash", "rm", "-q", "--allow-many", "bench=first", "or", "bench=unchanged"],
+                         ["bupstash", "gc", "-q"]],
         }[self.kind]
 
 
 def run(tool, argv, timed=True):
-    """Runs `argv` under /usr/bin/time -v; returns (seconds, peak RSS in KiB)."""
+    """Runs `argv` under /usr/bin/time -v; returns (seconds, peak RSS in KiB, CPU seconds)."""
     full = ["/usr/bin/time", "-v"] + argv
     start = time.perf_counter()
     r = subprocess.run(full, env=tool.env(), stdin=subprocess.DEVNULL,
@@ -270,10 +292,13 @@ def run(tool, argv, timed=True):
     if not ok:
         sys.exit(f"{tool.name}: {' '.join(argv)} failed ({r.returncode}):\n{err[-3000:]}")
     rss = 0
+    cpu = 0.0
     for line in err.splitlines():
         if "Maximum resident set size" in line:
             rss = int(line.split(":")[1])
-    return elapsed, rss
+        elif "User time (seconds)" in line or "System time (seconds)" in line:
+            cpu += float(line.split(":")[1])
+    return elapsed, rss, cpu
 
 
 def du(path):
@@ -306,7 +331,8 @@ def check_same(src, restored, name):
 
 
 def scenario(tool, src, copy, restore_dir, seed, verify, log):
-    """One pass of scenarios A and C for `tool`; returns {step: (seconds, rss)} and the size."""
+    """One pass of scenarios A and C for `tool`; returns {step: (seconds, rss, cpu)} and the
+    size."""
     out = {}
     shutil.rmtree(tool.repo, ignore_errors=True)
     shutil.rmtree(tool.conf, ignore_errors=True)
@@ -333,19 +359,20 @@ def scenario(tool, src, copy, restore_dir, seed, verify, log):
         if verify:
             check_same(src, find_restored(restore_dir, src), tool.name)
         shutil.rmtree(restore_dir, ignore_errors=True)
-        out["check"] = run(tool, tool.check())
-        log(tool.name, "check", out["check"])
+        if tool.check():
+            out["check"] = run(tool, tool.check())
+            log(tool.name, "check", out["check"])
         if copy:
             shutil.rmtree(copy, ignore_errors=True)
             subprocess.run(["cp", "-a", src, copy], check=True)
             out["second_write"] = run(tool, tool.backup(copy, "second"))
             log(tool.name, "second_write", out["second_write"])
             shutil.rmtree(copy, ignore_errors=True)
-        seconds = peak = 0
+        seconds = peak = cpu = 0
         for argv in tool.forget_prune():
-            s, m = run(tool, argv)
-            seconds, peak = seconds + s, max(peak, m)
-        out["forget_prune"] = (seconds, peak)
+            s, m, c = run(tool, argv)
+            seconds, peak, cpu = seconds + s, max(peak, m), cpu + c
+        out["forget_prune"] = (seconds, peak, cpu)
         log(tool.name, "forget_prune", out["forget_prune"])
     finally:
         undo(src, state)
@@ -387,9 +414,10 @@ def main():
     print(f"source {a.src}: {mib(total):.0f} MiB; repositories in {a.repos}", flush=True)
 
     def log(name, step, m):
-        print(f"  {name:<7} {step:<13} {m[0]:8.2f} s {m[1] / 1024:8.0f} MiB", flush=True)
+        print(f"  {name:<10} {step:<13} {m[0]:8.2f} s {m[1] / 1024:8.0f} MiB {m[2]:8.2f} s CPU", flush=True)
 
     times = {t: {s: [] for s in STEPS} for t in names}
+    cpu = {t: {s: [] for s in STEPS} for t in names}
     rss = {t: {s: [] for s in STEPS} for t in names}
     sizes = {t: [] for t in names}
     for r in range(a.rounds):
@@ -399,41 +427,54 @@ def main():
             build = os.path.abspath(a.dedup_base) if t == "dedup-base" else dedup
             tool = Tool(t, os.path.join(a.repos, t), build)
             out, size = scenario(tool, a.src, copy, a.restore, a.seed, a.verify and r == 0, log)
-            for step, (secs, kib) in out.items():
+            for step, (secs, kib, used) in out.items():
                 times[t][step].append(secs)
+                cpu[t][step].append(used)
                 rss[t][step].append(kib)
             sizes[t].append(size)
 
     med = {t: {s: statistics.median(v) for s, v in times[t].items() if v} for t in names}
+    med_cpu = {t: {s: statistics.median(v) for s, v in cpu[t].items() if v} for t in names}
     peak = {t: max(max(v) for v in rss[t].values() if v) for t in names}
     size = {t: statistics.median(sizes[t]) for t in names}
-    print(f"\nscenario A, medians of {a.rounds} rounds (s); repository after 3 snapshots; peak RSS")
     cols = ["first", "unchanged", "modified", "restore", "check", "forget_prune"]
-    print(f"  {'tool':<8}" + "".join(f"{c[:12]:>13}" for c in cols) + f"{'repo MiB':>10}{'RSS MiB':>9}")
-    for t in names:
-        print(f"  {t:<8}" + "".join(f"{med[t].get(c, float('nan')):13.2f}" for c in cols)
-              + f"{mib(size[t]):10.0f}{peak[t] / 1024:9.0f}")
     peers = [t for t in names if t != "dedup"]
+
+    def ratio(m, a_tool, b_tool, c):
+        if c not in m[a_tool] or c not in m[b_tool] or not m[b_tool][c]:
+            return float("nan")
+        return m[a_tool][c] / m[b_tool][c]
+
+    for title, m in (("wall", med), ("CPU (user + system)", med_cpu)):
+        print(f"\nscenario A, {title}: medians of {a.rounds} rounds (s); repository after 3 snapshots; "
+              "peak RSS")
+        print(f"  {'tool':<18}" + "".join(f"{c[:12]:>13}" for c in cols) + f"{'repo MiB':>10}{'RSS MiB':>9}")
+        for t in names:
+            print(f"  {t:<18}" + "".join(f"{m[t].get(c, float('nan')):13.2f}" for c in cols)
+                  + f"{mib(size[t]):10.0f}{peak[t] / 1024:9.0f}")
+        if "dedup" in names and peers:
+            for t in peers:
+                print(f"  {'dedup/' + t:<18}" + "".join(f"{ratio(m, 'dedup', t, c):13.2f}" for c in cols)
+                      + f"{size['dedup'] / size[t]:10.4f}{peak['dedup'] / peak[t]:9.2f}")
+            best = {c: min((t for t in peers if c in m[t]), key=lambda t: m[t][c], default=None)
+                    for c in cols}
+            print("  dedup / fastest peer: " + ", ".join(
+                f"{c} {ratio(m, 'dedup', best[c], c):.2f} ({best[c]})" for c in cols if best[c]))
     if "dedup" in names and peers:
-        for t in peers:
-            print(f"  dedup/{t:<6}" + "".join(f"{med['dedup'][c] / med[t][c]:13.2f}" for c in cols)
-                  + f"{size['dedup'] / size[t]:10.2f}{peak['dedup'] / peak[t]:9.2f}")
-        best = {c: min(peers, key=lambda t: med[t][c]) for c in cols}
-        print("  dedup / fastest peer: " + ", ".join(
-            f"{c} {med['dedup'][c] / med[best[c]][c]:.2f} ({best[c]})" for c in cols))
         small = min(peers, key=lambda t: size[t])
         lean = min(peers, key=lambda t: peak[t])
-        print(f"  repository / smallest peer ({small}): {size['dedup'] / size[small]:.2f}; "
+        print(f"  repository / smallest peer ({small}): {size['dedup'] / size[small]:.4f}; "
               f"peak RSS / leanest peer ({lean}): {peak['dedup'] / peak[lean]:.2f}")
     if copy:
         print("\nscenario C (2nd write): throughput of the copy's backup / the first backup's")
         for t in names:
-            ratio = med[t]["first"] / med[t]["second_write"]
-            print(f"  {t:<8} first {med[t]['first']:.2f} s, 2nd write {med[t]['second_write']:.2f} s: {ratio:.2f}x")
+            ratio2 = med[t]["first"] / med[t]["second_write"]
+            print(f"  {t:<10} first {med[t]['first']:.2f} s, 2nd write {med[t]['second_write']:.2f} s: "
+                  f"{ratio2:.2f}x")
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w") as f:
         json.dump({"src": a.src, "bytes": total, "scale": a.scale, "rounds": a.rounds,
-                   "times": times, "rss_kib": rss, "repo_bytes": sizes}, f, indent=1)
+                   "times": times, "cpu_seconds": cpu, "rss_kib": rss, "repo_bytes": sizes}, f, indent=1)
 
 
 if __name__ == "__main__":

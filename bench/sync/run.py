@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark of `dedup sync` against cp -a/-au, rsync -a, rsync -aHSX and rclone sync.
+"""Benchmark of `dedup sync` against cp -a/-au, rsync -a, rsync -aHSX, rclone sync, and the
+parallel copiers fcp and xcp (issue 41's anchors; first copies only: neither has an update mode).
 
 The seed comparison's four trees (small, medium, big, big2), generated deterministically, each
 synced by every tool into a destination of its own: a first copy into an empty destination, a
@@ -15,14 +16,19 @@ writes a JSON file of every timing.
 An old build against a new one, in turn in every round (ratios dedup/dedup-base):
   bench/sync/run.py --base /dev/shm/syncbench --tools dedup,dedup-base --dedup NEW --against OLD
 
-Three more rows, each named like a tree in --trees:
+Four more rows, each named like a tree in --trees:
   linux    a real source tree (--linux-src DIR: e.g. the linux-source-6.1 tarball from Debian,
            `apt-get download linux-source-6.1`, extracted): first copy and no-op
+  usr      a copy of /usr/share (--usr-src DIR for another tree), made in --base: first copy and
+           no-op
   sparse   one 1 GiB sparse file (64 data extents of 64 KiB): first copy and no-op
   renamed  a 1 GiB directory (256 files of 4 MiB) mirrored, then renamed in the source; the
            timed run is the sync after the rename, with deletions (dedup --delete, rsync
            --delete, rclone sync; cp -au has no deletion and just copies it again)
   bench/sync/run.py --base /dev/shm/syncbench --trees linux,sparse,renamed --linux-src /dev/shm/linux-6.1
+
+The anchors beside dedup and cp (`cargo install --locked fcp xcp`):
+  bench/sync/run.py --base /dev/shm/syncbench --trees small,medium,big,big2,usr --tools dedup,cp,fcp,xcp
 """
 
 import argparse
@@ -57,10 +63,24 @@ def tools(dedup):
         "rsync": (lambda s, d: ["rsync", "-a", s + "/", d + "/"],) * 2,
         "rsync-HSX": (lambda s, d: ["rsync", "-aHSX", s + "/", d + "/"],) * 2,
         "rclone": (lambda s, d: ["rclone", "sync", "-q", s, d],) * 2,
+        # Both copy SRC to a DST that does not exist yet (into it, as cp does, when it exists),
+        # with their default settings: fcp keeps modes only, xcp modes and times.
+        "fcp": (lambda s, d: ["fcp", s, d], None),
+        "xcp": (lambda s, d: ["xcp", "-r", s, d], None),
     }
 
 
-SPECIAL = ("linux", "sparse", "renamed")
+# Tools that copy into a destination they create, and only make first copies.
+COPY_ONLY = ("fcp", "xcp")
+
+SPECIAL = ("linux", "usr", "sparse", "renamed")
+
+
+def fresh_dst(tool, path):
+    """An empty destination for a first copy: none at all for the tools that create it."""
+    shutil.rmtree(path, ignore_errors=True)
+    if tool not in COPY_ONLY:
+        os.makedirs(path)
 
 
 def deleting(dedup):
@@ -82,8 +102,10 @@ def make_sparse(path, size=1 << 30, extents=64, extent=64 << 10, seed=1):
             f.write(rng.randbytes(extent))
 
 
-def bench_special(name, base, names, dedup, rounds, linux_src):
+def bench_special(name, base, names, dedup, rounds, linux_src, usr_src="/usr/share"):
     """first/no-op of a real source tree or a sparse file; the sync after a directory rename."""
+    if name == "renamed":
+        names = [t for t in names if t not in COPY_ONLY]
     root = os.path.join(base, name)
     shutil.rmtree(root, ignore_errors=True)
     src = os.path.join(root, "src")
@@ -92,6 +114,8 @@ def bench_special(name, base, names, dedup, rounds, linux_src):
         if not linux_src:
             sys.exit("the linux row needs --linux-src DIR")
         subprocess.run(["cp", "-a", linux_src + "/.", src], check=True)
+    elif name == "usr":
+        subprocess.run(["cp", "-a", usr_src + "/.", src], check=True)
     elif name == "sparse":
         make_sparse(os.path.join(src, "sparse.img"))
     else:
@@ -121,15 +145,15 @@ def bench_special(name, base, names, dedup, rounds, linux_src):
                 times[t]["renamed"].append(timed(table[t][1](src, dst(t))))
             continue
         for t in order:
-            shutil.rmtree(dst(t), ignore_errors=True)
-            os.makedirs(dst(t))
+            fresh_dst(t, dst(t))
             subprocess.run(["sync"])
             times[t]["first"].append(timed(table[t][0](src, dst(t))))
         for t in order:
-            times[t]["noop"].append(timed(table[t][1](src, dst(t))))
+            if table[t][1]:
+                times[t]["noop"].append(timed(table[t][1](src, dst(t))))
     for t in names:
-        # cp -au cannot delete the old name; rclone skips symlinks (the linux tree has some).
-        if not (name == "renamed" and t == "cp") and not (name == "linux" and t == "rclone"):
+        # cp -au cannot delete the old name; rclone skips symlinks (the real trees have some).
+        if not (name == "renamed" and t == "cp") and not (name in ("linux", "usr") and t == "rclone"):
             check_same(src, dst(t))
     if name == "sparse":
         for t in names:
@@ -195,7 +219,7 @@ def timed(argv, cpu=None):
 
 def check_same(src, dst):
     """The destination holds what the source holds (diff -r), so no tool is timed doing less."""
-    r = subprocess.run(["diff", "-r", "-q", src, dst], capture_output=True)
+    r = subprocess.run(["diff", "-r", "-q", "--no-dereference", src, dst], capture_output=True)
     if r.returncode != 0:
         sys.exit(f"{dst} differs from {src}:\n{r.stdout.decode(errors='replace')[:2000]}")
 
@@ -214,12 +238,12 @@ def bench_tree(name, base, names, dedup, rounds, incr_rounds, seed, back_to_back
     for r in range(rounds):
         order = names[r % len(names):] + names[: r % len(names)]
         for t in order:
-            shutil.rmtree(dst(t), ignore_errors=True)
-            os.makedirs(dst(t))
+            fresh_dst(t, dst(t))
             subprocess.run(["sync"])
             times[t]["first"].append(timed(table[t][0](src, dst(t)), times[t]["first_cpu"]))
         for t in order:
-            times[t]["noop"].append(timed(table[t][1](src, dst(t)), times[t]["noop_cpu"]))
+            if table[t][1]:
+                times[t]["noop"].append(timed(table[t][1](src, dst(t)), times[t]["noop_cpu"]))
     for t in names:
         check_same(src, dst(t))
     for r in range(incr_rounds):
@@ -232,11 +256,13 @@ def bench_tree(name, base, names, dedup, rounds, incr_rounds, seed, back_to_back
             settle()
         order = names[r % len(names):] + names[: r % len(names)]
         for t in order:
-            times[t]["incremental"].append(
-                timed(table[t][1](src, dst(t)), times[t]["incremental_cpu"])
-            )
+            if table[t][1]:
+                times[t]["incremental"].append(
+                    timed(table[t][1](src, dst(t)), times[t]["incremental_cpu"])
+                )
     for t in names:
-        check_same(src, dst(t))
+        if t not in COPY_ONLY:
+            check_same(src, dst(t))
     shutil.rmtree(os.path.join(base, name), ignore_errors=True)
     return times
 
@@ -254,6 +280,7 @@ def main():
                     "'dedup-base' (add it to --tools): an old build against a new one")
     ap.add_argument("--out", default="bench/results/sync.json")
     ap.add_argument("--linux-src", help="a real source tree for the linux row")
+    ap.add_argument("--usr-src", default="/usr/share", help="the tree the usr row copies")
     ap.add_argument("--back-to-back", action="store_true",
                     help="run each incremental round right after its change, without letting it age "
                          "past dedup's racily-clean window (50 ms)")
@@ -267,17 +294,20 @@ def main():
     for tree in a.trees.split(","):
         dedup = os.path.abspath(a.dedup)
         if tree in SPECIAL:
-            results[tree] = bench_special(tree, a.base, names, dedup, a.rounds, a.linux_src)
+            results[tree] = bench_special(tree, a.base, names, dedup, a.rounds, a.linux_src, a.usr_src)
         else:
             results[tree] = bench_tree(tree, a.base, names, dedup, a.rounds, a.incremental_rounds, a.seed,
                                        a.back_to_back)
-        cols = [k for k in results[tree][names[0]] if isinstance(results[tree][names[0]][k], list)]
+        shown = [t for t in names if t in results[tree]]
+        cols = [k for k in results[tree][shown[0]] if isinstance(results[tree][shown[0]][k], list)]
         print(f"\n{tree} (medians, ms) " + " ".join(f"{k:>12}" for k in cols))
-        med = {t: {k: statistics.median(results[tree][t][k]) for k in cols} for t in names}
-        for t in names:
+        nan = float("nan")
+        med = {t: {k: statistics.median(results[tree][t][k]) if results[tree][t][k] else nan for k in cols}
+               for t in shown}
+        for t in shown:
             print(f"  {t:<12} " + " ".join(f"{med[t][k]:12.1f}" for k in cols))
-        if "dedup" in names:
-            for t in names:
+        if "dedup" in shown:
+            for t in shown:
                 if t == "dedup":
                     continue
                 print(f"  dedup/{t:<8} " + " ".join(f"{med['dedup'][k] / med[t][k]:12.2f}" for k in cols))

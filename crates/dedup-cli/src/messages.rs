@@ -1,13 +1,11 @@
 //! What the user reads on stderr: one line per problem naming the path and the reason, kept on
 //! one line whatever bytes the path holds, and drawn around the progress display.
 
-use std::fmt::Write as _;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 
+pub use dedup_core::text::{count, quote_path};
 use dedup_core::{Observer, Problem, Severity};
-use indicatif::{HumanCount, ProgressBar};
+use indicatif::ProgressBar;
 
 /// Prints problems as they happen.
 pub struct Messages {
@@ -39,38 +37,6 @@ impl Observer for Messages {
     }
 }
 
-/// A path as it can be shown on one line: printable UTF-8 as it is, anything else in quotes
-/// with escapes (`\n`, `\xff`), so names with newlines or odd bytes cannot forge extra lines.
-pub fn quote_path(path: &Path) -> String {
-    let bytes = path.as_os_str().as_bytes();
-    match std::str::from_utf8(bytes) {
-        Ok(text) if !text.chars().any(|c| c.is_control() || c == '"') => text.to_owned(),
-        _ => {
-            let mut out = String::from("\"");
-            for chunk in bytes.utf8_chunks() {
-                for c in chunk.valid().chars() {
-                    match c {
-                        '"' => out.push_str("\\\""),
-                        '\\' => out.push_str("\\\\"),
-                        c if c.is_control() => out.extend(c.escape_default()),
-                        c => out.push(c),
-                    }
-                }
-                for b in chunk.invalid() {
-                    let _ = write!(out, "\\x{b:02x}");
-                }
-            }
-            out.push('"');
-            out
-        }
-    }
-}
-
-/// `n` and the noun that fits it: "1 file", "2,048 files".
-pub fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{} {}", HumanCount(n), if n == 1 { one } else { many })
-}
-
 /// True when the error is standard output closing early (`dedup find | head`, `dedup store ls
 /// | head`): not a failure.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -84,25 +50,19 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::quote_path;
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
-    use std::path::Path;
+    use dedup_core::text::{Bytes, Count};
+    use indicatif::{HumanBytes, HumanCount};
 
-    fn q(bytes: &[u8]) -> String {
-        quote_path(Path::new(OsStr::from_bytes(bytes)))
-    }
-
+    /// The libraries' units must read as the progress display's, which still uses indicatif's.
     #[test]
-    fn plain_paths_are_shown_as_they_are() {
-        assert_eq!(q(b"photos/2024 summer/a.jpg"), "photos/2024 summer/a.jpg");
-        assert_eq!(q("é`*".as_bytes()), "é`*");
-    }
-
-    #[test]
-    fn odd_bytes_are_escaped_on_one_line() {
-        assert_eq!(q(b"a\nb"), "\"a\\nb\"");
-        assert_eq!(q(b"x\xffy"), "\"x\\xffy\"");
-        assert_eq!(q(b"say \"hi\""), "\"say \\\"hi\\\"\"");
+    fn the_libraries_units_read_as_the_progress_display_does() {
+        let powers = (0..64).map(|e| 1u64 << e).chain((0..20).map(|e| 10u64.pow(e)));
+        for n in powers {
+            for v in [n - 1, n, n + n / 2, n + n / 200, n - n / 300] {
+                assert_eq!(Bytes(v).to_string(), HumanBytes(v).to_string(), "{v}");
+                assert_eq!(Count(v).to_string(), HumanCount(v).to_string(), "{v}");
+            }
+        }
+        assert_eq!(Bytes(u64::MAX).to_string(), HumanBytes(u64::MAX).to_string());
     }
 }

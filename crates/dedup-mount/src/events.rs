@@ -14,6 +14,10 @@ pub enum Doing {
     Reading,
     /// Opening a file (one the backup could not read whole opens as an error).
     Opening,
+    /// Storing what was written to a volume's file.
+    Writing,
+    /// Committing a volume.
+    Committing,
 }
 
 /// A request that failed for a reason worth telling: the repository could not give what it
@@ -34,7 +38,13 @@ impl fmt::Display for MountProblem {
             Doing::Listing => "listing",
             Doing::Reading => "reading",
             Doing::Opening => "opening",
+            Doing::Writing => "storing what was written",
+            Doing::Committing => "committing the volume",
         };
+        // Inode 0 is none: a problem of the whole volume.
+        if self.ino == 0 {
+            return write!(f, "{doing}: {}", self.error);
+        }
         write!(f, "{doing} inode {}: {}", self.ino, self.error)
     }
 }

@@ -1,5 +1,6 @@
 //! The FUSE file systems of dedup's store, apart from the binary: [`snapshots`] shows every
-//! snapshot of a repository read-only (`dedup store mount`); [`session`] mounts a file system,
+//! snapshot of a repository read-only (`dedup store mount`); [`volume`] serves a writable,
+//! deduplicating volume (`dedup store mount --writable NAME`); [`session`] mounts a file system,
 //! serves it in the foreground and unmounts it; [`preflight`] checks what a mount needs before
 //! the repository is opened.
 //!
@@ -12,6 +13,7 @@ pub mod events;
 pub mod preflight;
 pub mod session;
 pub mod snapshots;
+pub mod volume;
 
 pub use error::MountError;
 pub use events::{Doing, MountEvents, MountProblem};

@@ -37,6 +37,11 @@ impl SessionOptions {
         SessionOptions { read_only: true, threads: FUSE_THREADS }
     }
 
+    /// A writable mount: the kernel checks permissions by the mode bits (`default_permissions`).
+    pub fn writable() -> SessionOptions {
+        SessionOptions { read_only: false, threads: FUSE_THREADS }
+    }
+
     fn config(&self) -> Config {
         let mut config = Config::default();
         let access = if self.read_only { MountOption::RO } else { MountOption::RW };
@@ -47,6 +52,9 @@ impl SessionOptions {
             MountOption::FSName("dedup".into()),
             MountOption::Subtype("dedup".into()),
         ];
+        if !self.read_only {
+            config.mount_options.push(MountOption::DefaultPermissions);
+        }
         config.n_threads = Some(self.threads.max(1));
         config.clone_fd = true;
         config

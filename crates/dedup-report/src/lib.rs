@@ -9,6 +9,7 @@
 pub mod json_path;
 mod model;
 mod read;
+mod summary_line;
 mod write;
 
 pub use model::{

@@ -18,6 +18,7 @@ mod execute;
 pub mod files_from;
 pub mod filter;
 pub mod item;
+mod lines;
 pub mod options;
 pub mod plan;
 mod precision;

@@ -1,5 +1,6 @@
 //! What an action shows and logs as it runs: one line per change on stdout (the same in a dry
-//! run), each skip with its reason on stderr, a JSON line per step in `--log`, and the summary.
+//! run), each skip with its reason on stderr, a JSON line per step in `--log`. dedup-act
+//! formats the lines and the records; this file prints and writes them.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -8,11 +9,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use dedup_act::{
-    Action, DirRemoval, Done, ExecSummary, LogRecord, Plan, SkipReason, Step, StepEvents,
+    cleaned_line, not_cleaned_line, skipped_line, DirRemoval, Done, LogRecord, SkipReason, Step,
+    StepEvents,
 };
-use indicatif::{HumanBytes, HumanCount};
 
-use crate::messages::{count, quote_path, Messages};
+use crate::messages::Messages;
 
 /// Prints and logs each step as it ends.
 pub struct Events<'a> {
@@ -79,13 +80,10 @@ impl<'a> Events<'a> {
 impl StepEvents for Events<'_> {
     fn cleaned(&self, path: &Path, result: &Result<(), SkipReason>) {
         match result {
-            Ok(()) => self.print(&format!("clean {}", quote_path(path))),
+            Ok(()) => self.print(&cleaned_line(path)),
             Err(reason) => {
                 *self.clean_failures.borrow_mut() += 1;
-                self.messages.line(&format!(
-                    "dedup: warning: {}: temporary name not removed: {reason}",
-                    quote_path(path)
-                ));
+                self.messages.line(&not_cleaned_line(path, reason));
             }
         }
         if !self.dry_run {
@@ -95,24 +93,16 @@ impl StepEvents for Events<'_> {
 
     fn step(&self, step: &Step, result: &Result<Done, SkipReason>) {
         match result {
-            Ok(_) => self.print(&step_line(self.verb, step)),
-            Err(reason) => self
-                .messages
-                .line(&format!("dedup: skipped: {}: {reason}", quote_path(&step.target.path))),
+            Ok(_) => self.print(&step.line(self.verb)),
+            Err(reason) => self.messages.line(&skipped_line(&step.target.path, reason)),
         }
         self.log(&LogRecord::step(self.verb, step, result, self.dry_run));
     }
 
     fn dir_removed(&self, removal: &DirRemoval, result: &Result<(), SkipReason>) {
         match result {
-            Ok(()) => self.print(&format!(
-                "rmdir {} (kept: {})",
-                quote_path(&removal.dir),
-                quote_path(&removal.kept)
-            )),
-            Err(reason) => self
-                .messages
-                .line(&format!("dedup: skipped: {}: {reason}", quote_path(&removal.dir))),
+            Ok(()) => self.print(&removal.line()),
+            Err(reason) => self.messages.line(&skipped_line(&removal.dir, reason)),
         }
         let record =
             LogRecord::dir_removed(self.verb, &removal.dir, &removal.kept, result, self.dry_run);
@@ -124,59 +114,4 @@ pub fn write_record(log: &mut File, record: &LogRecord) -> Result<()> {
     let mut line = Vec::with_capacity(256);
     record.write_line(&mut line)?;
     log.write_all(&line).context("cannot write the log")
-}
-
-/// The line printed for a step, identical in a dry run and a real run.
-fn step_line(verb: &str, step: &Step) -> String {
-    let target = quote_path(&step.target.path);
-    let kept = quote_path(&step.kept.path);
-    match (&step.dest, &step.link_text) {
-        (Some(dest), _) => format!("{verb} {target} -> {} (kept: {kept})", quote_path(dest)),
-        (None, Some(text)) => format!("{verb} {target} -> {}", quote_path(text)),
-        (None, None) if verb == "remove" => format!("{verb} {target} (kept: {kept})"),
-        (None, None) => format!("{verb} {target} => {kept}"),
-    }
-}
-
-pub fn summary_line(plan: &Plan, s: &ExecSummary, dry_run: bool) -> String {
-    let verb = plan.action.verb();
-    let would = if dry_run { "would be " } else { "" };
-    let done = match plan.action {
-        Action::Link => "replaced by hard links",
-        Action::Reflink => "deduplicated",
-        Action::Symlink => "replaced by symlinks",
-        Action::Remove => "removed",
-        Action::Move { .. } => "moved",
-    };
-    let mut line = format!(
-        "dedup: {verb}{}: {} {would}{done}",
-        if dry_run { " (dry run)" } else { "" },
-        count(s.changed, "file", "files")
-    );
-    if plan.action == Action::Reflink {
-        line.push_str(&format!(
-            ", {} {would}sharing extents with the kept files (space returns as far as no other \
-             file or snapshot holds the old extents)",
-            HumanBytes(s.shared_bytes)
-        ));
-    } else if !matches!(plan.action, Action::Move { .. }) {
-        line.push_str(&format!(", {} {would}freed", HumanBytes(s.freed_bytes)));
-    }
-    if s.dirs_removed > 0 {
-        line.push_str(&format!(
-            ", {} {would}removed",
-            count(s.dirs_removed, "directory", "directories")
-        ));
-    }
-    let skipped = s.skipped + plan.skipped.len() as u64;
-    if skipped > 0 {
-        line.push_str(&format!("; {} skipped (see above)", HumanCount(skipped)));
-    }
-    if plan.groups_left_alone > 0 {
-        line.push_str(&format!(
-            "; {} left alone (reference-only or one root)",
-            count(plan.groups_left_alone, "group", "groups")
-        ));
-    }
-    line
 }

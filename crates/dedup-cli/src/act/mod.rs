@@ -12,16 +12,16 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use dedup_act::{
-    build_plan, execute, write_script, Action, ExecOptions, KeepPolicy, KeepRule, LogRecord,
-    Places, PlanOptions,
+    build_plan, execute, skipped_line, summary_line, write_script, Action, ExecOptions, KeepPolicy,
+    KeepRule, LogRecord, Places, PlanOptions,
 };
+use dedup_core::text::Count;
 use dedup_core::Progress;
 use dedup_find::{find, PHASES};
 use dedup_report::Report;
-use indicatif::HumanCount;
 
 use self::args::{ActArgs, KeepArg};
-use self::events::{summary_line, write_record, Events};
+use self::events::{write_record, Events};
 use crate::find::find_options;
 use crate::messages::{quote_path, Messages};
 use crate::progress::Display;
@@ -64,7 +64,7 @@ pub fn run(kind: Kind, args: ActArgs, to: Option<PathBuf>) -> Result<bool> {
         messages.line(&format!(
             "dedup: note: the report lists {} duplicated directories; their files are acted on \
              only with --dirs",
-            HumanCount(dir_count as u64)
+            Count(dir_count as u64)
         ));
     }
     let plan = build_plan(&report, &places, &options)?;
@@ -89,11 +89,7 @@ pub fn run(kind: Kind, args: ActArgs, to: Option<PathBuf>) -> Result<bool> {
     };
     let verb = action.verb();
     for skipped in &plan.skipped {
-        messages.line(&format!(
-            "dedup: skipped: {}: {}",
-            quote_path(&skipped.path),
-            skipped.reason
-        ));
+        messages.line(&skipped_line(&skipped.path, &skipped.reason));
         if let Some(log) = &mut log {
             let step_like = LogRecord::skipped_path(verb, &skipped.path, &skipped.reason);
             write_record(log, &step_like)?;

@@ -4,7 +4,7 @@ pub mod args;
 
 use anyhow::{bail, Context, Result};
 use dedup_cache::{Cache, Opened};
-use indicatif::{HumanBytes, HumanCount};
+use dedup_core::text::{Bytes, Count};
 
 use self::args::{CacheAction, CacheArgs};
 use crate::config;
@@ -19,12 +19,8 @@ pub fn run(args: CacheArgs) -> Result<bool> {
         let stats = dedup_cache::stats(&dir)
             .with_context(|| format!("cannot read the cache in {shown} (the next run with --cache will set it aside and rebuild it)"))?;
         println!("cache: {shown}");
-        println!("entries: {}", HumanCount(stats.entries));
-        println!(
-            "size on disk: {} ({} bytes)",
-            HumanBytes(stats.bytes_on_disk),
-            stats.bytes_on_disk
-        );
+        println!("entries: {}", Count(stats.entries));
+        println!("size on disk: {} ({} bytes)", Bytes(stats.bytes_on_disk), stats.bytes_on_disk);
         if stats.entries > 0 {
             println!("bytes per entry: {:.1}", stats.bytes_on_disk as f64 / stats.entries as f64);
         }
@@ -33,8 +29,8 @@ pub fn run(args: CacheArgs) -> Result<bool> {
             0 => println!("last run: no candidate files looked up"),
             n => println!(
                 "last run: {} of {} candidate files had a valid entry ({:.1} % hit rate)",
-                HumanCount(last.hits),
-                HumanCount(n),
+                Count(last.hits),
+                Count(n),
                 100.0 * last.hits as f64 / n as f64
             ),
         }
@@ -64,7 +60,7 @@ pub fn run(args: CacheArgs) -> Result<bool> {
             let before = cache.len();
             let dropped =
                 cache.prune().with_context(|| format!("cannot write the cache in {shown}"))?;
-            println!("pruned {} of {} entries", HumanCount(dropped), HumanCount(before as u64));
+            println!("pruned {} of {} entries", Count(dropped), Count(before as u64));
         }
         CacheAction::Clear => {
             cache.clear().with_context(|| format!("cannot clear the cache in {shown}"))?;

@@ -16,7 +16,6 @@ use dedup_find::{find_run, Analysis, FindOptions, Replication, Run, Selection, P
 use dedup_report::{write_csv, write_dir_summary, write_json, write_text, Report, TextStyle};
 use dedup_scan::io::Concurrency;
 use dedup_scan::WalkOptions;
-use indicatif::HumanBytes;
 
 use self::args::{FindArgs, Format, SelectArgs};
 use crate::messages::{count, quote_path, Messages};
@@ -49,7 +48,7 @@ pub fn run(args: FindArgs) -> Result<bool> {
     write_report(&report, &args, &mut out)?;
     drop(out);
     if !args.quiet {
-        eprintln!("{}", summary_line(&report, started.elapsed().as_secs_f64()));
+        eprintln!("{}", report.summary_line(started.elapsed().as_secs_f64()));
         if let Some(cache) = cache.filter(|c| c.cached_groups > 0) {
             eprintln!(
                 "dedup: {} rest on cached digests (--verify compares them byte for byte)",
@@ -118,26 +117,4 @@ fn write_report(report: &Report, args: &FindArgs, out: &mut dyn Write) -> Result
         Some(path) => written.with_context(|| format!("cannot write {}", quote_path(path))),
         None => written.context("cannot write to standard output"),
     }
-}
-
-fn summary_line(report: &Report, seconds: f64) -> String {
-    let s = &report.summary;
-    let errors = match s.errors {
-        0 => String::from("no errors"),
-        n => format!("{}: the report may be incomplete", count(n, "error", "errors")),
-    };
-    let dirs = match &report.dirs {
-        Some(dirs) => format!(
-            ", {}",
-            count(dirs.len() as u64, "duplicated directory", "duplicated directories")
-        ),
-        None => String::new(),
-    };
-    format!(
-        "dedup: {} scanned in {seconds:.2} s: {} of duplicates, {} ({} redundant){dirs}; {errors}",
-        count(s.files_scanned, "file", "files"),
-        count(s.groups, "group", "groups"),
-        count(s.redundant_files, "redundant file", "redundant files"),
-        HumanBytes(s.redundant_bytes),
-    )
 }

@@ -1,10 +1,10 @@
 //! What `dedup find -v` adds after the scan: how each stage's concurrency and read sizes were
 //! chosen per device, and what the cache did, so a user can see why a run took the time it did.
 
+use dedup_core::text::{Bytes, Count};
 use dedup_core::Progress;
 use dedup_find::{CacheUse, Run, WholeRead};
 use dedup_scan::io::DeviceChoice;
-use indicatif::{HumanBytes, HumanCount};
 
 use crate::messages::{count, Messages};
 
@@ -19,10 +19,10 @@ pub fn show(messages: &Messages, progress: &Progress, run: &Run) {
     messages.line(&format!("dedup: stages: {}", stages.join(", ")));
     messages.line(&format!(
         "dedup: files: {} selected, {} share a size, {} left after samples, {} in groups",
-        HumanCount(run.funnel.files),
-        HumanCount(run.funnel.same_size),
-        HumanCount(run.funnel.after_samples),
-        HumanCount(run.funnel.grouped),
+        Count(run.funnel.files),
+        Count(run.funnel.same_size),
+        Count(run.funnel.after_samples),
+        Count(run.funnel.grouped),
     ));
     if let Some(cache) = &run.cache {
         messages.line(&cache_line(cache));
@@ -42,9 +42,9 @@ fn cache_line(cache: &CacheUse) -> String {
     format!(
         "dedup: cache: {} of {} candidate files had a valid entry, {} needed no read; {} rest on \
          cached digests; {} after the run",
-        HumanCount(cache.hits),
-        HumanCount(cache.lookups),
-        HumanCount(cache.unread),
+        Count(cache.hits),
+        Count(cache.lookups),
+        Count(cache.unread),
         count(cache.cached_groups, "group", "groups"),
         count(cache.entries, "entry", "entries"),
     )
@@ -67,7 +67,7 @@ fn describe_choice(choice: &DeviceChoice) -> String {
     levels.sort_by_key(|(l, _, _)| *l);
     let trail: Vec<String> = levels
         .iter()
-        .map(|(l, sum, n)| format!("{l}: {}/s", HumanBytes((sum / f64::from(*n)) as u64)))
+        .map(|(l, sum, n)| format!("{l}: {}/s", Bytes((sum / f64::from(*n)) as u64)))
         .collect();
     let why = match (choice.measured, trail.is_empty()) {
         (_, true) => String::from("too little work to measure, or fixed by --io-threads"),
@@ -87,10 +87,10 @@ fn describe_whole_read(choice: &WholeRead) -> String {
     let direct = match choice.direct {
         Some(request) if choice.direct_refused => format!(
             "; full reads through the page cache (direct reads of {} a request got no huge pages)",
-            HumanBytes(request)
+            Bytes(request)
         ),
         Some(request) => {
-            format!("; full reads around the page cache, {} a request", HumanBytes(request))
+            format!("; full reads around the page cache, {} a request", Bytes(request))
         }
         None => String::new(),
     };
@@ -100,7 +100,7 @@ fn describe_whole_read(choice: &WholeRead) -> String {
         "{}: a head read every {:.2} ms; same-size files up to {} read whole{direct}{order}",
         device_name(choice.dev),
         choice.per_read.as_secs_f64() * 1000.0,
-        HumanBytes(choice.up_to),
+        Bytes(choice.up_to),
     )
 }
 

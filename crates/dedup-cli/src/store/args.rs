@@ -302,9 +302,23 @@ pub struct DumpArgs {
 /// `store mount`.
 #[derive(Debug, Args)]
 pub struct MountArgs {
-    /// An empty directory to mount the snapshots on.
+    /// An empty directory to mount the snapshots (or the volume) on.
     #[arg(value_name = "MOUNTPOINT")]
     pub mountpoint: PathBuf,
+    /// Mount the volume NAME read-write (created empty on its first mount): a file system that
+    /// deduplicates as it is written, committed as a snapshot of the volume at an interval, at
+    /// fsync/syncfs and at unmount. One writable mount of a volume at a time.
+    #[arg(long, value_name = "NAME")]
+    pub writable: Option<String>,
+    /// With --writable: seconds between commits while something changed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, requires = "writable")]
+    pub commit_interval: u64,
+    /// With --writable: host name recorded in the commits [default: this machine's]
+    #[arg(long, value_name = "HOST", requires = "writable")]
+    pub host: Option<String>,
+    /// With --writable: tag the commits (repeatable; `volume:NAME` is always added).
+    #[arg(long = "tag", value_name = "TAG", requires = "writable")]
+    pub tags: Vec<String>,
 }
 
 /// `store diff`.

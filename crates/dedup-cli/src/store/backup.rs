@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use dedup_store::backup::{backup, backup_stream, count_bytes, BackupOptions, BackupProgress};
-use dedup_store::repo::SnapshotFilter;
 use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{BackupArgs, CommonArgs};
@@ -19,15 +18,13 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let host = args.host.clone().unwrap_or_else(super::hostname);
     let paths: Vec<Vec<u8>> = args.paths.iter().map(|p| super::absolute_bytes(p)).collect();
-    let of_host = SnapshotFilter { host: Some(host.clone()), paths: Vec::new() };
-    let parent = match &args.parent {
-        Some(spec) => Some(repo.find_snapshot(spec, &of_host)?),
-        None if !args.stdin => {
-            let (all, _) = repo.snapshots()?;
-            all.into_iter().rev().find(|(_, s)| s.host == host && s.paths == paths)
-        }
-        None => None,
-    };
+    let parent = dedup_store::commands::choose_parent(
+        &repo,
+        args.parent.as_deref(),
+        &host,
+        &paths,
+        args.stdin,
+    )?;
     let options = BackupOptions {
         paths: args.paths.clone(),
         host,

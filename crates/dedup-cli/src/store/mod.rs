@@ -9,6 +9,7 @@ mod init;
 mod key;
 mod memory;
 mod mount;
+mod mount_volume;
 mod password;
 mod report;
 mod restore;

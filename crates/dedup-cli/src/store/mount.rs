@@ -16,7 +16,7 @@ use super::args::{CommonArgs, MountArgs};
 use crate::messages::quote_path;
 
 /// Prints what the mount meets while it serves.
-struct Render;
+pub(super) struct Render;
 
 impl MountEvents for Render {
     fn problem(&self, problem: MountProblem) {
@@ -26,6 +26,9 @@ impl MountEvents for Render {
 
 /// `dedup store mount`.
 pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
+    if args.writable.is_some() {
+        return super::mount_volume::run(common, args);
+    }
     let mountpoint = preflight::check(&args.mountpoint)?;
     let repo = Arc::new(super::open(common)?);
     let opened = dedup_mount::snapshots::open(repo, Box::new(Render))?;
@@ -54,7 +57,7 @@ pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
 
 /// A thread that unmounts on the first signal and leaves on the second (a detached mount still
 /// in use: its users get errors, as a second Ctrl-C usually means).
-fn watch(mut signals: Signals, mut unmounter: Unmounter) -> JoinHandle<()> {
+pub(super) fn watch(mut signals: Signals, mut unmounter: Unmounter) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let shown = quote_path(unmounter.mountpoint());
         let mut signals = signals.forever();

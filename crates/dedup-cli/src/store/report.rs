@@ -1,10 +1,7 @@
 //! `stats` and `check`.
 
-use std::collections::HashSet;
-
 use anyhow::Result;
-use dedup_store::blob::BlobKind;
-use dedup_store::check::ReadData;
+use dedup_store::commands::ReadData;
 use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{CheckArgs, CommonArgs, StatsArgs};
@@ -13,76 +10,51 @@ use super::args::{CheckArgs, CommonArgs, StatsArgs};
 /// between (the terms are defined in the help of `StoreCommand::Stats`).
 pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let (snapshots, _) = repo.snapshots()?;
-    let index = repo.load_index()?.index;
-    let mut stored = 0;
-    let mut pack_bytes = 0;
-    for folder in ["data", "index", "snapshots", "keys", "writers", "deletions"] {
-        let size: u64 = repo
-            .backend()
-            .list(folder)
-            .map_err(|e| dedup_store::Error::io(folder, e))?
-            .iter()
-            .map(|o| o.size)
-            .sum();
-        stored += size;
-        if folder == "data" {
-            pack_bytes = size;
-        }
-    }
-    stored +=
-        repo.backend().get("config").map_err(|e| dedup_store::Error::io("config", e))?.len() as u64;
-    let logical: u64 = snapshots.iter().map(|(_, s)| s.summary.bytes_total).sum();
-    let [data, trees] = index.totals();
-    let (chunks, stored_data, unique) = data;
-    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    let per_blob = ratio(index.memory_bytes() as u64, index.len() as u64);
-    let packs: HashSet<_> = index.packs().collect();
-    let data_packs = packs.iter().filter(|(_, kind)| *kind == BlobKind::Data).count() as u64;
-    let tree_packs = packs.len() as u64 - data_packs;
+    let s = dedup_store::commands::stats(&repo)?;
     if args.json {
         let json = serde_json::json!({
-            "snapshots": snapshots.len(), "logical_bytes": logical, "unique_bytes": unique,
-            "stored_data_bytes": stored_data, "pack_bytes": pack_bytes, "stored_bytes": stored,
-            "dedup_ratio": ratio(logical, unique), "compression_ratio": ratio(unique, stored_data),
-            "total_ratio": ratio(logical, stored),
-            "data_blobs": chunks, "tree_blobs": trees.0, "stored_tree_bytes": trees.1,
-            "tree_bytes": trees.2, "packs": packs.len(),
-            "data_packs": data_packs, "tree_packs": tree_packs, "index_bytes_per_blob": per_blob,
+            "snapshots": s.snapshots, "logical_bytes": s.logical_bytes,
+            "unique_bytes": s.unique_bytes, "stored_data_bytes": s.stored_data_bytes,
+            "pack_bytes": s.pack_bytes, "stored_bytes": s.stored_bytes,
+            "dedup_ratio": s.dedup_ratio(), "compression_ratio": s.compression_ratio(),
+            "total_ratio": s.total_ratio(), "data_blobs": s.data_blobs,
+            "tree_blobs": s.tree_blobs, "stored_tree_bytes": s.stored_tree_bytes,
+            "tree_bytes": s.tree_bytes, "packs": s.packs, "data_packs": s.data_packs,
+            "tree_packs": s.tree_packs, "index_bytes_per_blob": s.index_bytes_per_blob,
         });
         println!("{json}");
         return Ok(true);
     }
-    println!("snapshots:          {}", snapshots.len());
-    println!("logical size:       {}   (every snapshot's files, as restored)", HumanBytes(logical));
+    println!("snapshots:          {}", s.snapshots);
+    println!(
+        "logical size:       {}   (every snapshot's files, as restored)",
+        HumanBytes(s.logical_bytes)
+    );
     println!(
         "unique data:        {}   ({} distinct chunks, uncompressed)",
-        HumanBytes(unique),
-        HumanCount(chunks)
+        HumanBytes(s.unique_bytes),
+        HumanCount(s.data_blobs)
     );
     println!(
         "stored data:        {}   (those chunks compressed and encrypted)",
-        HumanBytes(stored_data)
+        HumanBytes(s.stored_data_bytes)
     );
     println!(
         "stored trees:       {}   ({} tree blobs, {} before compression)",
-        HumanBytes(trees.1),
-        HumanCount(trees.0),
-        HumanBytes(trees.2)
+        HumanBytes(s.stored_tree_bytes),
+        HumanCount(s.tree_blobs),
+        HumanBytes(s.tree_bytes)
     );
     println!(
         "repository size:    {}   ({} data packs, {} tree packs; index, snapshots, keys)",
-        HumanBytes(stored),
-        HumanCount(data_packs),
-        HumanCount(tree_packs)
+        HumanBytes(s.stored_bytes),
+        HumanCount(s.data_packs),
+        HumanCount(s.tree_packs)
     );
-    println!("dedup ratio:        {:.2}   (logical size / unique data)", ratio(logical, unique));
-    println!("compression ratio:  {:.2}   (unique data / stored data)", ratio(unique, stored_data));
-    println!(
-        "total ratio:        {:.2}   (logical size / repository size)",
-        ratio(logical, stored)
-    );
-    println!("index memory:       {per_blob:.1} bytes per blob");
+    println!("dedup ratio:        {:.2}   (logical size / unique data)", s.dedup_ratio());
+    println!("compression ratio:  {:.2}   (unique data / stored data)", s.compression_ratio());
+    println!("total ratio:        {:.2}   (logical size / repository size)", s.total_ratio());
+    println!("index memory:       {:.1} bytes per blob", s.index_bytes_per_blob);
     Ok(true)
 }
 
@@ -111,7 +83,7 @@ pub fn check(common: &CommonArgs, args: CheckArgs) -> Result<bool> {
         Some(spec) => parse_subset(spec)?,
         None => ReadData::from(args.read_data),
     };
-    let report = dedup_store::check::check(&repo, read)?;
+    let report = dedup_store::commands::check(&repo, read)?;
     for warning in &report.warnings {
         if !common.quiet {
             eprintln!("dedup: warning: {warning}");

@@ -2,20 +2,19 @@
 //! replaced or deleted (`replace PATH`, `delete PATH`; `keep PATH` with -v), the same lines for
 //! `--dry-run`, problems on stderr, then the summary.
 
-mod filter;
-
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use dedup_core::{Observer, Problem};
 use dedup_store::format::Node;
 use dedup_store::restore::{
     restore, verify, Change, ChangeKind, Events, Overwrite, Pick, RestoreOptions, RestoreSummary,
+    Selection,
 };
 use indicatif::{HumanBytes, HumanCount};
 
-use self::filter::Selection;
 use super::args::{CommonArgs, OverwriteArg, RestoreArgs};
 use crate::messages::{quote_path, Messages};
 
@@ -80,17 +79,10 @@ fn raise_open_files_limit() {
 
 /// Run `dedup store restore`; `Ok(false)` when some entries could not be restored.
 pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
-    let repo = super::open(common)?;
+    let repo = Arc::new(super::open(common)?);
     let (spec, path) = split_spec(&args.snapshot)?;
-    let (id, snapshot) = repo.find_snapshot(spec, &super::filter(&args.filter))?;
-    let index = repo.load_index()?.index;
-    let node = dedup_store::tree::resolve_with_status(
-        &repo,
-        &index,
-        snapshot.tree,
-        snapshot.status_tree,
-        path,
-    )?;
+    let (id, node) =
+        dedup_store::commands::restore_node(&repo, spec, &super::filter(&args.filter), path)?;
     let selection = Selection::new(&args.includes, &args.excludes)?;
     let pick = |rel: &[u8], node: &Node, within: bool| selection.pick(rel, node, within);
     let filter =
@@ -106,9 +98,10 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         quiet: common.quiet,
     };
     raise_open_files_limit();
-    let summary = restore(&repo, &index, &node, &args.target, options, &render)?;
+    let summary = restore(&repo, &node, &args.target, options, &render)?;
     let mut complete = summary.errors == 0;
-    let unmatched = selection.unmatched();
+    let unmatched: Vec<String> =
+        selection.unmatched().iter().map(|p| quote_path(std::path::Path::new(p))).collect();
     if selection.nothing_matched() {
         bail!(
             "nothing in the snapshot matches --include {}; nothing was restored",
@@ -122,7 +115,7 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         complete = false;
     }
     if args.verify {
-        let found = verify(&repo, &index, &node, &args.target, filter, &render)?;
+        let found = verify(&repo, &node, &args.target, filter, &render)?;
         if found.bad > 0 {
             render.messages.line(&format!(
                 "dedup: error: {} restored files do not hold what the snapshot does",

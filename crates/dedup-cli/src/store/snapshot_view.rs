@@ -6,11 +6,20 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use dedup_store::format::Snapshot;
 use dedup_store::Id;
 
-use super::browse::json_path;
 use super::show_time;
+
+/// A path in JSON: text when UTF-8, else `{"bytes": base64}` (the report's convention).
+pub fn json_path(bytes: &[u8]) -> serde_json::Value {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::Value::from(text),
+        Err(_) => serde_json::json!({ "bytes": STANDARD.encode(bytes) }),
+    }
+}
 
 /// Any bytes as one printable line: as they are when they are printable UTF-8, else quoted
 /// with escapes (`"a\nb"`).

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use dedup_store::backend::{is_remote, plain_http_warning, Backend, CachedBackend};
 use dedup_store::id::Id;
-use dedup_store::repo::{slot_census, OpenOptions, Repository};
+use dedup_store::repo::{presence, slot_census, OpenOptions, Presence, Repository};
 use dedup_store::trust::{
     changes, Change, ClientState, Identity, Record, SnapshotNews, SnapshotWatch,
 };
@@ -68,20 +68,19 @@ pub fn open(common: &CommonArgs) -> Result<Repository> {
     let watch = Arc::new(SnapshotWatch::new(below));
     let backend: Arc<dyn Backend> = Arc::clone(&watch) as Arc<dyn Backend>;
     let shown = location.display();
-    let has_config = backend
-        .exists("config")
+    let found = presence(backend.as_ref())
         .with_context(|| format!("cannot open the repository at {shown}"))?;
-    if !has_config {
+    match found {
+        Presence::Repository => {}
         // Key files without a config are a repository that lost its config, not none at all.
-        let keys = backend.list("keys").map(|l| l.len()).unwrap_or(0);
-        if keys > 0 {
-            bail!(
-                "{shown}/config: missing, though the repository's {keys} key file(s) are there: \
-                 without its config (chunker, encryption) the repository cannot be read; put \
-                 back a copy of the config"
-            );
-        }
-        bail!("{shown}: no repository here (no config file); create one with `dedup store init`");
+        Presence::KeysWithoutConfig(keys) => bail!(
+            "{shown}/config: missing, though the repository's {keys} key file(s) are there: \
+             without its config (chunker, encryption) the repository cannot be read; put \
+             back a copy of the config"
+        ),
+        Presence::Nothing => bail!(
+            "{shown}: no repository here (no config file); create one with `dedup store init`"
+        ),
     }
     let place = backend.location();
     let state = client_state();

@@ -4,13 +4,15 @@
 use std::collections::HashSet;
 
 use anyhow::{bail, Context, Result};
-use dedup_store::forget::{apply, groups, KeepPolicy};
+use dedup_store::commands::{self, PruneEvent};
+use dedup_store::forget::KeepPolicy;
 use dedup_store::id::Id;
-use dedup_store::prune::{self, PruneOptions, PruneStats};
-use dedup_store::repo::Repository;
+use dedup_store::prune::{PruneOptions, PruneStats};
+use dedup_store::repo::{Repository, SnapshotFilter};
 use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{CommonArgs, ForgetArgs, PruneArgs, PruneOptionsArgs, RepairArgs, RepairWhat};
+use super::snapshot_view::quote;
 use super::{absolute_bytes, show_time};
 
 /// `dedup store forget`.
@@ -35,15 +37,11 @@ pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
         if !policy.is_empty() || args.unsafe_allow_remove_all {
             bail!("give either SNAPSHOTs or --keep-* options, not both");
         }
-        named(&repo, &args.snapshots)?
+        commands::named_snapshots(&repo, &args.snapshots)?
     };
     let verb = if args.dry_run { "would remove" } else { "removed" };
     if !args.dry_run {
-        // One request (object storage) or one directory flush (a local disk) for all of them.
-        let names: Vec<String> = doomed.iter().map(|id| format!("snapshots/{id}")).collect();
-        repo.backend().delete_many(&names).map_err(|failed| {
-            anyhow::Error::new(failed.cause).context(format!("cannot remove {}", failed.name))
-        })?;
+        commands::remove_snapshots(&repo, &doomed)?;
     }
     if !common.quiet {
         println!("{verb} {} snapshot(s)", doomed.len());
@@ -55,19 +53,6 @@ pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
     Ok(true)
 }
 
-/// The snapshots named on the command line.
-fn named(repo: &Repository, specs: &[String]) -> Result<Vec<Id>> {
-    let filter = dedup_store::repo::SnapshotFilter::default();
-    let mut ids = Vec::new();
-    for spec in specs {
-        let (id, _) = repo.find_snapshot(spec, &filter)?;
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-    Ok(ids)
-}
-
 /// Applies the policy group by group, printing each verdict; returns the snapshots to remove.
 fn by_policy(
     repo: &Repository,
@@ -75,63 +60,50 @@ fn by_policy(
     args: &ForgetArgs,
     quiet: bool,
 ) -> Result<Vec<Id>> {
-    let (mut all, bad) = repo.snapshots()?;
-    for err in &bad {
+    let wanted: Vec<Vec<u8>> = args.paths.iter().map(|p| absolute_bytes(p)).collect();
+    let filter = SnapshotFilter { host: args.host.clone(), paths: wanted };
+    let plan = commands::plan_forget(repo, policy, &filter)?;
+    for err in &plan.unreadable {
         eprintln!("dedup: {err} (left alone)");
     }
-    let wanted: Vec<Vec<u8>> = args.paths.iter().map(|p| absolute_bytes(p)).collect();
-    let filter = dedup_store::repo::SnapshotFilter { host: args.host.clone(), paths: wanted };
-    all.retain(|(_, s)| filter.accepts(s));
-    let mut doomed = Vec::new();
-    let judged: Vec<_> = groups(&all)
-        .into_iter()
-        .map(|(key, group)| {
-            let verdicts = apply(policy, &group);
-            (key, verdicts)
-        })
-        .collect();
     let shown_paths = |paths: &[Vec<u8>]| -> String {
-        paths.iter().map(|p| super::snapshot_view::quote(p)).collect::<Vec<_>>().join(" ")
+        paths.iter().map(|p| quote(p)).collect::<Vec<_>>().join(" ")
     };
     if !args.unsafe_allow_remove_all {
         // Only --keep-tag alone can get here: any count or --keep-within keeps a group's newest.
-        if let Some((key, verdicts)) =
-            judged.iter().find(|(_, v)| v.iter().all(|v| v.kept_by.is_empty()))
-        {
+        if let Some((key, verdicts)) = plan.group_left_empty() {
             bail!(
                 "host {}, paths {}: the policy keeps none of its {} snapshot(s), so nothing is \
                  removed (--unsafe-allow-remove-all removes them all)",
-                super::snapshot_view::quote(key.host.as_bytes()),
+                quote(key.host.as_bytes()),
                 shown_paths(&key.paths),
                 verdicts.len()
             );
         }
     }
-    for (key, verdicts) in judged {
-        let keep = verdicts.iter().filter(|v| !v.kept_by.is_empty()).count();
-        if quiet {
-            doomed.extend(verdicts.iter().filter(|v| v.kept_by.is_empty()).map(|v| v.id));
-            continue;
-        }
-        println!(
-            "host {}, paths {}: keep {keep} of {} snapshot(s)",
-            super::snapshot_view::quote(key.host.as_bytes()),
-            shown_paths(&key.paths),
-            verdicts.len()
-        );
-        for verdict in verdicts {
-            let (what, why) = if verdict.kept_by.is_empty() {
-                doomed.push(verdict.id);
-                ("remove", String::new())
-            } else {
-                ("keep  ", verdict.kept_by.join(", "))
-            };
-            // An incomplete snapshot is kept only in addition to the complete ones.
-            let mark = if verdict.incomplete { " (incomplete)" } else { "" };
-            println!("  {what}  {}  {}  {why}{mark}", verdict.id.short(8), show_time(verdict.time));
+    if !quiet {
+        for (key, verdicts) in &plan.groups {
+            let keep = verdicts.iter().filter(|v| !v.kept_by.is_empty()).count();
+            println!(
+                "host {}, paths {}: keep {keep} of {} snapshot(s)",
+                quote(key.host.as_bytes()),
+                shown_paths(&key.paths),
+                verdicts.len()
+            );
+            for verdict in verdicts {
+                let (what, why) = if verdict.kept_by.is_empty() {
+                    ("remove", String::new())
+                } else {
+                    ("keep  ", verdict.kept_by.join(", "))
+                };
+                // An incomplete snapshot is kept only in addition to the complete ones.
+                let mark = if verdict.incomplete { " (incomplete)" } else { "" };
+                let (id, time) = (verdict.id.short(8), show_time(verdict.time));
+                println!("  {what}  {id}  {time}  {why}{mark}");
+            }
         }
     }
-    Ok(doomed)
+    Ok(plan.doomed())
 }
 
 /// The policy of the --keep-* options.
@@ -215,53 +187,40 @@ fn run_prune(
     gone: &HashSet<Id>,
 ) -> Result<bool> {
     let options = prune_options(args)?;
-    if !dry_run {
-        let removed = repo
-            .backend()
-            .remove_stale_temporaries(dedup_store::repo::STALE_AFTER)
-            .context("cannot remove the temporary files of interrupted writers")?;
-        if removed > 0 && !common.quiet {
-            println!("removed {removed} partial file(s) left by interrupted writers");
+    let quiet = common.quiet;
+    let host = super::hostname();
+    let report = commands::prune(repo, &options, gone, dry_run, &host, &mut |event| match event {
+        PruneEvent::TemporariesRemoved(n) if !quiet => {
+            println!("removed {n} partial file(s) left by interrupted writers")
         }
-        let pending = prune::execute_pending(repo)?;
-        for err in &pending.unreadable {
-            eprintln!("dedup: deletion plan {err}: left alone; `dedup store check` reports it");
+        PruneEvent::PendingUnreadable(plan) => {
+            eprintln!("dedup: deletion plan {plan}: left alone; `dedup store check` reports it")
         }
-        if pending.executed > 0 && !common.quiet {
-            println!("finished the deletions of {} earlier prune(s)", pending.executed);
+        PruneEvent::PendingFinished(n) if !quiet => {
+            println!("finished the deletions of {n} earlier prune(s)")
         }
-    }
-    let plan = prune::plan(repo, &options, gone)?;
-    for warning in &plan.warnings {
-        eprintln!("dedup: warning: {warning}");
-    }
-    if plan.is_empty() {
-        if !common.quiet {
+        PruneEvent::Warning(warning) => eprintln!("dedup: warning: {warning}"),
+        PruneEvent::Planned(stats) if !quiet => print_plan(stats, dry_run),
+        _ => {}
+    })?;
+    let Some(planned) = report.planned else {
+        if !quiet {
             println!("nothing to prune: every pack is in use");
         }
         return Ok(true);
-    }
-    if !common.quiet {
-        print_plan(&plan.stats, dry_run);
-    }
-    if dry_run {
-        return Ok(true);
-    }
-    let outcome = prune::run(repo, &plan, &super::hostname())?;
-    if !common.quiet {
-        if outcome.deleted {
-            println!(
-                "done: {} pack(s) written, {} freed",
-                outcome.packs_written,
-                HumanBytes(plan.stats.bytes_freed)
-            );
-        } else {
-            println!(
-                "{} pack(s) written; the deletions wait for {} session(s) still writing to the \
-                 repository: the next prune finishes them",
-                outcome.packs_written, outcome.waiting_for
-            );
-        }
+    };
+    match report.outcome {
+        Some(outcome) if !quiet && outcome.deleted => println!(
+            "done: {} pack(s) written, {} freed",
+            outcome.packs_written,
+            HumanBytes(planned.bytes_freed)
+        ),
+        Some(outcome) if !quiet => println!(
+            "{} pack(s) written; the deletions wait for {} session(s) still writing to the \
+             repository: the next prune finishes them",
+            outcome.packs_written, outcome.waiting_for
+        ),
+        _ => {}
     }
     Ok(true)
 }
@@ -272,7 +231,7 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
     let host = super::hostname();
     match args.what {
         RepairWhat::Index { read_data } => {
-            let outcome = dedup_store::repair::repair_index(&repo, &host, read_data)?;
+            let outcome = commands::repair_index(&repo, &host, read_data)?;
             for damaged in &outcome.packs_damaged {
                 eprintln!("dedup: {damaged} (left in place, not indexed)");
             }
@@ -311,7 +270,7 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
             Ok(outcome.packs_damaged.is_empty() && outcome.packs_unread.is_empty() && whole)
         }
         RepairWhat::Snapshots { forget } => {
-            let outcome = dedup_store::repair::repair_snapshots(&repo, &host, forget)?;
+            let outcome = commands::repair_snapshots(&repo, &host, forget)?;
             let fate = if forget { "removed" } else { "kept" };
             for fix in &outcome.rewritten {
                 println!(

@@ -102,7 +102,7 @@ pub fn run(args: SyncArgs) -> Result<bool> {
     }
     let summary = result?;
     if !args.quiet {
-        eprintln!("{}", render::summary(&summary, args.dry_run));
+        eprintln!("{}", summary.line(args.dry_run));
     }
     Ok(summary.failed == 0 && summary.unread == 0 && !summary.deletions_skipped)
 }

@@ -1,4 +1,5 @@
-//! Integration tests of `dedup store mount`: snapshots as a real FUSE file system.
+//! Integration tests of `dedup store mount`: snapshots as a real FUSE file system, and writable
+//! volumes (`--writable`).
 //!
 //! One test binary per job (cargo builds each file directly under tests/ as a binary of its
 //! own, each linking the whole program): each file here is one module of it.
@@ -7,3 +8,9 @@
 mod common;
 
 mod store_mount;
+mod volume_basics;
+mod volume_crash;
+mod volume_fsx;
+mod volume_helpers;
+mod volume_posix;
+mod volume_s3;

@@ -33,9 +33,8 @@ fn open(repo: &Path) -> Repository {
 fn entry_in_latest(repo: &Path, path: &Path) -> Node {
     let repo = open(repo);
     let (_, snapshot) = repo.find_snapshot("latest", &SnapshotFilter::default()).unwrap();
-    let index = repo.load_index().unwrap().index;
     let path = path.as_os_str().as_encoded_bytes();
-    dedup_store::tree::resolve(&repo, &index, snapshot.tree, path).unwrap()
+    dedup_store::tree_walk::resolve(&repo, snapshot.tree, path).unwrap()
 }
 
 /// The snapshots as `snapshots --json` lists them, oldest first.

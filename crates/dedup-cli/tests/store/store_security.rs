@@ -14,10 +14,10 @@ use std::sync::Arc;
 use common::store::*;
 use common::*;
 use dedup_store::backend::{Backend, LocalBackend};
+use dedup_store::crypto::keys::{self, MasterKey};
 use dedup_store::crypto::Sealer;
 use dedup_store::format::{Config, Header, Kdf, KdfParams, Magic};
 use dedup_store::id::Id;
-use dedup_store::keys::{self, MasterKey};
 use dedup_store::repo::Repository;
 
 /// `dedup store -r REPO` for a client whose state is in `state`.

@@ -31,7 +31,6 @@ use dedup_scan::read::together::Wanted;
 use crate::stages::candidates::{Class, Inode};
 use crate::stages::keyed::{keyed, sort_keyed};
 use crate::stages::reading::Reading;
-use crate::stages::whole_read::WholeRead;
 use crate::tuning::{PhysicalOrder, Tuning};
 
 /// The devices whose candidates are read in the order of the disk.
@@ -41,9 +40,10 @@ pub(crate) struct Order {
 }
 
 impl Order {
-    /// As `tuning` says: on the devices the sample stage chose it for, or everywhere, or nowhere.
-    pub fn new(tuning: Tuning, whole_reads: &[WholeRead]) -> Order {
-        let measured = whole_reads.iter().filter(|c| c.physical_order).map(|c| c.dev).collect();
+    /// As `tuning` says: on the devices the sample stage chose it for (`chosen_devices`), or
+    /// everywhere, or nowhere.
+    pub fn new(tuning: Tuning, chosen_devices: impl IntoIterator<Item = u64>) -> Order {
+        let measured = chosen_devices.into_iter().collect();
         Order { choice: tuning.physical_order, measured }
     }
 

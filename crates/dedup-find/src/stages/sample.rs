@@ -56,12 +56,12 @@ pub(crate) fn split_by_samples(
             whole_read::heads_measured(sampled, &out, ctx, tuning, &head)
         } else {
             let sets = sampled.iter().map(|c| c.inodes.clone()).collect();
-            let order = Order::new(tuning, &[]);
+            let order = Order::new(tuning, []);
             let heads = keyed_in_order(ctx, &order, sets, &head_part, &head);
             let (whole, whole_heads, whole_reads) = (Vec::new(), Vec::new(), Vec::new());
             Heads { classes: sampled, heads, whole, whole_heads, whole_reads }
         };
-    let order = Order::new(tuning, &whole_reads);
+    let order = Order::new(tuning, whole_read::ordered_devices(&whole_reads));
     out.extend(whole);
     let mut learned = Vec::new();
     let mut learn_heads = |size: u64, heads: &[(u64, Inode)]| {

@@ -63,6 +63,11 @@ pub struct WholeRead {
     pub physical_order: bool,
 }
 
+/// The devices whose candidates the measurement chose to read in the order of the disk.
+pub(crate) fn ordered_devices(whole_reads: &[WholeRead]) -> impl Iterator<Item = u64> + '_ {
+    whole_reads.iter().filter(|c| c.physical_order).map(|c| c.dev)
+}
+
 /// The heads of the classes to sample, and the classes read whole instead.
 pub(crate) struct Heads {
     /// Classes whose heads were read.
@@ -135,7 +140,7 @@ pub(crate) fn heads_measured(
         let rotates = layout::rotational(choice.dev);
         choice.physical_order = physical::chosen(tuning.physical_order, slow, rotates);
     }
-    let order = Order::new(tuning, &whole_reads);
+    let order = Order::new(tuning, ordered_devices(&whole_reads));
 
     let mut out = Heads {
         classes: Vec::new(),

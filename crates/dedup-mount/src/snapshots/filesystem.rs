@@ -126,7 +126,7 @@ fn entries_from<'a>(
 
 /// An xattr list or value as the kernel asks for it: its length when `size` is 0, else the
 /// bytes if they fit.
-fn xattr_reply(reply: ReplyXattr, size: u32, bytes: &[u8]) {
+pub(crate) fn xattr_reply(reply: ReplyXattr, size: u32, bytes: &[u8]) {
     if size == 0 {
         reply.size(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
     } else if bytes.len() > size as usize {

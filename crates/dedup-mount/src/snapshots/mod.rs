@@ -7,8 +7,8 @@
 //!
 //! Opening it reads the index and the snapshot files only.
 
-mod attrs;
-mod filesystem;
+pub(crate) mod attrs;
+pub(crate) mod filesystem;
 mod inodes;
 mod names;
 mod top;

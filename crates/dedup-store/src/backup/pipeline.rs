@@ -12,8 +12,8 @@ use dedup_scan::io::{Concurrency, IoScheduler};
 
 use super::file::NewChunk;
 use super::queue::Queue;
-use super::visitor::{BackupVisitor, FileJob};
 use crate::blob::BlobKind;
+use crate::error::Error;
 use crate::repo::BlobSink;
 
 /// Files queued for the file stage (each holds an open descriptor).
@@ -26,18 +26,29 @@ fn workers() -> usize {
     thread::available_parallelism().map_or(2, usize::from).clamp(1, 16)
 }
 
+/// What the stages ask of the walk's side (the backup's visitor): to chunk a file it queued,
+/// and to know and record the first error that stops the backup.
+pub trait FileStage<Job>: Sync {
+    /// Reads, chunks and hashes the file of `job`, with `buf` as its read buffer.
+    fn run_file(&self, job: Job, buf: &mut Vec<u8>);
+    /// Whether the backup has failed.
+    fn failed(&self) -> bool;
+    /// Records the error that stops the backup.
+    fn fail(&self, err: Error);
+}
+
 /// The queues between the stages and the scheduler of the source's reads, shared by the walk
 /// (which reads small files itself) and the file stage.
-pub struct Stages {
+pub struct Stages<Job> {
     /// Files for the file stage.
-    pub jobs: Queue<FileJob>,
+    pub jobs: Queue<Job>,
     /// New chunks for the seal stage.
     pub seal: Queue<NewChunk>,
     /// Reads of the source, per device.
     pub reads: IoScheduler,
 }
 
-impl Stages {
+impl<Job> Stages<Job> {
     /// Queues sized for this machine's cores.
     pub fn new() -> Self {
         let n = workers();
@@ -51,10 +62,10 @@ impl Stages {
 
 /// Runs `walk` (which reads or queues files through `visitor`) with the file and seal stages
 /// beside it, until every queued file is chunked and every new chunk is in a pack.
-pub fn run(
+pub fn run<Job: Send>(
     sink: &BlobSink<'_>,
-    visitor: &BackupVisitor<'_, '_>,
-    stages: &Stages,
+    visitor: &impl FileStage<Job>,
+    stages: &Stages<Job>,
     walk: impl FnOnce(),
 ) {
     let n = workers();
@@ -95,7 +106,7 @@ pub fn run(
 
 /// Seals new chunks into packs until the queue closes; the first repository error stops the
 /// backup (and closes the queue, so the file stage stops too).
-fn seal_worker(sink: &BlobSink<'_>, visitor: &BackupVisitor<'_, '_>, seal: &Queue<NewChunk>) {
+fn seal_worker<Job>(sink: &BlobSink<'_>, visitor: &impl FileStage<Job>, seal: &Queue<NewChunk>) {
     while let Some(chunk) = seal.pop() {
         if visitor.failed() {
             continue;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use dedup_core::{Observer, Problem};
 use dedup_scan::{Entry, EntryKind, Listing, Metadata, RootVisit, Visitor};
 
-use super::pipeline::Stages;
+use super::pipeline::{FileStage, Stages};
 use super::problems;
 use super::pseudo_fs::PseudoDevices;
 use super::{bump, BackupProgress};
@@ -28,6 +28,7 @@ use crate::repo::BlobSink;
 
 mod dir_state;
 mod read;
+mod xattrs;
 
 pub use dir_state::{DirState, Home};
 
@@ -63,7 +64,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The walk's visitor and observer during a backup.
 pub struct BackupVisitor<'a, 'r> {
     sink: &'a BlobSink<'r>,
-    stages: &'a Stages,
+    stages: &'a Stages<FileJob>,
     observer: &'a dyn Observer,
     progress: &'a BackupProgress,
     parent_time: Option<i64>,
@@ -123,7 +124,7 @@ pub fn node_of(name: &[u8], meta: &Metadata, entry: Option<&Entry>) -> Node {
 impl<'a, 'r> BackupVisitor<'a, 'r> {
     pub fn new(
         sink: &'a BlobSink<'r>,
-        stages: &'a Stages,
+        stages: &'a Stages<FileJob>,
         observer: &'a dyn Observer,
         progress: &'a BackupProgress,
         parent_time: Option<i64>,
@@ -161,7 +162,7 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
         paths
             .iter()
             .map(|path| {
-                let mut node = crate::tree::root_node(root);
+                let mut node = crate::tree_walk::root_node(root);
                 node.status_tree = status;
                 let mut known = true;
                 for part in path
@@ -184,16 +185,6 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
     pub fn set_parent_roots(&self, roots: Vec<Option<(Node, bool)>>) {
         *lock(&self.found) = vec![None; roots.len()];
         *lock(&self.parent_roots) = roots;
-    }
-
-    /// Whether a repository error stopped the backup.
-    pub fn failed(&self) -> bool {
-        lock(&self.fatal).is_some()
-    }
-
-    /// Stops the backup with `err` (the first error is kept).
-    pub fn fail(&self, err: Error) {
-        lock(&self.fatal).get_or_insert(err);
     }
 
     fn report(&self, problem: Problem) {
@@ -235,58 +226,6 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
             && node.mtime.max(node.ctime) + RACY_NS <= parent_time;
         (same && chunks.iter().all(|id| self.sink.contains(id, BlobKind::Data)))
             .then(|| chunks.clone())
-    }
-
-    /// The extended attributes of the entry at `path`: the parent snapshot's when the entry's
-    /// status proves them unchanged (setting an attribute changes the ctime, which cannot be set
-    /// back; the same racily-clean margin as for contents), else read from the file system. An
-    /// unchanged backup then costs no `listxattr` per entry.
-    fn xattrs(
-        &self,
-        node: &Node,
-        before: Option<&Node>,
-        known: bool,
-        read: impl FnOnce() -> io::Result<Vec<dedup_scan::Xattr>>,
-        path: impl FnOnce() -> PathBuf,
-    ) -> Vec<(Vec<u8>, Vec<u8>)> {
-        match self.kept_xattrs(node, before, known) {
-            Some(kept) => kept,
-            None => self.read_xattrs(read, path),
-        }
-    }
-
-    /// The parent snapshot's attributes of `node`, when its status (`known`) proves them
-    /// unchanged.
-    fn kept_xattrs(
-        &self,
-        node: &Node,
-        before: Option<&Node>,
-        known: bool,
-    ) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
-        let (before, parent_time) = (before.filter(|_| known)?, self.parent_time?);
-        let same = before.kind == node.kind
-            && before.ctime == node.ctime
-            && before.ino == node.ino
-            && node.ctime + RACY_NS <= parent_time;
-        same.then(|| before.xattrs.clone())
-    }
-
-    /// The attributes `read` finds; none, with an error naming `path`, if it fails (the
-    /// snapshot is then incomplete: it would claim the entry has none). An entry gone meanwhile
-    /// is not reported here: whatever comes next for it (its open, its listing) says so.
-    fn read_xattrs(
-        &self,
-        read: impl FnOnce() -> io::Result<Vec<dedup_scan::Xattr>>,
-        path: impl FnOnce() -> PathBuf,
-    ) -> Vec<(Vec<u8>, Vec<u8>)> {
-        match read() {
-            Ok(found) => found.into_iter().map(|x| (x.name, x.value)).collect(),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(err) => {
-                self.report(problems::xattrs_unread(path(), &err));
-                Vec::new()
-            }
-        }
     }
 
     /// Takes a regular file's chunks from the parent when unchanged, else reads a small one here
@@ -419,6 +358,22 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
                 None
             }
         }
+    }
+}
+
+impl FileStage<FileJob> for BackupVisitor<'_, '_> {
+    fn run_file(&self, job: FileJob, buf: &mut Vec<u8>) {
+        self.run_queued_file(job, buf);
+    }
+
+    /// Whether a repository error stopped the backup.
+    fn failed(&self) -> bool {
+        lock(&self.fatal).is_some()
+    }
+
+    /// Stops the backup with `err` (the first error is kept).
+    fn fail(&self, err: Error) {
+        lock(&self.fatal).get_or_insert(err);
     }
 }
 

@@ -193,14 +193,16 @@ fn a_file_reads_on_after_its_chunks_moved_to_another_pack() {
     let whole = pieces.concat();
     let (repo, stale, node) = stored(dir.path(), &pieces);
     // What a prune does: the chunks copied into a new pack with a new index file, then the
-    // old pack and its index file deleted. (In another order: the repository does not encrypt,
-    // and the same blobs in the same order would make the same pack.)
+    // old pack and its index file deleted. (With one more blob: the repository does not
+    // encrypt, and the sink places blobs by their keyed id, so the same blobs in any order can
+    // make the same pack.)
     let old_files = repo.list_index_files().unwrap();
     let old_pack = stale.packs().next().unwrap().0;
     let sink = BlobSink::new(&repo, Index::new(), false);
     for piece in pieces.iter().rev() {
         sink.store(BlobKind::Data, piece).unwrap();
     }
+    sink.store(BlobKind::Data, &noise(1000, 99)).unwrap();
     let (moved, _) = sink.finish().unwrap();
     assert!(!moved.has_pack(&old_pack));
     for file in old_files {

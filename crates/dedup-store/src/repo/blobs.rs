@@ -24,7 +24,20 @@ pub(crate) fn range_error(name: &str, kind: BlobKind, id: &Id, err: std::io::Err
 }
 
 impl Repository {
-    /// The plaintext of blob `id` of `kind`, verified against its id.
+    /// The plaintext of blob `id` of `kind`, found in the repository's index
+    /// ([`Repository::index`]) and verified against its id.
+    pub fn blob(&self, id: &Id, kind: BlobKind) -> Result<Vec<u8>> {
+        let index = self.index()?;
+        self.read_blob(&index, id, kind)
+    }
+
+    /// The tree blob `id`, found in the repository's index, decoded.
+    pub fn tree(&self, id: &Id) -> Result<Tree> {
+        let index = self.index()?;
+        self.read_tree(&index, id)
+    }
+
+    /// The plaintext of blob `id` of `kind` in `index`, verified against its id.
     pub fn read_blob(&self, index: &Index, id: &Id, kind: BlobKind) -> Result<Vec<u8>> {
         let location = index.lookup(id, kind).ok_or_else(|| Error::Missing {
             object: format!("{} blob {id} (not in the index)", kind.name()),

@@ -1,6 +1,7 @@
 //! Loading the index: every index file, verified and decoded, less those another supersedes.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use super::Repository;
 use crate::error::{Error, Result};
@@ -38,10 +39,31 @@ impl Repository {
 
     /// Writes an index file; returns its id.
     pub fn write_index_file(&self, file: &IndexFile) -> Result<Id> {
-        self.write_sealed("index", Magic::Index, &file.encode())
+        let written = self.write_sealed("index", Magic::Index, &file.encode());
+        self.forget_index();
+        written
     }
 
-    /// Loads the whole index. Damaged index files are reported in `problems`, not fatal.
+    /// The whole index, read the first time it is asked for and kept until an index file is
+    /// written through this repository value: what every reading command looks blobs up in. Damaged index files are
+    /// left out, as [`Repository::load_index`] leaves them (`check` reports them).
+    pub fn index(&self) -> Result<Arc<Index>> {
+        if let Some(index) = self.index.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            return Ok(Arc::clone(index));
+        }
+        let loaded = Arc::new(self.load_index()?.index);
+        *self.index.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
+    /// Drops the index [`Repository::index`] kept, so that the next use reads it again: done
+    /// whenever an index file is written through this repository (a writer's blobs become
+    /// readable, a prune's moves are followed).
+    pub fn forget_index(&self) {
+        *self.index.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Loads the whole index afresh. Damaged index files are reported in `problems`, not fatal.
     pub fn load_index(&self) -> Result<LoadedIndex> {
         self.load_index_without(&HashSet::new())
     }

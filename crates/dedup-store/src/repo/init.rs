@@ -4,13 +4,13 @@ use std::sync::Arc;
 
 use super::{now_ns, seal_file, Repository, CONFIG};
 use crate::backend::{Backend, PutOutcome};
+use crate::crypto::keys::{self, MasterKey};
 use crate::crypto::Sealer;
 use crate::error::{Error, Result};
 use crate::format::{
     ChunkerParams, CompressionMode, Config, Kdf, KdfParams, Magic, FORMAT_VERSION, PACK_SIZE_RANGE,
 };
 use crate::id::Id;
-use crate::keys::{self, MasterKey};
 use zeroize::Zeroize;
 
 /// The choices made once, at init (not `Clone`: it may hold a password).

@@ -3,10 +3,10 @@
 
 use super::{now_ns, Repository};
 use crate::backend::Backend;
+use crate::crypto::keys;
 use crate::error::{Error, Result};
 use crate::format::{Kdf, KdfParams, KeyFile};
 use crate::id::Id;
-use crate::keys;
 
 /// A key slot as read from `keys/`.
 pub(crate) struct LoadedSlot {

@@ -9,11 +9,12 @@ mod key_slots;
 mod marker;
 mod open_pack;
 mod pack_slots;
+mod presence;
 mod sink;
 mod snapshots;
 mod unlock;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 pub use crate::host::this_host;
 pub(crate) use blobs::range_error;
@@ -22,22 +23,28 @@ pub use index_load::LoadedIndex;
 pub use init::InitOptions;
 pub use key_slots::{key_slot_errors, needs_password, KeySlot};
 pub use marker::{WriterMarker, REFRESH_EVERY};
+pub use presence::{presence, Presence};
 pub use sink::{BlobSink, SinkStats};
+pub(crate) use snapshots::snapshot_path;
 pub use snapshots::SnapshotFilter;
 pub use unlock::{slot_census, OpenNote, OpenOptions, Opened, SlotCensus};
 
 use crate::backend::Backend;
 use crate::chunker::Chunker;
+use crate::crypto::keys::{Keys, MasterKey};
 use crate::crypto::Sealer;
 use crate::error::{Error, Result};
 use crate::format::{Config, DecodeError, Header, Magic, HEADER_LEN};
 use crate::id::Id;
-use crate::keys::{Keys, MasterKey};
+use crate::index::Index;
 
 /// Name of the config file.
 pub(crate) const CONFIG: &str = "config";
 
-/// An open repository.
+/// An open repository: the front door of the store. It owns the backend, the keys and the
+/// index, which is read the first time a command needs it ([`Repository::index`]); writers and
+/// prune, which need the index less some packs or read again, load theirs explicitly
+/// (`index_load.rs`).
 pub struct Repository {
     backend: Arc<dyn Backend>,
     config: Config,
@@ -46,6 +53,7 @@ pub struct Repository {
     sealer: Sealer,
     chunker: Chunker,
     key_id: Id,
+    index: RwLock<Option<Arc<Index>>>,
 }
 
 impl Repository {
@@ -73,7 +81,16 @@ impl Repository {
             .map_err(|e| Error::decode(CONFIG, e))?;
         let config = Config::decode(&plain).map_err(|e| Error::decode(CONFIG, e))?;
         let chunker = Chunker::new(config.chunker, &keys.gear);
-        Ok(Repository { backend, config, master, keys, sealer, chunker, key_id })
+        Ok(Repository {
+            backend,
+            config,
+            master,
+            keys,
+            sealer,
+            chunker,
+            key_id,
+            index: RwLock::new(None),
+        })
     }
 
     /// The backend.

@@ -170,6 +170,12 @@ impl<'r> BlobSink<'r> {
         self.read_index().contains(id, kind) || lock(&self.claimed).contains(&(*id, kind))
     }
 
+    /// Where blob `id` of `kind` is stored, by this session's index (`None`: not stored, or
+    /// still in an open pack): for a reader of what the session wrote, such as a volume.
+    pub fn locate(&self, id: &Id, kind: BlobKind) -> Option<crate::index::Location> {
+        self.read_index().lookup(id, kind)
+    }
+
     /// Touches the open packs' temporaries every [`KEEP_ALIVE_EVERY`]; called for every blob
     /// looked up or stored, known or new, so that it runs as long as the backup reads.
     fn keep_open_packs_alive(&self) {

@@ -9,6 +9,11 @@ use crate::error::{Error, Result};
 use crate::format::{Magic, Snapshot};
 use crate::id::Id;
 
+/// The object name of snapshot `id`.
+pub(crate) fn snapshot_path(id: &Id) -> String {
+    format!("snapshots/{id}")
+}
+
 /// Every snapshot that reads, oldest first, and the errors of those that do not.
 pub type Snapshots = (Vec<(Id, Snapshot)>, Vec<Error>);
 

@@ -16,10 +16,10 @@ use std::sync::Arc;
 use super::key_slots::{load_slots, LoadedSlot};
 use super::{Repository, CONFIG};
 use crate::backend::Backend;
+use crate::crypto::keys;
 use crate::error::{Error, Result};
 use crate::format::{Header, Kdf, KdfParams, KeyFile, Magic};
 use crate::id::Id;
-use crate::keys;
 
 /// How to open a repository.
 #[derive(Clone, Copy, Default)]
@@ -254,7 +254,7 @@ fn mismatch(slot: Id, err: Error) -> Error {
 mod tests {
     use super::*;
     use crate::backend::LocalBackend;
-    use crate::keys::MasterKey;
+    use crate::crypto::keys::MasterKey;
     use crate::repo::InitOptions;
 
     const CHEAP: KdfParams = KdfParams { memory_kib: 64, iterations: 1, lanes: 1 };

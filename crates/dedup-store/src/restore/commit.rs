@@ -6,48 +6,16 @@
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use dedup_core::Problem;
 use dedup_fs::{FsError, Target};
 
 use super::file::{finish, Finished};
+use super::links::PendingLink;
 use super::meta::{self, Owner};
 use super::walk::Restorer;
 use super::ChangeKind;
-
-/// The first name restored of a hard-linked file: the later names are links to it.
-#[derive(Clone)]
-pub(crate) struct LinkFirst {
-    /// Its directory, while some part of the restore holds it open.
-    dir: Weak<OwnedFd>,
-    /// Its path below the target (to reach its directory again once closed).
-    rel: Vec<u8>,
-}
-
-impl LinkFirst {
-    pub fn new(dir: Option<&Arc<OwnedFd>>, rel: Vec<u8>) -> LinkFirst {
-        LinkFirst { dir: dir.map_or_else(Weak::new, Arc::downgrade), rel }
-    }
-
-    /// Its name in its directory.
-    fn name(&self) -> &[u8] {
-        self.rel.rsplit(|&b| b == b'/').next().unwrap_or(&self.rel)
-    }
-}
-
-/// A later name of a hard-linked file, made once the batch has put the first name in place.
-pub(crate) struct PendingLink {
-    pub first: LinkFirst,
-    /// The link group (source device and inode).
-    pub key: (u64, u64),
-    pub dir: Arc<OwnedFd>,
-    pub name: Vec<u8>,
-    pub path: PathBuf,
-    /// Whether it replaces what stands at its name.
-    pub replace: bool,
-}
 
 impl Restorer<'_> {
     /// Writes the content of the batch's files and puts them in place, makes the hard links,
@@ -178,6 +146,7 @@ fn parent_of(rel: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::restore::links::LinkFirst;
 
     #[test]
     fn a_first_name_splits_into_its_directory_and_name() {

@@ -7,7 +7,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
-use super::dirs::{lstat, State};
+use super::levels::{lstat, State};
 use super::walk::{not_removed, Restorer};
 use super::{ChangeKind, Pick};
 use crate::format::{Node, NodeKind};

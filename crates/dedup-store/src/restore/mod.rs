@@ -22,7 +22,10 @@ mod conflict;
 mod delete;
 mod dirs;
 mod file;
+mod levels;
+mod links;
 mod meta;
+mod selection;
 mod verify;
 mod walk;
 
@@ -32,10 +35,10 @@ use dedup_core::Observer;
 
 use crate::error::Result;
 use crate::format::Node;
-use crate::index::Index;
 use crate::repo::Repository;
 
 pub use conflict::Overwrite;
+pub use selection::Selection;
 pub use verify::{verify, VerifySummary};
 
 /// What a restore says of a file the backup could not read whole (flagged incomplete in its
@@ -148,11 +151,11 @@ pub struct RestoreSummary {
 /// `target/<name>`.
 pub fn restore(
     repo: &Repository,
-    index: &Index,
     node: &Node,
     target: &Path,
     options: RestoreOptions<'_>,
     events: &dyn Events,
 ) -> Result<RestoreSummary> {
-    walk::Restorer::new(repo, index, target, options, events).run(node)
+    let index = repo.index()?;
+    walk::Restorer::new(repo, &index, target, options, events).run(node)
 }

@@ -1,21 +1,23 @@
 //! Reading a restore back: every regular file the filter picks is opened in the target (one name
 //! at a time, no symlink followed) and compared with the snapshot, one chunk at a time. A file
-//! the backup could not read whole never passes, nor does one missing or kept different.
+//! the backup could not read whole never passes, nor does one missing or kept different. The
+//! snapshot's side is read through the one reader of snapshot files (`file_reader`), which reads
+//! the next chunks ahead while a file is compared.
 
 use std::ffi::OsStr;
 use std::io::{self, BufReader, Read};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use dedup_core::{Observer, Problem, ProblemKind};
 
 use super::{Filter, Pick, NOT_READ_WHOLE};
-use crate::blob::BlobKind;
 use crate::error::Result;
+use crate::file_reader::{FileReader, ReaderOptions};
 use crate::format::{Content, Node, NodeKind};
-use crate::id::Id;
-use crate::index::Index;
+use crate::live_index::LiveIndex;
 use crate::repo::Repository;
 
 /// What a verification found.
@@ -29,7 +31,7 @@ pub struct VerifySummary {
 
 struct Verifier<'a> {
     repo: &'a Repository,
-    index: &'a Index,
+    reader: FileReader,
     filter: Option<Filter<'a>>,
     observer: &'a dyn Observer,
     target: &'a Path,
@@ -39,16 +41,17 @@ struct Verifier<'a> {
 
 /// Compares what a restore of `node` into `target` (with `filter`) left there with the snapshot.
 pub fn verify(
-    repo: &Repository,
-    index: &Index,
+    repo: &Arc<Repository>,
     node: &Node,
     target: &Path,
     filter: Option<Filter<'_>>,
     observer: &dyn Observer,
 ) -> Result<VerifySummary> {
+    let index = Arc::new(LiveIndex::new(repo.index()?));
+    let reader = FileReader::new(Arc::clone(repo), index, ReaderOptions::sequential());
     let mut v = Verifier {
         repo,
-        index,
+        reader,
         filter,
         observer,
         target,
@@ -77,7 +80,7 @@ impl Verifier<'_> {
 
     fn dir(&mut self, node: &Node, dir: Option<&OwnedFd>, selected: bool) {
         let Content::Subtree(id) = node.content else { return };
-        let tree = match self.repo.read_tree(self.index, &id) {
+        let tree = match self.repo.tree(&id) {
             Ok(tree) => tree,
             Err(err) => return self.bad(format!("cannot be compared: {err}")),
         };
@@ -106,14 +109,16 @@ impl Verifier<'_> {
         if node.incomplete {
             return self.bad(NOT_READ_WHOLE);
         }
-        let Content::Chunks(chunks) = &node.content else { return };
+        if !matches!(node.content, Content::Chunks(_)) {
+            return;
+        }
         let Some(dir) = dir else { return self.bad("missing") };
         let file = match dedup_fs::open_file_at(dir, OsStr::from_bytes(&node.name)) {
             Ok(file) => file,
             Err(err) if err.is_not_found() => return self.bad("missing"),
             Err(err) => return self.bad(format!("cannot be read back: {err}")),
         };
-        match same_content(self.repo, self.index, chunks, file) {
+        match same_content(&self.reader, node, file) {
             Ok(true) => self.summary.good += 1,
             Ok(false) => self.bad("restored content differs from the snapshot"),
             Err(err) => self.bad(format!("cannot be compared: {err}")),
@@ -121,25 +126,14 @@ impl Verifier<'_> {
     }
 }
 
-/// Whether `file` holds exactly the chunks `chunks`, compared one chunk at a time (memory stays
-/// one chunk whatever the file's size).
-fn same_content(
-    repo: &Repository,
-    index: &Index,
-    chunks: &[Id],
-    file: std::fs::File,
-) -> Result<bool, String> {
+/// Whether `file` holds exactly the content of the snapshot's file `node`, compared one chunk
+/// at a time (memory stays within the reader's cache whatever the file's size).
+fn same_content(reader: &FileReader, node: &Node, file: std::fs::File) -> Result<bool, String> {
     let mut file = BufReader::with_capacity(1 << 20, file);
+    let opened = reader.open(node).map_err(|e| e.to_string())?;
     let mut found = Vec::new();
-    // A run of equal chunks (zeros, above all) is fetched once: on object storage each fetch is
-    // a request.
-    let mut expected: Option<(Id, Vec<u8>)> = None;
-    for chunk in chunks {
-        if expected.as_ref().is_none_or(|(id, _)| id != chunk) {
-            let bytes = repo.read_blob(index, chunk, BlobKind::Data).map_err(|e| e.to_string())?;
-            expected = Some((*chunk, bytes));
-        }
-        let expected = &expected.as_ref().expect("just read").1;
+    for chunk in opened.chunks() {
+        let expected = chunk.map_err(|e| e.to_string())?.bytes;
         found.resize(expected.len(), 0);
         if file.read_exact(&mut found).is_err() || found != *expected {
             return Ok(false);

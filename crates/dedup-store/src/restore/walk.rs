@@ -17,10 +17,10 @@ use std::sync::Arc;
 use dedup_core::{Problem, ProblemKind};
 use dedup_fs::{FsError, Target};
 
-use super::commit::{LinkFirst, PendingLink};
 use super::conflict::{self, Decision, Existing};
-use super::dirs::{lstat, Level, State};
 use super::file::Batch;
+use super::levels::{lstat, Level, State};
+use super::links::{LinkFirst, PendingLink};
 use super::meta::{self, Owner};
 use super::{
     Change, ChangeKind, Events, Pick, RestoreOptions, RestoreSummary, NOT_LISTED, NOT_READ_WHOLE,

@@ -12,7 +12,7 @@ use dedup_core::{Observer, Problem};
 use dedup_store::backend::LocalBackend;
 use dedup_store::repo::Repository;
 use dedup_store::restore::{restore, Change, Events, Overwrite, RestoreOptions};
-use dedup_store::tree::root_node;
+use dedup_store::tree_walk::root_node;
 
 use crate::common::hand_made::HandMade;
 use crate::common::small_repo;
@@ -100,7 +100,6 @@ fn hostile_names_are_refused_by_name_and_nothing_lands_outside_the_target() {
             };
             let id = w.snapshot(b"/hostile", root);
             let snapshot = repo.load_snapshot(&id).unwrap();
-            let index = repo.load_index().unwrap().index;
             let scratch = tmp.path().join(format!("case-{n}-{where_}"));
             let target = scratch.join("target");
             fs::create_dir_all(scratch.join("outside")).unwrap();
@@ -109,7 +108,7 @@ fn hostile_names_are_refused_by_name_and_nothing_lands_outside_the_target() {
             let seen = Seen::default();
             let options = RestoreOptions { overwrite, delete: true, ..RestoreOptions::default() };
             let node = root_node(snapshot.tree);
-            let summary = restore(&repo, &index, &node, &target, options, &seen).unwrap();
+            let summary = restore(&repo, &node, &target, options, &seen).unwrap();
             let problems = seen.problems.lock().unwrap().clone();
             assert!(summary.errors >= 1, "case {n} {where_}: no problem\n{problems:?}");
             assert!(
@@ -133,7 +132,7 @@ fn hostile_names_are_refused_by_name_and_nothing_lands_outside_the_target() {
                 );
             }
             // Listing the snapshot (what `ls`, `diff` and `check` do) refuses it too.
-            let walked = dedup_store::tree::walk(&repo, &index, snapshot.tree, &mut |_, _| Ok(()));
+            let walked = dedup_store::tree_walk::walk(&repo, snapshot.tree, &mut |_, _| Ok(()));
             let err = walked.expect_err("the walk took the hostile tree").to_string();
             assert!(err.contains(named), "case {n} {where_}: {err}");
         }

@@ -99,16 +99,14 @@ fn a_tree_of_every_kind_restores_exactly_and_unchanged_files_are_not_read() {
 
     let repo =
         Repository::open(Arc::new(LocalBackend::new(dir.path().join("repo"))), b"pw").unwrap();
-    let index = repo.load_index().unwrap().index;
-    let node = dedup_store::tree::resolve(
+    let node = dedup_store::tree_walk::resolve(
         &repo,
-        &index,
         first.snapshot.tree,
         src.as_os_str().as_encoded_bytes(),
     )
     .unwrap();
     let target = dir.path().join("target");
-    let restored = restore(&repo, &index, &node, &target, RestoreOptions::default(), &()).unwrap();
+    let restored = restore(&repo, &node, &target, RestoreOptions::default(), &()).unwrap();
     assert_eq!(restored.errors, 0);
     compare(&src, &target);
     let sparse = fs::metadata(target.join("sparse")).unwrap();
@@ -125,7 +123,7 @@ fn a_tree_of_every_kind_restores_exactly_and_unchanged_files_are_not_read() {
     assert_eq!(again.snapshot.summary.bytes_read, 0, "{:?}", again.snapshot.summary);
     assert!(again.snapshot.summary.files_unchanged >= 7);
 
-    let report = dedup_store::check::check(&repo, true).unwrap();
+    let report = dedup_store::commands::check(&repo, true).unwrap();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(report.blobs_read > 0);
 }
@@ -147,7 +145,7 @@ fn check_names_a_damaged_pack_and_a_wrong_password_is_refused() {
     let mut bytes = fs::read(&path).unwrap();
     bytes[100] ^= 1;
     fs::write(&path, bytes).unwrap();
-    let report = dedup_store::check::check(&repo, true).unwrap();
+    let report = dedup_store::commands::check(&repo, true).unwrap();
     assert!(report.errors.iter().any(|e| e.contains(&pack)), "{:?}", report.errors);
     assert!(matches!(
         Repository::open(Arc::new(LocalBackend::new(&repo_dir)), b"wrong"),

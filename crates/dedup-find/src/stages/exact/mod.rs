@@ -39,7 +39,7 @@ use crate::phases::COMPARE;
 use crate::stages::candidates::{Class, Inode};
 use crate::stages::physical::{self, Order};
 use crate::stages::reading::Reading;
-use crate::stages::whole_read::{direct_request, WholeRead};
+use crate::stages::whole_read::{self, direct_request, WholeRead};
 use crate::tuning::{Tuning, FIRST_CHUNK};
 use chunk_read::Slot;
 use dedup_scan::read::ahead::ReadAhead;
@@ -82,7 +82,7 @@ pub(crate) fn compare_classes(
 ) -> (Vec<Class>, Vec<Learned>) {
     let total = classes.iter().map(|c| c.inodes.len() as u64).sum();
     ctx.progress().start_phase(COMPARE, total);
-    let order = Order::new(tuning, whole_reads);
+    let order = Order::new(tuning, whole_read::ordered_devices(whole_reads));
     let (large, small): (Vec<Class>, Vec<Class>) =
         classes.into_iter().partition(|c| c.size > FIRST_CHUNK);
     // Classes read in one chunk whose members all lie on devices read in the order of the disk

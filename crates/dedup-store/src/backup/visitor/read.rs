@@ -15,6 +15,7 @@ use dedup_scan::{EntryKind, Metadata};
 
 use super::{BackupVisitor, FileJob, Home};
 use crate::backup::file::{chunk_file, Scheduled, StreamError};
+use crate::backup::pipeline::FileStage;
 use crate::backup::problems;
 use crate::backup::pseudo_fs::PSEUDO_FILE_LIMIT;
 use crate::chunker::ChunkStream;
@@ -107,7 +108,7 @@ enum Attempt {
 impl BackupVisitor<'_, '_> {
     /// The file stage's work on one queued file: read, chunk, hash, look up, queue new chunks
     /// for sealing; then the node goes to its directory.
-    pub fn run_file(&self, job: FileJob, buf: &mut Vec<u8>) {
+    pub(super) fn run_queued_file(&self, job: FileJob, buf: &mut Vec<u8>) {
         let FileJob { mut node, file, home, shown } = job;
         if !self.failed() {
             let window = ChunkStream::<&[u8]>::usual_window(self.sink.repo().chunker());

@@ -1,0 +1,189 @@
+//! What the volume tests share: a running `dedup store mount --writable` that the test can
+//! unmount, kill with SIGKILL or leave to be cleaned up, and the checks every test ends with.
+
+use crate::common;
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use common::store::PASSWORD;
+use common::{require, BIN};
+
+/// How long a mount may take to appear or to end.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Whether FUSE can be used here (else the test is skipped, or fails under
+/// DEDUP_TEST_REQUIRE_ALL=1).
+pub fn fuse_available(test: &str) -> bool {
+    let helper = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("fusermount3").is_file()));
+    require(Path::new("/dev/fuse").exists(), test, "/dev/fuse is missing")
+        && require(helper, test, "fusermount3 is not installed (Debian: fuse3)")
+}
+
+/// Whether `point` is a mount point now.
+pub fn is_mounted(point: &Path) -> bool {
+    let mounts = fs::read_to_string("/proc/self/mounts").unwrap();
+    let Ok(point) = point.canonicalize() else { return false };
+    mounts.lines().any(|line| line.split(' ').nth(1) == Some(point.to_str().unwrap()))
+}
+
+/// A running writable mount of a volume.
+pub struct Volume {
+    child: Option<Child>,
+    pub point: PathBuf,
+}
+
+/// Starts `dedup store -r REPO mount --writable NAME POINT EXTRA…` without waiting.
+fn spawn<S: AsRef<OsStr>>(repo: &Path, name: &str, point: &Path, extra: &[S]) -> Child {
+    Command::new(BIN)
+        .args(["store", "-r"])
+        .arg(repo)
+        .args(["mount", "--writable", name])
+        .args(extra)
+        .arg(point)
+        .env("DEDUP_PASSWORD", PASSWORD)
+        .env_remove("DEDUP_REPO")
+        .env_remove("DEDUP_PASSWORD_FILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+impl Volume {
+    /// Mounts volume `name` of `repo` on `point` with the options `extra`, and waits until the
+    /// mount is there.
+    pub fn start<S: AsRef<OsStr>>(repo: &Path, name: &str, point: &Path, extra: &[S]) -> Volume {
+        match Volume::try_start(repo, name, point, extra) {
+            Ok(volume) => volume,
+            Err((status, stderr)) => panic!("the mount ended before mounting: {status}\n{stderr}"),
+        }
+    }
+
+    /// [`Volume::start`], or how the program ended when it did not mount.
+    pub fn try_start<S: AsRef<OsStr>>(
+        repo: &Path,
+        name: &str,
+        point: &Path,
+        extra: &[S],
+    ) -> Result<Volume, (ExitStatus, String)> {
+        let child = spawn(repo, name, point, extra);
+        let mut volume = Volume { child: Some(child), point: point.to_path_buf() };
+        let start = Instant::now();
+        while !is_mounted(point) {
+            if let Some(status) = volume.child().try_wait().unwrap() {
+                let stderr = volume.stderr();
+                volume.child = None;
+                return Err((status, stderr));
+            }
+            assert!(start.elapsed() < WAIT, "the mount did not appear within {WAIT:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(volume)
+    }
+
+    fn child(&mut self) -> &mut Child {
+        self.child.as_mut().expect("running")
+    }
+
+    fn stderr(&mut self) -> String {
+        let mut text = String::new();
+        if let Some(mut err) = self.child().stderr.take() {
+            let _ = err.read_to_string(&mut text);
+        }
+        text
+    }
+
+    /// A path inside the mount.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.point.join(rel)
+    }
+
+    /// Unmounts with `fusermount3 -u` and waits for the program: its status and stderr.
+    pub fn unmount(self) -> (ExitStatus, String) {
+        let start = Instant::now();
+        while !Command::new("fusermount3").arg("-u").arg(&self.point).status().unwrap().success() {
+            assert!(start.elapsed() < WAIT, "fusermount3 -u kept failing");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.wait()
+    }
+
+    /// Unmounts and asserts a clean end.
+    pub fn unmount_ok(self) -> String {
+        let (status, stderr) = self.unmount();
+        assert!(status.success(), "the mount ended with {status}\n{stderr}");
+        stderr
+    }
+
+    fn wait(mut self) -> (ExitStatus, String) {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child().try_wait().unwrap() {
+                let stderr = self.stderr();
+                self.child = None;
+                return (status, stderr);
+            }
+            assert!(start.elapsed() < WAIT, "the mount did not end within {WAIT:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills the program with SIGKILL (no last commit, nothing cleaned up) and detaches the
+    /// mount it leaves behind.
+    pub fn kill9(self) {
+        self.kill9_then(|| {});
+    }
+
+    /// [`Volume::kill9`], running `before_detach` between the kill and the detach (while the
+    /// dead mount still answers every request with an error, so nothing lands beneath it).
+    pub fn kill9_then(mut self, before_detach: impl FnOnce()) {
+        let mut child = self.child.take().expect("running");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        before_detach();
+        let _ = Command::new("fusermount3").arg("-uz").arg(&self.point).status();
+    }
+}
+
+impl Drop for Volume {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("fusermount3").arg("-uz").arg(&self.point).status();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The ids of the snapshots of `repo` carrying tag `volume:NAME`, oldest first.
+pub fn commits(repo: &Path, name: &str) -> Vec<String> {
+    let list: serde_json::Value =
+        serde_json::from_str(&common::store::store_ok(repo, &["snapshots", "--json"])).unwrap();
+    let tag = format!("volume:{name}");
+    list.as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["tags"].as_array().is_some_and(|t| t.iter().any(|t| t == tag.as_str())))
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Asserts that `check --read-data` finds the repository whole.
+pub fn assert_checks_clean(repo: &Path) {
+    let out = common::store::store(repo, &["check", "--read-data"]);
+    assert_eq!(out.code(), 0, "check --read-data failed\n{}", out.dump());
+}
+
+/// Data of `len` bytes that is the same for the same `seed`, not compressible.
+pub fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut bytes = common::pattern(len, seed);
+    bytes.truncate(len);
+    bytes
+}

@@ -1,0 +1,447 @@
+//! A volume file's content as the mount holds it: a run of pieces from offset 0 to the size,
+//! each a stored chunk, a hole, or bytes written since they were last cut into chunks. A write
+//! that covers part of a chunk turns that chunk back into written bytes (read from the store),
+//! so that cutting them again re-cuts only the region around the change; chunks a write covers
+//! whole are simply dropped; holes cost nothing until a commit names them as zero chunks.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use dedup_store::chunker::Chunker;
+use dedup_store::Id;
+
+/// One piece of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A chunk in the repository, `len` bytes.
+    Stored { id: Id, len: u64 },
+    /// `len` bytes of zeros, stored as nothing.
+    Hole { len: u64 },
+    /// Bytes written and not yet cut into chunks.
+    Fresh(Vec<u8>),
+}
+
+impl Piece {
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Piece::Stored { len, .. } | Piece::Hole { len } => *len,
+            Piece::Fresh(bytes) => bytes.len() as u64,
+        }
+    }
+}
+
+/// Fetches a stored chunk's bytes.
+pub type Fetch<'a, E> = &'a mut dyn FnMut(&Id) -> Result<std::sync::Arc<Vec<u8>>, E>;
+
+/// A file's content.
+#[derive(Debug, Clone, Default)]
+pub struct Content {
+    /// Pieces by their start offset; together they cover `0..size` without gaps.
+    pieces: BTreeMap<u64, Piece>,
+    size: u64,
+    fresh: u64,
+}
+
+impl Content {
+    /// The content of a stored file: its chunks, each with its length.
+    pub fn from_chunks(chunks: impl IntoIterator<Item = (Id, u64)>) -> Content {
+        let mut content = Content::default();
+        for (id, len) in chunks {
+            if len > 0 {
+                content.pieces.insert(content.size, Piece::Stored { id, len });
+                content.size += len;
+            }
+        }
+        content
+    }
+
+    /// The size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Bytes written and not yet cut into chunks.
+    pub fn fresh_bytes(&self) -> u64 {
+        self.fresh
+    }
+
+    /// Bytes that take space: not holes.
+    pub fn allocated(&self) -> u64 {
+        self.pieces.values().filter(|p| !matches!(p, Piece::Hole { .. })).map(Piece::len).sum()
+    }
+
+    /// The pieces in order, with their start.
+    pub fn pieces(&self) -> impl Iterator<Item = (u64, &Piece)> {
+        self.pieces.iter().map(|(at, piece)| (*at, piece))
+    }
+
+    /// The piece holding `offset` (< size), with its start.
+    fn piece_at(&self, offset: u64) -> Option<(u64, &Piece)> {
+        self.pieces.range(..=offset).next_back().map(|(at, piece)| (*at, piece))
+    }
+
+    fn insert(&mut self, at: u64, piece: Piece) {
+        if let Piece::Fresh(bytes) = &piece {
+            self.fresh += bytes.len() as u64;
+        }
+        self.pieces.insert(at, piece);
+    }
+
+    fn remove(&mut self, at: u64) -> Option<Piece> {
+        let piece = self.pieces.remove(&at)?;
+        if let Piece::Fresh(bytes) = &piece {
+            self.fresh -= bytes.len() as u64;
+        }
+        Some(piece)
+    }
+
+    /// Makes `offset` the start of a piece (a stored chunk split there becomes written bytes).
+    fn split_at<E>(&mut self, offset: u64, fetch: Fetch<'_, E>) -> Result<(), E> {
+        let Some((at, piece)) = self.piece_at(offset) else { return Ok(()) };
+        if at == offset || offset >= at + piece.len() {
+            return Ok(());
+        }
+        let piece = self.remove(at).expect("the piece was just found");
+        let cut = usize::try_from(offset - at).expect("a piece fits in memory");
+        let (head, tail) = match piece {
+            Piece::Hole { len } => {
+                (Piece::Hole { len: offset - at }, Piece::Hole { len: len - (offset - at) })
+            }
+            Piece::Fresh(mut bytes) => {
+                let tail = bytes.split_off(cut);
+                (Piece::Fresh(bytes), Piece::Fresh(tail))
+            }
+            Piece::Stored { id, len } => match fetch(&id) {
+                Ok(bytes) => {
+                    (Piece::Fresh(bytes[..cut].to_vec()), Piece::Fresh(bytes[cut..].to_vec()))
+                }
+                Err(err) => {
+                    self.insert(at, Piece::Stored { id, len });
+                    return Err(err);
+                }
+            },
+        };
+        self.insert(at, head);
+        self.insert(offset, tail);
+        Ok(())
+    }
+
+    /// Removes the pieces within `from..to` (both piece boundaries).
+    fn remove_range(&mut self, from: u64, to: u64) {
+        let starts: Vec<u64> = self.pieces.range(from..to).map(|(at, _)| *at).collect();
+        for at in starts {
+            self.remove(at);
+        }
+    }
+
+    /// Joins the written bytes at `at` with written neighbours, so that a run of small writes
+    /// is one piece.
+    fn coalesce(&mut self, at: u64) {
+        let mut at = at;
+        if let Some((&prev, Piece::Fresh(_))) = self.pieces.range(..at).next_back() {
+            if matches!(self.pieces.get(&at), Some(Piece::Fresh(_))) {
+                let Some(Piece::Fresh(tail)) = self.remove(at) else { unreachable!() };
+                let Some(Piece::Fresh(mut head)) = self.remove(prev) else { unreachable!() };
+                head.extend_from_slice(&tail);
+                self.insert(prev, Piece::Fresh(head));
+                at = prev;
+            }
+        }
+        let Some(len) = self.pieces.get(&at).map(Piece::len) else { return };
+        let next = at + len;
+        if matches!(
+            (self.pieces.get(&at), self.pieces.get(&next)),
+            (Some(Piece::Fresh(_)), Some(Piece::Fresh(_)))
+        ) {
+            let Some(Piece::Fresh(tail)) = self.remove(next) else { unreachable!() };
+            let Some(Piece::Fresh(mut head)) = self.remove(at) else { unreachable!() };
+            head.extend_from_slice(&tail);
+            self.insert(at, Piece::Fresh(head));
+        }
+    }
+
+    /// Writes `data` at `offset` (past the end: a hole between).
+    pub fn write<E>(&mut self, offset: u64, data: &[u8], fetch: Fetch<'_, E>) -> Result<(), E> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let end = offset + data.len() as u64;
+        if offset > self.size {
+            self.set_size(offset, fetch)?;
+        }
+        self.split_at(offset, fetch)?;
+        self.split_at(end, fetch)?;
+        self.remove_range(offset, end);
+        self.insert(offset, Piece::Fresh(data.to_vec()));
+        self.size = self.size.max(end);
+        self.coalesce(offset);
+        Ok(())
+    }
+
+    /// Truncates or extends (with a hole) to `size`.
+    pub fn set_size<E>(&mut self, size: u64, fetch: Fetch<'_, E>) -> Result<(), E> {
+        if size < self.size {
+            self.split_at(size, fetch)?;
+            self.remove_range(size, u64::MAX);
+        } else if size > self.size {
+            let grow = size - self.size;
+            match self.pieces.range(..self.size).next_back() {
+                Some((&at, Piece::Hole { len })) => {
+                    let len = *len;
+                    self.pieces.insert(at, Piece::Hole { len: len + grow });
+                }
+                _ => self.insert(self.size, Piece::Hole { len: grow }),
+            }
+        }
+        self.size = size;
+        Ok(())
+    }
+
+    /// Makes `offset..offset + len` (within the size) a hole.
+    pub fn punch<E>(&mut self, offset: u64, len: u64, fetch: Fetch<'_, E>) -> Result<(), E> {
+        let end = offset.saturating_add(len).min(self.size);
+        if offset >= end {
+            return Ok(());
+        }
+        self.split_at(offset, fetch)?;
+        self.split_at(end, fetch)?;
+        self.remove_range(offset, end);
+        self.insert(offset, Piece::Hole { len: end - offset });
+        Ok(())
+    }
+
+    /// Reads into `out` from `offset`; returns the bytes read (fewer at the end).
+    pub fn read<E>(&self, offset: u64, out: &mut [u8], fetch: Fetch<'_, E>) -> Result<usize, E> {
+        let end = offset.saturating_add(out.len() as u64).min(self.size);
+        if offset >= end {
+            return Ok(0);
+        }
+        let first = self.piece_at(offset).map_or(0, |(at, _)| at);
+        let range = self.pieces.range((Bound::Included(first), Bound::Excluded(end)));
+        for (&at, piece) in range {
+            let from = offset.max(at);
+            let to = end.min(at + piece.len());
+            let dst = &mut out[(from - offset) as usize..(to - offset) as usize];
+            let src = (from - at) as usize..(to - at) as usize;
+            match piece {
+                Piece::Hole { .. } => dst.fill(0),
+                Piece::Fresh(bytes) => dst.copy_from_slice(&bytes[src]),
+                Piece::Stored { id, .. } => dst.copy_from_slice(&fetch(id)?[src]),
+            }
+        }
+        Ok((end - offset) as usize)
+    }
+
+    /// Cuts written bytes into chunks and stores them with `store`. With `all`, every written
+    /// byte; otherwise the bytes at the end of the file stay written until the chunker has seen
+    /// enough to place the cut, so that a file written in order is cut as a backup would cut
+    /// it. A failure leaves the piece it was cutting as it was (the bytes stay in memory).
+    pub fn settle<E>(
+        &mut self,
+        chunker: &Chunker,
+        all: bool,
+        store: &mut dyn FnMut(&[u8]) -> Result<Id, E>,
+    ) -> Result<(), E> {
+        let fresh: Vec<u64> = self
+            .pieces
+            .iter()
+            .filter(|(_, piece)| matches!(piece, Piece::Fresh(_)))
+            .map(|(at, _)| *at)
+            .collect();
+        for at in fresh {
+            let Some(Piece::Fresh(bytes)) = self.pieces.get(&at) else { continue };
+            let at_end = at + bytes.len() as u64 == self.size;
+            let mut cuts = Vec::new();
+            let mut pos = 0;
+            while pos < bytes.len() {
+                let rest = &bytes[pos..];
+                let len = if all || !at_end || rest.len() >= chunker.max_size() {
+                    chunker.cut(rest)
+                } else {
+                    match chunker.cut_if_decided(rest) {
+                        Some(len) => len,
+                        None => break,
+                    }
+                };
+                cuts.push((store(&rest[..len])?, len as u64));
+                pos += len;
+            }
+            if cuts.is_empty() {
+                continue;
+            }
+            let Some(Piece::Fresh(mut bytes)) = self.remove(at) else { unreachable!() };
+            let tail = bytes.split_off(pos);
+            let mut start = at;
+            for (id, len) in cuts {
+                self.insert(start, Piece::Stored { id, len });
+                start += len;
+            }
+            if !tail.is_empty() {
+                self.insert(start, Piece::Fresh(tail));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use dedup_store::format::ChunkerParams;
+
+    use super::*;
+
+    struct Store {
+        blobs: HashMap<Id, Arc<Vec<u8>>>,
+    }
+
+    impl Store {
+        fn put(&mut self, bytes: &[u8]) -> Result<Id, ()> {
+            let id = Id::of_file(bytes);
+            self.blobs.insert(id, Arc::new(bytes.to_vec()));
+            Ok(id)
+        }
+    }
+
+    fn read_all(content: &Content, store: &Store) -> Vec<u8> {
+        let mut out = vec![0xAA; content.size() as usize];
+        let mut fetch = |id: &Id| store.blobs.get(id).cloned().ok_or(());
+        let n = content.read(0, &mut out, &mut fetch).unwrap();
+        assert_eq!(n, out.len());
+        out
+    }
+
+    fn chunker() -> Chunker {
+        Chunker::new(ChunkerParams::FastCdc { min: 64, avg: 256, max: 1024 }, &[7; 32])
+    }
+
+    /// Random writes, truncates and holes against a plain vector, settled now and then.
+    #[test]
+    fn random_operations_read_back_as_a_plain_vector_would() {
+        let chunker = chunker();
+        let mut store = Store { blobs: HashMap::new() };
+        let mut content = Content::default();
+        let mut model: Vec<u8> = Vec::new();
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for step in 0..2000 {
+            let op = next() % 10;
+            let offset = next() % 6000;
+            let len = (next() % 1500) as usize;
+            let blobs = store.blobs.clone();
+            let mut fetch = |id: &Id| blobs.get(id).cloned().ok_or(());
+            match op {
+                0..=5 => {
+                    let byte = (next() % 4) as u8;
+                    let data: Vec<u8> =
+                        (0..len).map(|i| byte.wrapping_add((i / 300) as u8)).collect();
+                    content.write(offset, &data, &mut fetch).unwrap();
+                    let end = offset as usize + len;
+                    if len > 0 {
+                        if model.len() < end {
+                            model.resize(end, 0);
+                        }
+                        model[offset as usize..end].copy_from_slice(&data);
+                    }
+                }
+                6 => {
+                    content.set_size(offset, &mut fetch).unwrap();
+                    model.resize(offset as usize, 0);
+                }
+                7 => {
+                    content.punch(offset, len as u64, &mut fetch).unwrap();
+                    let end = (offset as usize + len).min(model.len());
+                    if (offset as usize) < end {
+                        model[offset as usize..end].fill(0);
+                    }
+                }
+                _ => {
+                    let all = next() % 2 == 0;
+                    content.settle(&chunker, all, &mut |b| store.put(b)).unwrap();
+                    if all {
+                        assert_eq!(content.fresh_bytes(), 0, "step {step}");
+                    }
+                }
+            }
+            assert_eq!(content.size(), model.len() as u64, "step {step}");
+            let mut covered = 0;
+            for (at, piece) in content.pieces() {
+                assert_eq!(at, covered, "a gap or overlap at step {step}");
+                covered += piece.len();
+            }
+            assert_eq!(covered, content.size());
+            assert_eq!(read_all(&content, &store), model, "step {step}");
+        }
+    }
+
+    #[test]
+    fn a_file_written_in_order_is_cut_as_a_whole_stream_would_be() {
+        let chunker = chunker();
+        let mut store = Store { blobs: HashMap::new() };
+        let data: Vec<u8> =
+            (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let mut content = Content::default();
+        for (n, part) in data.chunks(700).enumerate() {
+            let mut fetch = |_: &Id| Err(());
+            content.write((n * 700) as u64, part, &mut fetch).unwrap();
+            content.settle(&chunker, false, &mut |b| store.put(b)).unwrap();
+        }
+        content.settle(&chunker, true, &mut |b| store.put(b)).unwrap();
+        let mut whole = Vec::new();
+        let mut rest = &data[..];
+        while !rest.is_empty() {
+            let n = chunker.cut(rest);
+            whole.push(n as u64);
+            rest = &rest[n..];
+        }
+        let lens: Vec<u64> = content.pieces().map(|(_, p)| p.len()).collect();
+        assert_eq!(lens, whole);
+    }
+
+    #[test]
+    fn a_small_overwrite_recuts_only_the_chunk_it_touches() {
+        let chunker = chunker();
+        let mut store = Store { blobs: HashMap::new() };
+        let data: Vec<u8> =
+            (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        let mut content = Content::default();
+        let mut none = |_: &Id| Err(());
+        content.write(0, &data, &mut none).unwrap();
+        content.settle(&chunker, true, &mut |b| store.put(b)).unwrap();
+        let before: Vec<(u64, Piece)> = content.pieces().map(|(a, p)| (a, p.clone())).collect();
+        let blobs = store.blobs.clone();
+        let mut fetch = |id: &Id| blobs.get(id).cloned().ok_or(());
+        content.write(10_000, b"changed", &mut fetch).unwrap();
+        let mut new = 0;
+        content
+            .settle(&chunker, true, &mut |b| {
+                new += 1;
+                store.put(b)
+            })
+            .unwrap();
+        assert!(new <= 3, "{new} chunks stored for a 7-byte change");
+        let after: Vec<(u64, Piece)> = content.pieces().map(|(a, p)| (a, p.clone())).collect();
+        let kept = before.iter().filter(|p| after.contains(p)).count();
+        assert!(kept + 3 >= before.len(), "kept {kept} of {}", before.len());
+    }
+
+    #[test]
+    fn holes_take_no_space_and_read_as_zeros() {
+        let mut content = Content::default();
+        let mut none = |_: &Id| Err(());
+        content.write(1 << 30, b"end", &mut none).unwrap();
+        assert_eq!(content.size(), (1 << 30) + 3);
+        assert_eq!(content.allocated(), 3);
+        let mut out = [1u8; 8];
+        assert_eq!(content.read((1 << 30) - 5, &mut out, &mut none).unwrap(), 8);
+        assert_eq!(&out, b"\0\0\0\0\0end");
+    }
+}

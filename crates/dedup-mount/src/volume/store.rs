@@ -1,0 +1,138 @@
+//! The volume's side of the repository: chunks in (each looked up in the index held in memory;
+//! only new ones are compressed, sealed and packed), chunks out (through a small cache, and
+//! from memory while their pack is still open), and the chunks a hole stands for at a commit.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use dedup_store::blob::{blob_id, BlobKind};
+use dedup_store::repo::{BlobSink, Repository};
+use dedup_store::{Error, Id};
+
+/// Chunks kept after a read: a reader going through a file in 128 KiB requests reads each
+/// chunk once, and two readers at once do not evict each other's.
+const CACHED_CHUNKS: usize = 8;
+
+/// Stored chunks kept in memory until their pack is written, when they become readable from it.
+struct Unpacked {
+    chunks: HashMap<Id, Arc<Vec<u8>>>,
+    bytes: usize,
+}
+
+/// Bytes of unpacked chunks from which those whose pack has been written are let go.
+const UNPACKED_SWEEP: usize = 64 << 20;
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Chunks in and out of the repository.
+pub struct VolumeStore {
+    repo: &'static Repository,
+    sink: BlobSink<'static>,
+    cache: Mutex<VecDeque<(Id, Arc<Vec<u8>>)>>,
+    unpacked: Mutex<Unpacked>,
+    /// The id of a run of `len` zeros, by `len`.
+    zeros: Mutex<HashMap<usize, Id>>,
+    /// How long the chunker cuts a long run of zeros.
+    zero_chunk: usize,
+}
+
+impl VolumeStore {
+    /// Over the repository `repo` and a session `sink` of it.
+    pub fn new(repo: &'static Repository, sink: BlobSink<'static>) -> VolumeStore {
+        let max = repo.chunker().max_size();
+        let zero_chunk = repo.chunker().cut(&vec![0; max]);
+        VolumeStore {
+            repo,
+            sink,
+            cache: Mutex::new(VecDeque::new()),
+            unpacked: Mutex::new(Unpacked { chunks: HashMap::new(), bytes: 0 }),
+            zeros: Mutex::new(HashMap::new()),
+            zero_chunk,
+        }
+    }
+
+    pub fn repo(&self) -> &'static Repository {
+        self.repo
+    }
+
+    pub fn sink(&self) -> &BlobSink<'static> {
+        &self.sink
+    }
+
+    /// The length of chunk `id` (`None`: the index does not know it).
+    pub fn chunk_len(&self, id: &Id) -> Option<u64> {
+        self.sink.locate(id, BlobKind::Data).map(|l| u64::from(l.entry.raw_len))
+    }
+
+    /// The bytes of chunk `id`.
+    pub fn fetch(&self, id: &Id) -> Result<Arc<Vec<u8>>, Error> {
+        if let Some(bytes) = lock(&self.unpacked).chunks.get(id) {
+            return Ok(Arc::clone(bytes));
+        }
+        if let Some((_, bytes)) = lock(&self.cache).iter().find(|(cached, _)| cached == id) {
+            return Ok(Arc::clone(bytes));
+        }
+        let location = self.sink.locate(id, BlobKind::Data).ok_or_else(|| Error::Missing {
+            object: format!("data blob {id} (not in the index)"),
+        })?;
+        let bytes = Arc::new(self.repo.read_blob_at(&location, BlobKind::Data)?);
+        let mut cache = lock(&self.cache);
+        if cache.len() >= CACHED_CHUNKS {
+            cache.pop_front();
+        }
+        cache.push_back((*id, Arc::clone(&bytes)));
+        Ok(bytes)
+    }
+
+    /// Stores `bytes` as a chunk unless the repository has it; returns its id.
+    pub fn store(&self, bytes: &[u8]) -> Result<Id, Error> {
+        let id = blob_id(&self.repo.keys().id, bytes);
+        if self.sink.store_with_id(id, BlobKind::Data, bytes)? {
+            let mut unpacked = lock(&self.unpacked);
+            unpacked.bytes += bytes.len();
+            unpacked.chunks.insert(id, Arc::new(bytes.to_vec()));
+            if unpacked.bytes > UNPACKED_SWEEP {
+                self.sweep(&mut unpacked);
+            }
+        }
+        Ok(id)
+    }
+
+    /// Lets go of the unpacked chunks whose pack has been written.
+    fn sweep(&self, unpacked: &mut Unpacked) {
+        unpacked.chunks.retain(|id, _| self.sink.locate(id, BlobKind::Data).is_none());
+        unpacked.bytes = unpacked.chunks.values().map(|b| b.len()).sum();
+    }
+
+    /// Writes the open packs and indexes them: every chunk stored so far is durable.
+    pub fn flush(&self) -> Result<(), Error> {
+        self.sink.flush()?;
+        let mut unpacked = lock(&self.unpacked);
+        self.sweep(&mut unpacked);
+        Ok(())
+    }
+
+    /// The chunks of a hole of `len` bytes, stored (once) where the repository lacks them.
+    pub fn zero_chunks(&self, len: u64) -> Result<Vec<Id>, Error> {
+        let step = self.zero_chunk as u64;
+        let mut ids = Vec::new();
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(step) as usize;
+            ids.push(self.zero_id(n)?);
+            left -= n as u64;
+        }
+        Ok(ids)
+    }
+
+    fn zero_id(&self, len: usize) -> Result<Id, Error> {
+        if let Some(id) = lock(&self.zeros).get(&len) {
+            return Ok(*id);
+        }
+        let id = self.store(&vec![0; len])?;
+        lock(&self.zeros).insert(len, id);
+        Ok(id)
+    }
+}
