@@ -6,6 +6,7 @@ use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
 
 use crate::backup::BackupOptions;
+use crate::execute::DiskOrder;
 use crate::files_from::FilesFromOptions;
 use crate::filter::FilterRule;
 
@@ -49,6 +50,9 @@ pub struct SyncOptions {
     pub dedup: Option<DedupMode>,
     /// Concurrency per device (measured unless fixed).
     pub io: Concurrency,
+    /// Whether file contents are copied in the order of the disk (by default where the source
+    /// device rotates and measures slow).
+    pub disk_order: DiskOrder,
     /// The caller's process ends right after the sync: the walked trees and the plan are not
     /// freed one entry at a time (the process's exit returns their memory at once). Never set
     /// it in a process that goes on: the memory stays taken.
