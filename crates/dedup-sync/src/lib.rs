@@ -45,7 +45,7 @@ use dedup_scan::{open_dir, Detail, WalkOptions};
 use plan::LinkDest;
 
 pub use change::{Change, ChangeKind, Events};
-pub use execute::DiskOrder;
+pub use options::DiskOrder;
 pub use options::{DedupMode, SyncOptions};
 pub use summary::Summary;
 

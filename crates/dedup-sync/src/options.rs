@@ -6,7 +6,6 @@ use dedup_fs::Reflink;
 use dedup_scan::io::Concurrency;
 
 use crate::backup::BackupOptions;
-use crate::execute::DiskOrder;
 use crate::files_from::FilesFromOptions;
 use crate::filter::FilterRule;
 
@@ -57,4 +56,16 @@ pub struct SyncOptions {
     /// freed one entry at a time (the process's exit returns their memory at once). Never set
     /// it in a process that goes on: the memory stays taken.
     pub exit_after: bool,
+}
+
+/// Whether file contents are copied in the order of the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiskOrder {
+    /// On a source device that says it rotates and whose reads measure slow.
+    #[default]
+    Measured,
+    /// Always (benchmarks and tests).
+    Always,
+    /// Never.
+    Never,
 }

@@ -31,19 +31,8 @@ use dedup_scan::read::together::Wanted;
 use dedup_scan::EntryKind;
 
 use super::{entries, name_of, Exec};
+use crate::options::DiskOrder;
 use crate::plan::{Action, Op, Plan};
-
-/// Whether file contents are copied in the order of the disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DiskOrder {
-    /// On a source device that says it rotates and whose reads measure slow.
-    #[default]
-    Measured,
-    /// Always (benchmarks and tests).
-    Always,
-    /// Never.
-    Never,
-}
 
 /// Files whose first page is timed to tell a disk that seeks from one that does not.
 const PROBE_READS: usize = 8;

@@ -42,7 +42,6 @@ use crate::tree::Walked;
 
 pub use backup::Backups;
 pub use clones::Refused;
-pub use disk_order::DiskOrder;
 pub use racy::Pending;
 
 /// Actions handed to one worker at a time: a large directory is shared among threads.
@@ -109,7 +108,7 @@ pub struct Exec<'a> {
     /// Where what the run replaces or deletes is kept (`--backup`).
     pub backups: Option<Backups>,
     /// Whether file contents are copied in the order of the disk ([`disk_order`]).
-    pub disk_order: DiskOrder,
+    pub disk_order: crate::options::DiskOrder,
 }
 
 impl Exec<'_> {
