@@ -6,7 +6,8 @@
 //! `DEDUP_SAMPLE_LEN=SIZE`: bytes read at each end of a sampled file.
 //! `DEDUP_DIRECT_READS=0`: devices measured slow read through the page cache like the others.
 //! `DEDUP_PHYSICAL_ORDER=1` or `0`: candidates are read in the order of the disk on every device,
-//! or on none (by default: on devices that say they rotate and measure slow).
+//! or on none (by default: on devices that say they rotate and measure slow); for `dedup sync`,
+//! file contents are copied in the order of the source's disk, or never, the same way.
 
 use anyhow::{Context, Result};
 use dedup_find::{PhysicalOrder, Tuning};
@@ -45,4 +46,15 @@ fn read(name: &str) -> Result<Option<u64>> {
         }
         Err(_) => Ok(None),
     }
+}
+
+/// How `dedup sync` orders its copies: `DEDUP_PHYSICAL_ORDER` as for find, measured without it.
+pub fn sync_disk_order() -> Result<dedup_sync::DiskOrder> {
+    use dedup_sync::DiskOrder;
+    Ok(match std::env::var("DEDUP_PHYSICAL_ORDER").as_deref() {
+        Ok("1") => DiskOrder::Always,
+        Ok("0") => DiskOrder::Never,
+        Err(_) => DiskOrder::Measured,
+        Ok(other) => anyhow::bail!("DEDUP_PHYSICAL_ORDER: want 0 or 1, not {other:?}"),
+    })
 }

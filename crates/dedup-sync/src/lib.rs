@@ -45,6 +45,7 @@ use dedup_scan::{open_dir, Detail, WalkOptions};
 use plan::LinkDest;
 
 pub use change::{Change, ChangeKind, Events};
+pub use options::DiskOrder;
 pub use options::{DedupMode, SyncOptions};
 pub use summary::Summary;
 
@@ -265,6 +266,7 @@ pub fn sync(
             ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
             racy: execute::Pending::default(),
             backups: backup.clone().map(execute::Backups::new),
+            disk_order: options.disk_order,
         };
         execute::run(&exec, &plan, &walked, options.dedup);
         let failed_now = exec.src_failed.load(Ordering::Relaxed);

@@ -49,8 +49,23 @@ pub struct SyncOptions {
     pub dedup: Option<DedupMode>,
     /// Concurrency per device (measured unless fixed).
     pub io: Concurrency,
+    /// Whether file contents are copied in the order of the disk (by default where the source
+    /// device rotates and measures slow).
+    pub disk_order: DiskOrder,
     /// The caller's process ends right after the sync: the walked trees and the plan are not
     /// freed one entry at a time (the process's exit returns their memory at once). Never set
     /// it in a process that goes on: the memory stays taken.
     pub exit_after: bool,
+}
+
+/// Whether file contents are copied in the order of the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiskOrder {
+    /// On a source device that says it rotates and whose reads measure slow.
+    #[default]
+    Measured,
+    /// Always (benchmarks and tests).
+    Always,
+    /// Never.
+    Never,
 }

@@ -10,6 +10,7 @@ mod init;
 mod key;
 mod memory;
 mod mount;
+mod mount_signals;
 mod mount_volume;
 mod password;
 mod report;
@@ -40,6 +41,7 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Restore(a) => restore::run(common, a),
         StoreCommand::Dump(a) => browse::dump(common, a),
         StoreCommand::Diff(a) => browse::diff(common, a),
+        StoreCommand::Mount(a) if a.writable.is_some() => mount_volume::run(common, a),
         StoreCommand::Mount(a) => mount::run(common, a),
         StoreCommand::Stats(a) => report::stats(common, a),
         StoreCommand::Check(a) => report::check(common, a),

@@ -4,31 +4,19 @@
 //! until a second signal, which leaves at once). Here: the signals and every message.
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use anyhow::{Context, Result};
 use dedup_mount::preflight::{self, FUSERMOUNT};
-use dedup_mount::{MountEvents, MountProblem, Session, SessionOptions, Unmounted, Unmounter};
+use dedup_mount::{Session, SessionOptions};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use super::args::{CommonArgs, MountArgs};
+use super::mount_signals::{watch, Render};
 use crate::messages::quote_path;
 
-/// Prints what the mount meets while it serves.
-pub(super) struct Render;
-
-impl MountEvents for Render {
-    fn problem(&self, problem: MountProblem) {
-        eprintln!("dedup: error: {problem}");
-    }
-}
-
-/// `dedup store mount`.
+/// `dedup store mount` of the snapshots (read-only).
 pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
-    if args.writable.is_some() {
-        return super::mount_volume::run(common, args);
-    }
     let mountpoint = preflight::check(&args.mountpoint)?;
     let repo = Arc::new(super::open(common)?);
     let opened = dedup_mount::snapshots::open(repo, Box::new(Render))?;
@@ -53,35 +41,4 @@ pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
     let _ = watcher.join();
     served?;
     Ok(true)
-}
-
-/// A thread that unmounts on the first signal and leaves on the second (a detached mount still
-/// in use: its users get errors, as a second Ctrl-C usually means).
-pub(super) fn watch(mut signals: Signals, mut unmounter: Unmounter) -> JoinHandle<()> {
-    std::thread::spawn(move || {
-        let shown = quote_path(unmounter.mountpoint());
-        let mut signals = signals.forever();
-        if let Some(signal) = signals.next() {
-            eprintln!("dedup: {}: unmounting {shown}", signal_name(signal));
-            match unmounter.unmount() {
-                Unmounted::Now => {}
-                Unmounted::Detached => {
-                    eprintln!("dedup: {shown} is in use: detached, it ends once nothing uses it")
-                }
-                Unmounted::Failed => eprintln!("dedup: error: cannot unmount {shown}"),
-            }
-        }
-        if let Some(signal) = signals.next() {
-            eprintln!("dedup: {}: leaving {shown} while it is still in use", signal_name(signal));
-            std::process::exit(1);
-        }
-    })
-}
-
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        SIGINT => "SIGINT",
-        SIGTERM => "SIGTERM",
-        _ => "SIGHUP",
-    }
 }

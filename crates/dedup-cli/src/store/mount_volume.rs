@@ -13,7 +13,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use super::args::{CommonArgs, MountArgs};
-use super::mount::{watch, Render};
+use super::mount_signals::{watch, Render};
 use crate::messages::quote_path;
 
 /// `dedup store mount --writable NAME`.

@@ -72,6 +72,7 @@ pub fn run(args: SyncArgs) -> Result<bool> {
             Some(n) => Concurrency::Fixed(usize::from(n)),
             None => Concurrency::default(),
         },
+        disk_order: crate::tuning::sync_disk_order()?,
         // The process ends once the summary is printed.
         exit_after: true,
     };

@@ -11,6 +11,7 @@ mod sync_changes;
 mod sync_crossfs;
 mod sync_dedup;
 mod sync_delete;
+mod sync_disk_order;
 mod sync_kill;
 mod sync_link_dest;
 mod sync_moves;

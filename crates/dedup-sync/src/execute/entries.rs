@@ -24,6 +24,12 @@ use crate::rel_path::{join, split};
 
 /// Carry out the actions `list` of directory `d`.
 pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
+    run_dir_waiting(x, d, list, &|_| {});
+}
+
+/// Carry out the actions `list` of directory `d`, calling `wait(n)` before the `n`th (a copy
+/// in the order of the disk waits there until its file was asked for, `super::disk_order`).
+pub fn run_dir_waiting(x: &Exec<'_>, d: &DirPlan, list: &[usize], wait: &dyn Fn(usize)) {
     let dst = match x.dst_dir(&d.rel) {
         Ok(fd) => fd,
         Err(e) => {
@@ -36,7 +42,8 @@ pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
     let mut src: Option<OwnedFd> = None;
     let mut dst = Dir { fd: dst, stat: None };
     let mut touched = false;
-    for &a in list {
+    for (n, &a) in list.iter().enumerate() {
+        wait(n);
         let action = &d.actions[a];
         let result = one(x, d, action, &mut dst, &mut src);
         let rel = || join(&d.rel, action.name());

@@ -12,6 +12,7 @@ mod cleanup;
 mod clones;
 mod copy;
 mod dirs;
+mod disk_order;
 mod entries;
 mod meta;
 mod racy;
@@ -106,6 +107,8 @@ pub struct Exec<'a> {
     pub racy: racy::Pending,
     /// Where what the run replaces or deletes is kept (`--backup`).
     pub backups: Option<Backups>,
+    /// Whether file contents are copied in the order of the disk ([`disk_order`]).
+    pub disk_order: crate::options::DiskOrder,
 }
 
 impl Exec<'_> {
@@ -207,6 +210,28 @@ fn entries_phase(x: &Exec<'_>, plan: &Plan, which: &(dyn Fn(&Action) -> bool + S
     }
     let actions: usize = tasks.iter().map(|t| t.1.len()).sum();
     x.progress.start_phase(crate::COPY, actions as u64);
+    let copies: Vec<disk_order::Copy> = tasks
+        .iter()
+        .flat_map(|(i, list)| list.iter().map(move |&a| (*i, a)))
+        .filter(|&(i, a)| disk_order::reads_source(&plan.dirs[i].actions[a]))
+        .collect();
+    if disk_order::on(x, plan, &copies) {
+        // Everything else first (it reads no content, and a rename out of a name goes before
+        // the copy that takes the name), then the copies one at a time in the disk's order.
+        for (i, list) in &mut tasks {
+            list.retain(|&a| !disk_order::reads_source(&plan.dirs[*i].actions[a]));
+        }
+        tasks.retain(|(_, list)| !list.is_empty());
+        run_tasks(x, plan, tasks);
+        disk_order::copy_in_order(x, plan, copies);
+    } else {
+        run_tasks(x, plan, tasks);
+    }
+}
+
+/// Carry out `tasks` (a directory's index and actions each), on a crew when there is enough
+/// work.
+fn run_tasks(x: &Exec<'_>, plan: &Plan, tasks: Vec<(usize, Vec<usize>)>) {
     let work: u64 = tasks.iter().map(|(i, list)| work(&plan.dirs[*i], list)).sum();
     if work <= WORK_FOR_ONE_THREAD {
         for (i, list) in tasks {
