@@ -162,8 +162,12 @@ pub struct InitArgs {
 #[derive(Debug, Args)]
 pub struct BackupArgs {
     /// Files and directories to back up.
-    #[arg(value_name = "PATH", required_unless_present = "stdin")]
+    #[arg(value_name = "PATH", required_unless_present_any = ["stdin", "files_from"])]
     pub paths: Vec<PathBuf>,
+    /// Also back up the paths listed in FILE, one per line (`#` comments and blank lines
+    /// skipped; repeatable).
+    #[arg(long = "files-from", value_name = "FILE", conflicts_with = "stdin")]
+    pub files_from: Vec<PathBuf>,
     /// Host name to record [default: this machine's]
     #[arg(long, value_name = "HOST")]
     pub host: Option<String>,
@@ -173,6 +177,22 @@ pub struct BackupArgs {
     /// Leave out paths matching GLOB (repeatable).
     #[arg(long = "exclude", value_name = "GLOB")]
     pub excludes: Vec<String>,
+    /// Leave out paths matching the globs in FILE, one per line (`#` comments and blank lines
+    /// skipped; repeatable).
+    #[arg(long = "exclude-file", value_name = "FILE")]
+    pub exclude_files: Vec<PathBuf>,
+    /// Like --exclude, ignoring the case of letters (repeatable).
+    #[arg(long = "iexclude", value_name = "GLOB")]
+    pub iexcludes: Vec<String>,
+    /// Leave out the contents of directories holding a valid CACHEDIR.TAG, except the tag.
+    #[arg(long)]
+    pub exclude_caches: bool,
+    /// Leave out the contents of directories holding an entry NAME, except NAME (repeatable).
+    #[arg(long = "exclude-if-present", value_name = "NAME")]
+    pub exclude_if_present: Vec<OsString>,
+    /// Leave out files larger than SIZE (bytes, or with a k, M, G or T suffix: powers of 1024).
+    #[arg(long, value_name = "SIZE", value_parser = super::backup_select::parse_size)]
+    pub exclude_larger_than: Option<u64>,
     /// Stay on the file system of each PATH.
     #[arg(short = 'x', long)]
     pub one_file_system: bool,

@@ -17,7 +17,9 @@ use crate::messages::Messages;
 pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let host = args.host.clone().unwrap_or_else(super::hostname);
-    let paths: Vec<Vec<u8>> = args.paths.iter().map(|p| super::absolute_bytes(p)).collect();
+    let roots = super::backup_select::paths(&args)?;
+    let excludes = super::backup_select::excludes(&args)?;
+    let paths: Vec<Vec<u8>> = roots.iter().map(|p| super::absolute_bytes(p)).collect();
     let parent = dedup_store::commands::choose_parent(
         &repo,
         args.parent.as_deref(),
@@ -26,11 +28,12 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         args.stdin,
     )?;
     let options = BackupOptions {
-        paths: args.paths.clone(),
+        paths: roots,
         host,
         user: super::username(),
         tags: args.tags.clone(),
-        excludes: args.excludes.clone(),
+        excludes,
+        selection: super::backup_select::selection(&args),
         one_file_system: args.one_file_system,
         dry_run: args.dry_run,
         parent,

@@ -4,6 +4,7 @@
 pub mod args;
 mod backup;
 mod backup_progress;
+mod backup_select;
 mod browse;
 mod init;
 mod key;

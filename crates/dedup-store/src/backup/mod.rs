@@ -10,9 +10,11 @@ mod problems;
 mod pseudo_fs;
 mod queue;
 mod roots;
+mod select;
 mod visitor;
 
 pub use estimate::count_bytes;
+pub use select::Selection;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -40,6 +42,8 @@ pub struct BackupOptions {
     pub tags: Vec<String>,
     /// Exclusion globs (matched against the path below each root and the name).
     pub excludes: Vec<String>,
+    /// What is left out by size and by what a directory holds.
+    pub selection: Selection,
     /// Stay on each root's file system.
     pub one_file_system: bool,
     /// Read and count, write nothing.
@@ -104,7 +108,8 @@ pub fn backup(
         progress,
         parent_time,
         options.one_file_system,
-    );
+    )
+    .with_selection(options.selection.clone());
     let parent_root = options.parent.as_ref().map(|(_, s)| (s.tree, s.status_tree));
     let roots = visitor.parent_roots(parent_root, &paths);
     visitor.set_parent_roots(roots);

@@ -19,6 +19,7 @@ use dedup_scan::{Entry, EntryKind, Listing, Metadata, RootVisit, Visitor};
 use super::pipeline::{FileStage, Stages};
 use super::problems;
 use super::pseudo_fs::PseudoDevices;
+use super::select::Selection;
 use super::{bump, BackupProgress};
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
@@ -82,6 +83,7 @@ pub struct BackupVisitor<'a, 'r> {
     others: AtomicU64,
     errors: AtomicU64,
     bytes_total: AtomicU64,
+    selection: Selection,
 }
 
 fn kind_of(kind: EntryKind) -> NodeKind {
@@ -122,6 +124,12 @@ pub fn node_of(name: &[u8], meta: &Metadata, entry: Option<&Entry>) -> Node {
 }
 
 impl<'a, 'r> BackupVisitor<'a, 'r> {
+    /// Leave out, besides the walk's exclusion globs, what `selection` leaves out.
+    pub fn with_selection(mut self, selection: Selection) -> Self {
+        self.selection = selection;
+        self
+    }
+
     pub fn new(
         sink: &'a BlobSink<'r>,
         stages: &'a Stages<FileJob>,
@@ -148,6 +156,7 @@ impl<'a, 'r> BackupVisitor<'a, 'r> {
             others: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             bytes_total: AtomicU64::new(0),
+            selection: Selection::default(),
         }
     }
 
@@ -445,7 +454,11 @@ impl Visitor for BackupVisitor<'_, '_> {
         let known = before.status_known();
         let mut subdirs = Vec::new();
         let mut nodes = Vec::new();
+        let tags = self.selection.tags(listing.fd, listing.entries);
         for (i, entry) in listing.entries.iter().enumerate() {
+            if self.selection.leaves_out(entry, &tags) {
+                continue;
+            }
             let Some(meta) = entry.meta.as_ref() else { continue };
             let mut node = node_of(&entry.name, meta, Some(entry));
             let previous = before.find(&entry.name);
