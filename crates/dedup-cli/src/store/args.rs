@@ -191,7 +191,7 @@ pub struct BackupArgs {
     #[arg(long = "exclude-if-present", value_name = "NAME")]
     pub exclude_if_present: Vec<OsString>,
     /// Leave out files larger than SIZE (bytes, or with a k, M, G or T suffix: powers of 1024).
-    #[arg(long, value_name = "SIZE", value_parser = super::backup_select::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
     pub exclude_larger_than: Option<u64>,
     /// Stay on the file system of each PATH.
     #[arg(short = 'x', long)]

@@ -48,23 +48,6 @@ pub fn selection(args: &BackupArgs) -> Selection {
     }
 }
 
-/// A size as restic writes it: bytes, or a number with a `k`, `M`, `G` or `T` suffix (either
-/// case; powers of 1024), an optional `B` after it.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let upper = text.trim().to_ascii_uppercase();
-    let digits = upper.strip_suffix('B').filter(|d| !d.is_empty()).unwrap_or(&upper);
-    let (number, shift) = match digits.as_bytes().last() {
-        Some(b'K') => (&digits[..digits.len() - 1], 10),
-        Some(b'M') => (&digits[..digits.len() - 1], 20),
-        Some(b'G') => (&digits[..digits.len() - 1], 30),
-        Some(b'T') => (&digits[..digits.len() - 1], 40),
-        _ => (digits, 0),
-    };
-    let bad = || format!("{text:?} is not a size (bytes, or a number with k, M, G or T)");
-    let number: u64 = number.parse().map_err(|_| bad())?;
-    number.checked_mul(1 << shift).ok_or_else(bad)
-}
-
 /// The file's lines that are neither blank nor a `#` comment, without their line ends.
 fn lines_of(file: &Path) -> Result<Vec<Vec<u8>>> {
     let text = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
@@ -132,17 +115,5 @@ mod tests {
         assert_eq!(case_insensitive("[ab]x"), "[ab][xX]");
         assert_eq!(case_insensitive("[]a]"), "[]a]");
         assert_eq!(case_insensitive("\\*1"), "\\*1");
-    }
-
-    #[test]
-    fn sizes_as_restic_writes_them() {
-        assert_eq!(parse_size("100"), Ok(100));
-        assert_eq!(parse_size("2k"), Ok(2048));
-        assert_eq!(parse_size("3M"), Ok(3 << 20));
-        assert_eq!(parse_size("1g"), Ok(1 << 30));
-        assert_eq!(parse_size("1TB"), Ok(1 << 40));
-        assert!(parse_size("x").is_err());
-        assert!(parse_size("").is_err());
-        assert!(parse_size("99999999999T").is_err());
     }
 }
