@@ -159,22 +159,10 @@ pub(super) fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, limit: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn noise(len: usize, seed: u8) -> Vec<u8> {
-        let mut out = vec![0u8; len];
-        blake3::Hasher::new_keyed(&[seed; 32]).finalize_xof().fill(&mut out);
-        out
-    }
+    use crate::chunker::test_support::{lengths, noise};
 
     fn chunks(cdc: &FastCdc, data: &[u8]) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut pos = 0;
-        while pos < data.len() {
-            let cut = cdc.cut(&data[pos..]);
-            out.push(cut);
-            pos += cut;
-        }
-        out
+        lengths(data, |rest| cdc.cut(rest))
     }
 
     fn both(key: u8, min: u32, avg: u32, max: u32) -> [FastCdc; 2] {

@@ -7,6 +7,8 @@ mod bounds;
 mod fastcdc;
 mod prf_cut;
 mod stream;
+#[cfg(test)]
+mod test_support;
 
 pub use fastcdc::FastCdc;
 pub use prf_cut::PrfCut;

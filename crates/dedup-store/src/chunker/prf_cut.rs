@@ -129,22 +129,10 @@ impl PrfCut {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn noise(len: usize, seed: u8) -> Vec<u8> {
-        let mut out = vec![0u8; len];
-        blake3::Hasher::new_keyed(&[seed; 32]).finalize_xof().fill(&mut out);
-        out
-    }
+    use crate::chunker::test_support::{lengths, noise};
 
     fn chunks(cdc: &PrfCut, data: &[u8]) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut pos = 0;
-        while pos < data.len() {
-            let cut = cdc.cut(&data[pos..]);
-            out.push(cut);
-            pos += cut;
-        }
-        out
+        lengths(data, |rest| cdc.cut(rest))
     }
 
     /// The spec's rule (docs/store-format.md §5), one position at a time, from its definitions:
