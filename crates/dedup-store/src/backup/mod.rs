@@ -234,6 +234,7 @@ impl<'r> Session<'r> {
             incomplete: summary.errors > 0,
             summary,
             program: options.program.clone(),
+            original: None,
         };
         let id = if options.dry_run { None } else { Some(self.repo.save_snapshot(&snapshot)?) };
         if let Some(marker) = self.marker.take() {
