@@ -18,7 +18,7 @@ pub struct StoreArgs {
 }
 
 /// Options of every store command.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
     /// The repository [env: DEDUP_REPO]
     #[arg(short = 'r', long = "repo", value_name = "REPO", global = true)]
@@ -118,6 +118,34 @@ pub enum StoreCommand {
     Prune(PruneArgs),
     /// Rebuild the index from the packs, or rewrite snapshots without what is lost.
     Repair(RepairArgs),
+    /// Find which snapshots hold files or directories whose name or path matches PATTERN.
+    ///
+    /// Each match is listed under its snapshot with its kind, mode, size and modification time
+    /// (UTC). Finding nothing is not an error (exit 0, as restic's `find`); a snapshot or a
+    /// directory that could not be searched is named on stderr (exit 1).
+    Find(super::history_args::FindArgs),
+    /// Add, remove or set the tags of snapshots.
+    ///
+    /// A snapshot file is never changed in place: each snapshot whose tags change is written
+    /// anew, recording the snapshot it replaces as its original, and the old file is removed
+    /// only after the new one is written (an interruption leaves one or both, never neither).
+    /// Its id therefore changes.
+    Tag(super::history_args::TagArgs),
+    /// Write snapshots again without the files and directories that match (a leaked secret).
+    ///
+    /// Each snapshot that holds a match gets a copy without it (new trees on the way to it;
+    /// time, host and paths kept; its original recorded); the original stays unless --forget.
+    /// The data left out leaves the repository with the next `prune`, once no snapshot refers
+    /// to it: after `rewrite --forget` and `prune` its bytes are gone.
+    Rewrite(super::history_args::RewriteArgs),
+    /// Copy snapshots from another repository (--from-repo) into this one.
+    ///
+    /// Trees are written in this repository's format; a file's chunks are carried over as they
+    /// are when both repositories cut files alike, and cut again otherwise. A snapshot already
+    /// copied (this repository holds one with the same original) is skipped, so running the
+    /// same copy again copies only what is new. The source's password comes from
+    /// DEDUP_FROM_PASSWORD, --from-password-file, --from-password-command or a prompt.
+    Copy(super::history_args::CopyArgs),
 }
 
 /// `store init`.

@@ -6,6 +6,9 @@ mod backup;
 mod backup_progress;
 mod backup_select;
 mod browse;
+mod copy;
+mod find;
+pub mod history_args;
 mod init;
 mod key;
 mod memory;
@@ -15,7 +18,10 @@ mod mount_volume;
 mod password;
 mod report;
 mod restore;
+mod rewrite;
+mod selection;
 mod snapshot_view;
+mod tag;
 mod trust;
 mod upkeep;
 mod user_name;
@@ -49,6 +55,10 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Forget(a) => upkeep::forget(common, a),
         StoreCommand::Prune(a) => upkeep::prune(common, a),
         StoreCommand::Repair(a) => upkeep::repair(common, a),
+        StoreCommand::Find(a) => find::run(common, a),
+        StoreCommand::Tag(a) => tag::run(common, a),
+        StoreCommand::Rewrite(a) => rewrite::run(common, a),
+        StoreCommand::Copy(a) => copy::run(common, a),
     }
 }
 
