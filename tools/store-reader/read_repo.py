@@ -632,7 +632,8 @@ def main(argv):
     if argv[2] == "list":
         for s in repo.snapshots():
             paths = " ".join(p.decode(errors="replace") for p in s["paths"])
-            print(f"{s['id'][:8]} {s['time']} {s['host']} {paths}")
+            original = f" original={s['original'][:8]}" if s["original"] else ""
+            print(f"{s['id'][:8]} {s['time']} {s['host']} {paths}{original}")
         return 0
     if argv[2] == "check-packs":
         for shard in listing(os.path.join(argv[1], "data")):

@@ -37,7 +37,15 @@ pub fn run(common: &CommonArgs, args: RewriteArgs) -> Result<bool> {
         eprintln!("dedup: error: {err} (left as it is)");
     }
     let report = commands::rewrite(&repo, &selected.snapshots, &options)?;
+    let mut kept = 0;
     for done in &report.rewritten {
+        if let Some(err) = &done.old_kept {
+            kept += 1;
+            eprintln!(
+                "dedup: error: snapshot {} could not be removed after its rewrite: {err}",
+                done.old.short(8)
+            );
+        }
         if !common.quiet {
             for path in &done.excluded {
                 println!("snapshot {}: leaves out {}", done.old.short(8), quote(path));
@@ -68,5 +76,5 @@ pub fn run(common: &CommonArgs, args: RewriteArgs) -> Result<bool> {
             println!("{next}");
         }
     }
-    Ok(selected.unreadable.is_empty())
+    Ok(selected.unreadable.is_empty() && kept == 0)
 }

@@ -31,6 +31,18 @@ pub fn run(common: &CommonArgs, args: TagArgs) -> Result<bool> {
         eprintln!("dedup: error: {err} (left as it is)");
     }
     let report = commands::tag(&repo, &selected.snapshots, &change)?;
+    let mut kept = 0;
+    for done in &report.changed {
+        if let Some(err) = &done.old_kept {
+            kept += 1;
+            eprintln!(
+                "dedup: error: snapshot {} (retagged as {}) could not be removed: {err}; run \
+                 the same tag again to remove it",
+                done.old.short(8),
+                done.new.short(8)
+            );
+        }
+    }
     if !common.quiet {
         for done in &report.changed {
             let tags: Vec<String> = done.tags.iter().map(|t| quote(t.as_bytes())).collect();
@@ -47,5 +59,5 @@ pub fn run(common: &CommonArgs, args: TagArgs) -> Result<bool> {
             report.unchanged
         );
     }
-    Ok(selected.unreadable.is_empty())
+    Ok(selected.unreadable.is_empty() && kept == 0)
 }

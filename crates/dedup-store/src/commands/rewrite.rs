@@ -29,7 +29,7 @@ pub struct RewriteOptions {
 }
 
 /// One snapshot rewritten (or that would be).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Rewritten {
     /// The snapshot as it was.
     pub old: Id,
@@ -39,6 +39,8 @@ pub struct Rewritten {
     pub excluded: Vec<Vec<u8>>,
     /// Whether the original was removed.
     pub forgotten: bool,
+    /// Why the original could not be removed, when asked to (it stays beside its copy).
+    pub old_kept: Option<crate::error::Error>,
 }
 
 /// What `rewrite` did.
@@ -56,6 +58,7 @@ pub fn rewrite(
     snapshots: &[(Id, Snapshot)],
     options: &RewriteOptions,
 ) -> Result<RewriteReport> {
+    let (present, _) = repo.snapshots()?;
     let session = WriteSession::begin(repo, &options.host, options.dry_run)?;
     let mut report = RewriteReport::default();
     let mut memo = HashMap::new();
@@ -78,12 +81,20 @@ pub fn rewrite(
         let mut copy = derived(*id, snapshot);
         (copy.tree, copy.status_tree) = new_root;
         copy.summary.bytes_total = copy.summary.bytes_total.saturating_sub(bytes);
-        let new = session.commit(&copy)?;
-        let forgotten = options.forget && new.is_some_and(|new| new != *id);
-        if forgotten {
-            remove_snapshot(repo, id)?;
+        let new = match present.iter().find(|(_, s)| *s == copy) {
+            // Written by an earlier run that stopped before it removed the original.
+            Some((found, _)) => Some(*found),
+            None => session.commit(&copy)?,
+        };
+        let mut old_kept = None;
+        let mut forgotten = false;
+        if options.forget && new.is_some_and(|new| new != *id) {
+            match remove_snapshot(repo, id) {
+                Ok(()) => forgotten = true,
+                Err(err) => old_kept = Some(err),
+            }
         }
-        report.rewritten.push(Rewritten { old: *id, new, excluded, forgotten });
+        report.rewritten.push(Rewritten { old: *id, new, excluded, forgotten, old_kept });
     }
     session.end()?;
     Ok(report)

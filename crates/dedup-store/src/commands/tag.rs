@@ -35,7 +35,7 @@ impl TagChange {
 }
 
 /// One snapshot retagged.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Retagged {
     /// The snapshot as it was (removed).
     pub old: Id,
@@ -43,6 +43,8 @@ pub struct Retagged {
     pub new: Id,
     /// Its tags now.
     pub tags: Vec<String>,
+    /// Why the old snapshot could not be removed (it stays beside its replacement).
+    pub old_kept: Option<Error>,
 }
 
 /// What `tag` did.
@@ -60,12 +62,23 @@ pub fn derived(id: Id, old: &Snapshot) -> Snapshot {
     Snapshot { original: Some(old.original.unwrap_or(id)), ..old.clone() }
 }
 
-/// Changes the tags of `snapshots` as `change` says.
+/// Writes `wanted` unless a snapshot of `present` says the same (a run interrupted after it
+/// wrote the replacement, and before it removed the original, is run again): its id.
+fn save_once(repo: &Repository, present: &[(Id, Snapshot)], wanted: &Snapshot) -> Result<Id> {
+    match present.iter().find(|(_, s)| s == wanted) {
+        Some((id, _)) => Ok(*id),
+        None => repo.save_snapshot(wanted),
+    }
+}
+
+/// Changes the tags of `snapshots` as `change` says. An original that cannot be removed once
+/// its replacement is written is reported with it; the others are changed all the same.
 pub fn tag(
     repo: &Repository,
     snapshots: &[(Id, Snapshot)],
     change: &TagChange,
 ) -> Result<TagReport> {
+    let (present, _) = repo.snapshots()?;
     let mut report = TagReport::default();
     for (id, snapshot) in snapshots {
         let tags = change.apply(&snapshot.tags);
@@ -73,11 +86,10 @@ pub fn tag(
             report.unchanged += 1;
             continue;
         }
-        let new = repo.save_snapshot(&Snapshot { tags: tags.clone(), ..derived(*id, snapshot) })?;
-        if new != *id {
-            remove_snapshot(repo, id)?;
-        }
-        report.changed.push(Retagged { old: *id, new, tags });
+        let wanted = Snapshot { tags: tags.clone(), ..derived(*id, snapshot) };
+        let new = save_once(repo, &present, &wanted)?;
+        let old_kept = if new == *id { None } else { remove_snapshot(repo, id).err() };
+        report.changed.push(Retagged { old: *id, new, tags, old_kept });
     }
     Ok(report)
 }
