@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod store_copy_s3;
 mod store_roundtrip;
 mod store_s3;
 mod store_security_sftp;
