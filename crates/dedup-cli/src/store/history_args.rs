@@ -54,7 +54,7 @@ pub struct FindArgs {
     /// means its end).
     #[arg(short = 'N', long, value_name = "TIME")]
     pub newest: Option<String>,
-    /// Print one JSON object per snapshot with matches.
+    /// Print a JSON array: one object per snapshot with matches, each listing them.
     #[arg(long)]
     pub json: bool,
 }
@@ -89,8 +89,8 @@ pub struct RewriteArgs {
     /// lines skipped; repeatable).
     #[arg(long = "exclude-file", value_name = "FILE")]
     pub exclude_files: Vec<PathBuf>,
-    /// Remove each original snapshot once its rewritten copy is written (then `prune` frees
-    /// the data left out).
+    /// Remove each original snapshot once its rewritten copy is written (then `prune
+    /// --max-unused 0` deletes the data left out from every pack).
     #[arg(long)]
     pub forget: bool,
     /// Print what would be left out; write and remove nothing.

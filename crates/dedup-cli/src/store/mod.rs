@@ -8,6 +8,7 @@ mod backup_select;
 mod browse;
 mod copy;
 mod find;
+mod help_examples;
 pub mod history_args;
 mod init;
 mod key;
