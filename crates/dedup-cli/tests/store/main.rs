@@ -20,6 +20,7 @@ mod store_errors;
 mod store_find;
 mod store_format3;
 mod store_format4;
+mod store_help;
 mod store_output;
 mod store_powerloss;
 mod store_property;
