@@ -47,7 +47,7 @@ fn tags_are_added_removed_and_set_and_the_original_is_recorded() {
     assert!(other.get("original").is_none(), "the other snapshot was left alone: {other}");
 
     // Again: the original stays the first one; filters choose; --set replaces.
-    store_ok(&repo, &["tag", "--set", "x", "--host", &changed["host"].as_str().unwrap()]);
+    store_ok(&repo, &["tag", "--set", "x", "--host", changed["host"].as_str().unwrap()]);
     let again = snapshots(&repo);
     let retagged = again.iter().find(|s| s["original"] == original.as_str()).unwrap();
     assert_eq!(tags(retagged), ["x"]);
