@@ -191,3 +191,94 @@ impl Pruner<'_, '_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::backend::LocalBackend;
+    use crate::blob::BlobKind;
+    use crate::format::{KdfParams, Node};
+    use crate::index::Index;
+    use crate::repo::{BlobSink, InitOptions};
+
+    fn file(name: &str, chunk: Id, size: u64) -> Node {
+        let content = Content::Chunks(vec![chunk]);
+        Node {
+            name: name.into(),
+            kind: NodeKind::File,
+            mode: 0o644,
+            size,
+            content,
+            ..Node::default()
+        }
+    }
+
+    fn dir(name: &str, (tree, status): (Id, Option<Id>)) -> Node {
+        let content = Content::Subtree(tree);
+        let kind = NodeKind::Dir;
+        Node {
+            name: name.into(),
+            kind,
+            mode: 0o755,
+            content,
+            status_tree: status,
+            ..Node::default()
+        }
+    }
+
+    /// A subtree that two directories (and two snapshots) share is rewritten once, and what it
+    /// left out is named under every path that reaches it, with its size counted each time.
+    #[test]
+    fn a_shared_subtree_is_rewritten_once_and_named_under_each_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let options = InitOptions {
+            kdf: KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
+            ..InitOptions::default()
+        };
+        let repo =
+            Repository::init(Arc::new(LocalBackend::new(tmp.path().join("r"))), options).unwrap();
+        let sink = BlobSink::new(&repo, Index::new(), false);
+        let chunk = sink.store(BlobKind::Data, b"secret bytes").unwrap();
+        let shared = Tree {
+            nodes: vec![file("keep", chunk, 1), file("secret", chunk, 12)],
+            ..Tree::default()
+        };
+        let shared = sink.store_tree(shared).unwrap();
+        let root = Tree { nodes: vec![dir("a", shared), dir("b", shared)], ..Tree::default() };
+        let (tree, status_tree) = sink.store_tree(root).unwrap();
+        sink.flush().unwrap();
+        drop(sink);
+        let base = Snapshot { tree, status_tree, host: "h".into(), ..Snapshot::default() };
+        let mut snapshots = Vec::new();
+        for time in [1, 2] {
+            let mut snapshot = Snapshot { time, ..base.clone() };
+            snapshot.summary.bytes_total = 26;
+            snapshots.push((repo.save_snapshot(&snapshot).unwrap(), snapshot));
+        }
+        let options = RewriteOptions {
+            excludes: Patterns::new(&[b"secret".to_vec()], false).unwrap(),
+            forget: true,
+            dry_run: false,
+            host: "h".into(),
+        };
+        let report = rewrite(&repo, &snapshots, &options).unwrap();
+        assert_eq!(report.rewritten.len(), 2);
+        for (done, (old, _)) in report.rewritten.iter().zip(&snapshots) {
+            assert_eq!(done.old, *old);
+            assert_eq!(done.excluded, [b"/a/secret".to_vec(), b"/b/secret".to_vec()]);
+            assert!(done.forgotten && done.old_kept.is_none());
+            let new = repo.load_snapshot(&done.new.unwrap()).unwrap();
+            assert_eq!(new.original, Some(*old));
+            assert_eq!(new.summary.bytes_total, 2, "both secrets' 12 bytes taken off");
+            let root = repo.tree(&new.tree).unwrap();
+            let Content::Subtree(a) = root.nodes[0].content else { panic!("a is a directory") };
+            let names: Vec<_> = repo.tree(&a).unwrap().nodes.into_iter().map(|n| n.name).collect();
+            assert_eq!(names, [b"keep".to_vec()]);
+        }
+        let left = repo.list_snapshot_ids().unwrap();
+        assert_eq!(left.len(), 2);
+        assert!(snapshots.iter().all(|(old, _)| !left.contains(old)), "the originals are gone");
+    }
+}
