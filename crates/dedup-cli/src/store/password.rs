@@ -90,6 +90,10 @@ pub fn source_password(file: Option<&Path>, command: Option<&str>) -> Result<Pas
     }
     match command {
         Some(command) => from_command(command),
+        None if !std::io::stdin().is_terminal() => bail!(
+            "no password given for the repository to copy from: set DEDUP_FROM_PASSWORD, \
+             DEDUP_FROM_PASSWORD_FILE, --from-password-file or --from-password-command"
+        ),
         None => prompt("source repository password: "),
     }
 }

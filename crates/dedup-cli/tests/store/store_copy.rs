@@ -109,6 +109,15 @@ fn the_source_password_has_sources_of_its_own() {
     store_ok(&from, &[OsStr::new("backup"), src.as_os_str()]);
     let args = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"];
     run(store_cmd(&to).args(args).env("DEDUP_PASSWORD", "destination")).assert_code(0);
+    // No source of the source's password (and no terminal): refused, saying where it comes
+    // from; the destination's password is not tried on it.
+    let out = run(store_cmd(&to).env("DEDUP_PASSWORD", PASSWORD).args([
+        "copy".as_ref(),
+        "--from-repo".as_ref(),
+        from.as_os_str(),
+    ]));
+    out.assert_code(2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DEDUP_FROM_PASSWORD"), "{}", out.dump());
     let file = dir.path().join("from-password");
     fs::write(&file, format!("{PASSWORD}\n")).unwrap();
     let out = run(store_cmd(&to).env("DEDUP_PASSWORD", "destination").args([

@@ -110,3 +110,40 @@ fn after_rewrite_forget_and_prune_the_secret_is_in_no_file_of_the_repository() {
     assert_eq!(fs::read(target.join("big")).unwrap(), pattern(300_000, 7));
     assert!(!target.join("code/credentials.txt").exists());
 }
+
+/// `rewrite --forget` removes an original only after its copy is written: an original that
+/// cannot be removed (immutable, as a crash before the removal leaves it) stays beside its copy
+/// (exit 1), and the same rewrite run again takes the copy already written instead of a second.
+#[test]
+fn an_interrupted_rewrite_forget_leaves_the_original_beside_its_copy() {
+    let dir = tmp();
+    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    write(&src, "keep", b"kept");
+    write(&src, "secret", SECRET);
+    init_repo(&repo);
+    store_ok(&repo, &[OsStr::new("backup"), src.as_os_str()]);
+    let old = repo.join(&repo_names(&repo, "snapshots")[0]);
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr").arg(flag).arg(&old).status().is_ok_and(|s| s.success())
+    };
+    if !require(
+        chattr("+i"),
+        "an_interrupted_rewrite_forget_leaves_the_original_beside_its_copy",
+        "chattr +i (root on a file system with immutable files) is needed",
+    ) {
+        return;
+    }
+    let out = store(&repo, &["rewrite", "--forget", "--exclude", "secret"]);
+    chattr("-i");
+    assert_eq!(out.code(), 1, "{}", out.dump());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("could not be removed"),
+        "{}",
+        out.dump()
+    );
+    assert_eq!(snapshots(&repo).len(), 2, "the copy and the original");
+    store_ok(&repo, &["rewrite", "--forget", "--exclude", "secret"]);
+    let left = snapshots(&repo);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].get("original").is_some());
+}
