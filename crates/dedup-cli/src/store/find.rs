@@ -10,7 +10,7 @@ use dedup_store::commands::{self, FindOptions, Found, Patterns};
 use dedup_store::format::{Node, NodeKind};
 
 use super::args::CommonArgs;
-use super::history_args::{FindArgs, SelectArgs};
+use super::history_args::FindArgs;
 use super::show_time;
 use super::snapshot_view::{json_path, quote, rfc3339};
 
@@ -36,13 +36,8 @@ pub fn run(common: &CommonArgs, args: FindArgs) -> Result<bool> {
         newest: args.newest.as_deref().map(|t| parse_time(t, true)).transpose()?,
     };
     let repo = super::open(common)?;
-    let select = SelectArgs {
-        snapshots: args.snapshots,
-        host: args.host,
-        tags: args.tags,
-        paths: args.paths,
-    };
-    let selected = commands::select(&repo, &super::selection::selection(&select))?;
+    let selection = super::selection::selection_of(&args.snapshots, &args.filter);
+    let selected = commands::select(&repo, &selection)?;
     for err in &selected.unreadable {
         eprintln!("dedup: error: {err}");
     }

@@ -13,6 +13,14 @@ pub struct SelectArgs {
     /// accept]
     #[arg(value_name = "SNAPSHOT")]
     pub snapshots: Vec<String>,
+    /// The filters.
+    #[command(flatten)]
+    pub filter: SnapshotFilterArgs,
+}
+
+/// The snapshots a command considers: of a host, with paths, with tags.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SnapshotFilterArgs {
     /// Only snapshots of HOST.
     #[arg(long, value_name = "HOST")]
     pub host: Option<String>,
@@ -35,15 +43,9 @@ pub struct FindArgs {
     /// snapshot the filters accept]
     #[arg(short = 's', long = "snapshot", value_name = "SNAPSHOT")]
     pub snapshots: Vec<String>,
-    /// Only snapshots of HOST.
-    #[arg(long, value_name = "HOST")]
-    pub host: Option<String>,
-    /// Only snapshots carrying every tag of T1,T2,… (repeatable: any of the lists).
-    #[arg(long = "tag", value_name = "T1,T2,…")]
-    pub tags: Vec<String>,
-    /// Only snapshots that backed up PATH (repeatable: every PATH).
-    #[arg(long = "path", value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
+    /// The filters.
+    #[command(flatten)]
+    pub filter: SnapshotFilterArgs,
     /// Match letters in either case.
     #[arg(short = 'i', long)]
     pub ignore_case: bool,

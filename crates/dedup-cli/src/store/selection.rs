@@ -3,7 +3,7 @@
 use dedup_store::commands::Selection;
 use dedup_store::repo::SnapshotFilter;
 
-use super::history_args::SelectArgs;
+use super::history_args::{SelectArgs, SnapshotFilterArgs};
 
 /// Tag options as lists: `--tag a,b --tag c` is [[a, b], [c]].
 fn tag_lists(tags: &[String]) -> Vec<Vec<String>> {
@@ -18,13 +18,18 @@ pub fn split_commas(values: &[String]) -> Vec<String> {
 
 /// The library's selection for these options.
 pub fn selection(args: &SelectArgs) -> Selection {
+    selection_of(&args.snapshots, &args.filter)
+}
+
+/// The library's selection of the snapshots named, or else of those `filter` accepts.
+pub fn selection_of(snapshots: &[String], filter: &SnapshotFilterArgs) -> Selection {
     Selection {
-        snapshots: args.snapshots.clone(),
+        snapshots: snapshots.to_vec(),
         filter: SnapshotFilter {
-            host: args.host.clone(),
-            paths: args.paths.iter().map(|p| super::absolute_bytes(p)).collect(),
+            host: filter.host.clone(),
+            paths: filter.paths.iter().map(|p| super::absolute_bytes(p)).collect(),
         },
-        tags: tag_lists(&args.tags),
+        tags: tag_lists(&filter.tags),
     }
 }
 
