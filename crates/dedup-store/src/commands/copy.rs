@@ -88,6 +88,7 @@ pub fn copy(
         same_ids: *from.keys().id == *to.keys().id,
         trees: HashMap::new(),
         chunks: HashMap::new(),
+        files: HashMap::new(),
     };
     for (id, snapshot) in pending {
         let mut copy = derived(*id, snapshot);
@@ -104,6 +105,19 @@ pub fn copy(
 /// A tree and its status tree.
 type Root = (Id, Option<Id>);
 
+/// Entries the memos of chunks and of files cut again keep at most before they start afresh:
+/// they only save reads (a chunk or file copied again is found stored by its id), so memory
+/// stays bounded however many chunks a repository holds.
+const MEMO_LIMIT: usize = 1 << 20;
+
+/// Remembers `key -> value` in `memo`, emptied first when full.
+fn remember<K: std::hash::Hash + Eq, V>(memo: &mut HashMap<K, V>, key: K, value: V) {
+    if memo.len() >= MEMO_LIMIT {
+        memo.clear();
+    }
+    memo.insert(key, value);
+}
+
 struct Copier<'a, 'r> {
     from: &'a Repository,
     index: &'a Index,
@@ -115,6 +129,9 @@ struct Copier<'a, 'r> {
     trees: HashMap<Root, Root>,
     /// Chunks carried over: their ids in the destination.
     chunks: HashMap<Id, Id>,
+    /// Files cut again, by the hash of their chunk list in the source: their chunks in the
+    /// destination (a file in many snapshots, or in many directories, is read once).
+    files: HashMap<[u8; 32], Vec<Id>>,
 }
 
 impl Copier<'_, '_> {
@@ -144,7 +161,7 @@ impl Copier<'_, '_> {
             let tree = Tree { nodes: tree.nodes, status };
             (sink.store(BlobKind::Tree, &tree.encode())?, None)
         };
-        self.trees.insert(root, new);
+        remember(&mut self.trees, root, new);
         Ok(new)
     }
 
@@ -156,6 +173,14 @@ impl Copier<'_, '_> {
     fn file(&mut self, chunks: &[Id]) -> Result<Vec<Id>> {
         if !self.rechunk {
             return chunks.iter().map(|id| self.chunk(id)).collect();
+        }
+        let mut hasher = blake3::Hasher::new();
+        chunks.iter().for_each(|id| {
+            hasher.update(&id.0);
+        });
+        let key = *hasher.finalize().as_bytes();
+        if let Some(done) = self.files.get(&key) {
+            return Ok(done.clone());
         }
         let sink = &self.session.sink;
         let mut stream = ChunkStream::new(
@@ -173,6 +198,7 @@ impl Copier<'_, '_> {
         while let Some(chunk) = stream.next_chunk().map_err(|e| Error::io("copy", e))? {
             out.push(sink.store(BlobKind::Data, chunk)?);
         }
+        remember(&mut self.files, key, out.clone());
         Ok(out)
     }
 
@@ -187,7 +213,7 @@ impl Copier<'_, '_> {
         } else {
             sink.store(BlobKind::Data, &self.from.read_blob(self.index, id, BlobKind::Data)?)?
         };
-        self.chunks.insert(*id, new);
+        remember(&mut self.chunks, *id, new);
         Ok(new)
     }
 }
