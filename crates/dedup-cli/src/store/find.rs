@@ -42,20 +42,25 @@ pub fn run(common: &CommonArgs, args: FindArgs) -> Result<bool> {
         eprintln!("dedup: error: {err}");
     }
     let mut out = std::io::stdout().lock();
-    let mut groups: Vec<serde_json::Value> = Vec::new();
+    // JSON goes out a snapshot at a time: memory holds one snapshot's matches, not the run's.
+    let mut group: Option<serde_json::Value> = None;
+    let mut groups_written = 0u64;
     let mut current: Option<dedup_store::Id> = None;
     let report = commands::find(&repo, &selected.snapshots, &options, &mut |found: Found<'_>| {
         let first = current != Some(*found.id);
         current = Some(*found.id);
         if args.json {
             if first {
-                groups.push(serde_json::json!({
+                if let Some(done) = group.take() {
+                    write_group(&mut out, &done, &mut groups_written)?;
+                }
+                group = Some(serde_json::json!({
                     "snapshot": found.id.to_hex(), "short_id": found.id.short(8),
                     "time": rfc3339(found.snapshot.time), "host": found.snapshot.host,
                     "hits": 0, "matches": [],
                 }));
             }
-            let group = groups.last_mut().expect("a group per snapshot with matches");
+            let group = group.as_mut().expect("a group per snapshot with matches");
             group["hits"] = (group["hits"].as_u64().unwrap_or(0) + 1).into();
             if let Some(matches) = group["matches"].as_array_mut() {
                 matches.push(json_match(found.path, found.node));
@@ -75,12 +80,27 @@ pub fn run(common: &CommonArgs, args: FindArgs) -> Result<bool> {
         writeln!(out, "  {}", line(found.path, found.node)).map_err(stdout_error)
     })?;
     if args.json {
-        writeln!(out, "{}", serde_json::Value::from(groups))?;
+        if let Some(done) = group.take() {
+            write_group(&mut out, &done, &mut groups_written)?;
+        }
+        let end = if groups_written == 0 { "[]" } else { "\n]" };
+        writeln!(out, "{end}")?;
     }
     for problem in &report.problems {
         eprintln!("dedup: error: {problem}");
     }
     Ok(selected.unreadable.is_empty() && report.problems.is_empty())
+}
+
+/// One snapshot's object of the JSON array, after the `[` or a `,`.
+fn write_group(
+    out: &mut impl Write,
+    group: &serde_json::Value,
+    written: &mut u64,
+) -> Result<(), dedup_store::Error> {
+    let before = if *written == 0 { "[\n" } else { ",\n" };
+    *written += 1;
+    write!(out, "{before}{group}").map_err(stdout_error)
 }
 
 fn stdout_error(e: std::io::Error) -> dedup_store::Error {
