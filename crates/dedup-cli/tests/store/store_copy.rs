@@ -155,3 +155,44 @@ fn chunks_carry_over_as_they_are_when_both_repositories_cut_alike() {
     assert!(said.contains("chunks carried over as they are"), "{said}");
     assert_copy_restores(&to, &src, &dir.path().join("out"));
 }
+
+/// A copy that stops on an error (a damaged chunk in the source) names it, writes no snapshot,
+/// and leaves the destination as sound as before: the packs it stored are indexed, its writer
+/// marker withdrawn.
+#[test]
+fn a_copy_that_fails_leaves_the_destination_sound() {
+    let dir = tmp();
+    let src = dir.path().join("src");
+    for i in 0..8u64 {
+        write(&src, &format!("f{i}"), &pattern(1 << 20, 10 + i));
+    }
+    let (from, to) = (dir.path().join("from"), dir.path().join("to"));
+    // Unencrypted and uncompressed: the pack that holds the last file's end can be found.
+    let plain = ["init", "--insecure-no-encryption", "--compression", "off", "--pack-size", "1M"];
+    store_ok(&from, &plain);
+    init_repo(&to);
+    store_ok(&from, &[OsStr::new("backup"), src.as_os_str()]);
+    let tail = &pattern(1 << 20, 17)[(1 << 20) - 64..];
+    // The last file's last bytes damaged in their pack: the copy reads the other files (7
+    // MiB, more than its open packs hold) before it fails.
+    let (holder, at) = repo_files(&from)
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("data/"))
+        .find_map(|(name, bytes)| bytes.windows(64).position(|w| w == tail).map(|at| (name, at)))
+        .expect("a pack holds the last file's end");
+    let bytes = fs::read(from.join(&holder)).unwrap();
+    fs::write(from.join(&holder), flip(&bytes, at + 10)).unwrap();
+    let out = run(store_cmd(&to)
+        .args(["copy", "--from-repo", from.to_str().unwrap()])
+        .env("DEDUP_FROM_PASSWORD", PASSWORD));
+    out.assert_code(2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("damaged"), "{}", out.dump());
+    assert!(snapshots(&to).is_empty());
+    assert!(repo_names(&to, "writers").is_empty(), "the writer marker is withdrawn");
+    let stored = repo_names(&to, "data").len();
+    assert!(stored > 0, "the copy stored nothing before it failed: the test tests nothing");
+    // The copy was the destination's only writer: an index file lists what it stored.
+    assert!(!repo_names(&to, "index").is_empty(), "{stored} packs stored and none indexed");
+    let check = store_ok(&to, &["check", "--read-data"]);
+    assert!(check.contains(&format!(" {stored} packs")), "{stored} packs: {check}");
+}

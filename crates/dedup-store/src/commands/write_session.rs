@@ -53,3 +53,17 @@ impl<'r> WriteSession<'r> {
         }
     }
 }
+
+impl Drop for WriteSession<'_> {
+    /// A session that stops on an error indexes the packs it stored (the next session reuses
+    /// them without listing `data/`) and withdraws its marker; if even the index file cannot be
+    /// written, it leaves the marker, which the next backup finds stale and so looks for them.
+    fn drop(&mut self) {
+        if let Some(marker) = self.marker.take() {
+            match self.sink.index_stored() {
+                Ok(()) => drop(marker),
+                Err(_) => marker.leave(),
+            }
+        }
+    }
+}
