@@ -184,9 +184,10 @@ impl<'de> Deserialize<'de> for Duration {
 }
 
 fn absolute(text: &str) -> Result<PathBuf, String> {
-    if let Some(rest) = text.strip_prefix("~/") {
+    if let Some(rest) = text.strip_prefix("~/").or((text == "~").then_some("")) {
         return match std::env::var_os("HOME").filter(|home| Path::new(home).is_absolute()) {
-            Some(home) => Ok(Path::new(&home).join(rest)),
+            // Through components, so that `~/` is $HOME as `backup ~` records it, not `$HOME/`.
+            Some(home) => Ok(Path::new(&home).join(rest).components().collect()),
             None => Err(format!("{text:?}: HOME is not set to an absolute path")),
         };
     }
@@ -372,6 +373,17 @@ mod tests {
         let text = format!("{:#}", parse("[backup]\nexclude-larger-than = \"9Q\"\n").unwrap_err());
         assert!(text.contains("line 2"), "{text}");
         assert!(parse("[repository]\nrepository = \"s3:https://h/b\"\n").is_ok());
+    }
+
+    #[test]
+    fn a_tilde_is_home_without_a_trailing_slash() {
+        let Some(home) = std::env::var_os("HOME").filter(|h| Path::new(h).is_absolute()) else {
+            return;
+        };
+        let home: PathBuf = Path::new(&home).components().collect();
+        assert_eq!(absolute("~/").unwrap(), home);
+        assert_eq!(absolute("~").unwrap(), home);
+        assert_eq!(absolute("~/docs/").unwrap(), home.join("docs"));
     }
 
     #[test]
