@@ -29,6 +29,10 @@ if dpkg-query -W -f '${Status}' dedup 2>/dev/null | grep -q 'installed'; then
   skip "a package named dedup is installed already; it is not ours to remove"
 fi
 
+host=$(rustc -vV | sed -n 's/^host: //p')
+if [ ! -x "${CARGO_TARGET_DIR:-target}/$host/debug/dedup" ]; then
+  cargo build --locked -p dedup-cli --bin dedup
+fi
 deb=$(scripts/deb.sh --debug | tail -n 1)
 [ -f "$deb" ] || fail "scripts/deb.sh made no package ($deb)"
 

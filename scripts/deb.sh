@@ -4,8 +4,10 @@
 # itself (`dedup man`, `dedup completions`) so that they always match it.
 #
 #   scripts/deb.sh            release build, then the package
-#   scripts/deb.sh --debug    package the debug binary already built by the tests (no release
-#                             build: what scripts/deb-test.sh installs)
+#   scripts/deb.sh --debug    package the debug binary as it stands, without building (what
+#                             scripts/deb-test.sh installs right after the test suite built it:
+#                             a build here could differ in features from the tests' and
+#                             rebuild)
 #
 # Everything goes under target/: the files packaged in target/deb-extra/, the package in
 # target/debian/. Prints the path of the .deb as its last line.
@@ -15,14 +17,14 @@ cd "$(dirname "$0")/.."
 profile=release
 [ "${1:-}" = "--debug" ] && profile=debug
 host=$(rustc -vV | sed -n 's/^host: //p')
-if [ "$profile" = release ]; then
-  cargo build --locked --release -p dedup-cli --bin dedup
-else
-  cargo build --locked -p dedup-cli --bin dedup
+[ "$profile" = release ] && cargo build --locked --release -p dedup-cli --bin dedup
+bin="${CARGO_TARGET_DIR:-target}/$host/$profile/dedup"
+if [ ! -x "$bin" ]; then
+  echo "deb.sh: no $bin: build it first (cargo build -p dedup-cli)" >&2
+  exit 1
 fi
 # [package.metadata.deb] in crates/dedup-cli/Cargo.toml names target/deb-extra/ of the
 # workspace, whatever CARGO_TARGET_DIR says.
-bin="${CARGO_TARGET_DIR:-target}/$host/$profile/dedup"
 
 extra=target/deb-extra
 rm -rf "$extra"
