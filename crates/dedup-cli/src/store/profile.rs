@@ -39,6 +39,9 @@ pub struct Profile {
     /// `[forget]`.
     #[serde(default)]
     pub forget: ForgetSection,
+    /// `[check]`.
+    #[serde(default)]
+    pub check: CheckSection,
 }
 
 /// `[repository]`: where the repository is and how it is opened.
@@ -119,6 +122,16 @@ pub struct ForgetSection {
     pub keep_tag: Vec<String>,
     /// `--prune`.
     pub prune: Option<bool>,
+}
+
+/// `[check]`: how much data `check` reads when the command line does not say.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CheckSection {
+    /// `--read-data`.
+    pub read_data: Option<bool>,
+    /// `--read-data-subset`.
+    pub read_data_subset: Option<String>,
 }
 
 /// A path a profile names: absolute, or `~/…` under $HOME. A relative path is refused, since
@@ -218,6 +231,9 @@ pub fn parse(text: &str) -> Result<Profile> {
     let repository = &profile.repository;
     if repository.password_file.is_some() && repository.password_command.is_some() {
         bail!("[repository] has both password-file and password-command: keep one");
+    }
+    if profile.check.read_data == Some(true) && profile.check.read_data_subset.is_some() {
+        bail!("[check] has both read-data and read-data-subset: keep one");
     }
     Ok(profile)
 }

@@ -9,8 +9,10 @@ use std::ffi::OsString;
 
 use anyhow::{bail, Result};
 
-use super::args::{BackupArgs, CommonArgs, ForgetArgs, StoreArgs, StoreCommand};
-use super::profile::{self, BackupSection, ForgetSection, Profile, RepositorySection};
+use super::args::{BackupArgs, CheckArgs, CommonArgs, ForgetArgs, StoreArgs, StoreCommand};
+use super::profile::{
+    self, BackupSection, CheckSection, ForgetSection, Profile, RepositorySection,
+};
 
 /// Applies the profile `-P` names, if any, to `args`; then makes sure a backup has something to
 /// back up.
@@ -35,6 +37,7 @@ fn merge(args: &mut StoreArgs, profile: Profile) {
     match &mut args.command {
         StoreCommand::Backup(backup_args) => backup(backup_args, profile.backup),
         StoreCommand::Forget(forget_args) => forget(forget_args, profile.forget),
+        StoreCommand::Check(check_args) => check(check_args, profile.check),
         _ => {}
     }
 }
@@ -98,6 +101,13 @@ fn forget(args: &mut ForgetArgs, profile: ForgetSection) {
         args.keep_tags = profile.keep_tag;
     }
     args.prune |= profile.prune.unwrap_or(false);
+}
+
+fn check(args: &mut CheckArgs, profile: CheckSection) {
+    if !args.read_data && args.read_data_subset.is_none() {
+        args.read_data = profile.read_data.unwrap_or(false);
+        args.read_data_subset = profile.read_data_subset;
+    }
 }
 
 /// The profile's items, then the command line's.

@@ -123,6 +123,28 @@ fn forget_with_no_rule_applies_the_profiles_policy_and_a_cli_rule_replaces_it() 
 }
 
 #[test]
+fn check_reads_the_data_the_profile_asks_for() {
+    let places = Places::new();
+    let (tree, repo) = (places.root.join("tree"), places.root.join("repo"));
+    write(&tree, "f", b"data");
+    init_repo(&repo);
+    store_ok(&repo, &["backup", "--quiet", tree.to_str().unwrap()]);
+    let pw = places.password_file();
+    let with = |check: &str| {
+        format!("[repository]\nrepository = {repo:?}\npassword-file = {pw:?}\n{check}")
+    };
+    places.user_profile("plain", &with(""));
+    places.user_profile("full", &with("[check]\nread-data = true\n"));
+
+    let out = places.run("plain", &["check"]);
+    out.assert_code(0);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("read and verified"));
+    let out = places.run("full", &["check"]);
+    out.assert_code(0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("read and verified"), "{}", out.dump());
+}
+
+#[test]
 fn the_command_line_overrides_the_profile() {
     let places = Places::new();
     let (tree, repo) = (places.root.join("tree"), places.root.join("repo"));
