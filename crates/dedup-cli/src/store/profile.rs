@@ -318,8 +318,14 @@ fn vet(path: &Path, file: &File) -> Result<()> {
     };
     let dir_meta =
         std::fs::metadata(dir).with_context(|| format!("cannot stat {}", quote_path(dir)))?;
+    // In a sticky directory (/tmp) others may create names but not replace the file vetted.
+    if dir_meta.mode() & STICKY != 0 {
+        return Ok(());
+    }
     refuse_if_open_to_others(dir, &dir_meta, &format!(", the directory of {}", quote_path(path)))
 }
+
+const STICKY: u32 = 0o1000;
 
 fn refuse_if_open_to_others(path: &Path, meta: &std::fs::Metadata, what: &str) -> Result<()> {
     let me = rustix::process::geteuid().as_raw();

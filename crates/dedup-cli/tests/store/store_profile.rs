@@ -274,6 +274,12 @@ fn a_profile_others_could_change_is_refused_before_anything_runs() {
     out.assert_code(2);
     assert!(stderr(&out).contains("the directory of"), "{}", stderr(&out));
     assert!(!marker.exists());
+
+    // A sticky directory (as /tmp) is fine: others may add names there, not replace this file.
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o1777)).unwrap();
+    let out = places.run("home", &["snapshots"]);
+    assert!(!stderr(&out).contains("profile refused"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("/srv/none"), "the profile's repository: {}", stderr(&out));
 }
 
 #[test]
