@@ -23,6 +23,11 @@ pub struct CommonArgs {
     /// The repository [env: DEDUP_REPO]
     #[arg(short = 'r', long = "repo", value_name = "REPO", global = true)]
     pub repo: Option<PathBuf>,
+    /// Take the settings the command line leaves out from the profile NAME:
+    /// $XDG_CONFIG_HOME/dedup/NAME.toml (else ~/.config/dedup/NAME.toml), else
+    /// /etc/dedup/NAME.toml; or from the file NAME when it ends in .toml
+    #[arg(short = 'P', long, value_name = "NAME", global = true)]
+    pub profile: Option<OsString>,
     /// Read the password from FILE (its first line) [env: DEDUP_PASSWORD_FILE]
     #[arg(long, value_name = "FILE", global = true)]
     pub password_file: Option<PathBuf>,
@@ -58,11 +63,6 @@ pub struct CommonArgs {
     /// and answers travel unencrypted)
     #[arg(long, global = true)]
     pub insecure_http: bool,
-    /// Take the settings the command line leaves out from the profile NAME:
-    /// $XDG_CONFIG_HOME/dedup/NAME.toml (else ~/.config/dedup/NAME.toml), else
-    /// /etc/dedup/NAME.toml; or from the file NAME when it ends in .toml
-    #[arg(short = 'P', long, value_name = "NAME", global = true)]
-    pub profile: Option<OsString>,
 }
 
 /// The store's commands.
