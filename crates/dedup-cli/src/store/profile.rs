@@ -11,7 +11,7 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -291,7 +291,11 @@ fn find(name: &OsStr) -> Result<(PathBuf, File)> {
     use std::io::ErrorKind::{NotADirectory, NotFound};
     let places = places(name)?;
     for path in &places {
-        match File::open(path) {
+        // Non-blocking, so that a FIFO named like a profile is refused (not a regular file)
+        // instead of hanging the command; a regular file reads as ever.
+        let opened =
+            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path);
+        match opened {
             Ok(file) => return Ok((path.clone(), file)),
             Err(e) if matches!(e.kind(), NotFound | NotADirectory) => continue,
             Err(e) => {

@@ -223,6 +223,16 @@ fn a_missing_profile_names_every_place_looked() {
 }
 
 #[test]
+fn a_fifo_named_like_a_profile_is_refused_without_hanging() {
+    let places = Places::new();
+    let fifo = places.root.join("config/dedup/pipe.toml");
+    mkfifo(&fifo);
+    let out = places.run("pipe", &["snapshots"]);
+    out.assert_code(2);
+    assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+}
+
+#[test]
 fn a_profile_in_xdg_config_home_comes_before_the_system_one() {
     let places = Places::new();
     let (tree, user_repo, system_repo) =
