@@ -23,6 +23,7 @@ mod store_format4;
 mod store_help;
 mod store_output;
 mod store_powerloss;
+mod store_profile;
 mod store_property;
 mod store_prune;
 mod store_repair;
