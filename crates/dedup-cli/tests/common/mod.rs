@@ -593,6 +593,7 @@ pub fn reference(dir: &Path, printed: &str, hardlinks: bool, include_empty: bool
 
 /// Helpers for the tests of the actions (link, reflink, symlink, remove, move).
 pub mod act;
+pub mod append_only_proxy;
 pub mod mirror;
 pub mod s3server;
 pub mod sftpserver;

@@ -268,7 +268,12 @@ fn adopt_what_killed_sessions_left(
     sink.index_stored()?;
     for name in stale {
         // A backup running alongside may have deleted it already, which the backends accept.
-        repo.delete_object(&name)?;
+        // Append-only credentials may not delete it: it stays, and the next backup adopts
+        // again (finding nothing) until a prune with full credentials removes it (§12).
+        match repo.delete_object(&name) {
+            Err(err) if err.is_refused() => {}
+            deleted => deleted?,
+        }
     }
     Ok(())
 }

@@ -113,11 +113,16 @@ impl WriterMarker {
         }
     }
 
-    /// Withdraws the marker (after the session's snapshot is written).
+    /// Withdraws the marker (after the session's snapshot is written). Storage that refuses
+    /// deletion (append-only credentials, §12) keeps it: it is then what a killed session
+    /// leaves, stale once this process ends, and never a reason to fail the session.
     pub fn remove(mut self) -> Result<()> {
         self.stop_refreshing();
         let name = std::mem::take(&mut *lock(&self.current));
-        self.backend.delete(&name).map_err(|e| Error::io(&name, e))
+        match self.backend.delete(&name) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(()),
+            deleted => deleted.map_err(|e| Error::io(&name, e)),
+        }
     }
 
     /// Stops refreshing and leaves the marker in place, to go stale (§12): for a session that
@@ -142,6 +147,21 @@ impl Drop for WriterMarker {
 }
 
 impl Repository {
+    /// Fails, naming the refused request, when the storage does not let these credentials
+    /// delete (an append-only arrangement, §12): a command that deletes asks before it changes
+    /// anything, so that it never stops half-way. Writes a writer marker of `host` and deletes
+    /// it; a marker whose deletion was refused is left, stale once this process ends.
+    pub fn require_deletion_rights(&self, host: &str) -> Result<()> {
+        let writer = Writer {
+            backend: self.backend_arc(),
+            sealer: self.sealer().clone(),
+            host: host.to_string(),
+            started: now_ns(),
+        };
+        let name = writer.write()?;
+        self.backend().delete(&name).map_err(|e| Error::io(&name, e))
+    }
+
     /// The writer markers present: each object name with its decoded content or the error.
     pub fn writer_markers(&self) -> Result<Vec<(String, Result<WriterInfo>)>> {
         let listing = self.backend().list(WRITERS).map_err(|e| Error::io(WRITERS, e))?;
