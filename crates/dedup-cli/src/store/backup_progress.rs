@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use dedup_store::backup::BackupProgress;
 use indicatif::{HumanBytes, HumanCount};
 
+use super::json_progress;
+
 /// The bytes the backup is expected to go through.
 #[derive(Debug, Default)]
 pub struct Expected {
@@ -59,6 +61,41 @@ fn line(progress: &BackupProgress, expected: &Expected, elapsed: Duration) -> St
         HumanBytes(read),
         HumanBytes(rate as u64)
     )
+}
+
+/// The `--json` status line for the counters as they are, `elapsed` after the start: restic's
+/// fields (`total_files` only when the parent snapshot gives it, `seconds_remaining` once the
+/// total is known).
+pub fn json_status(
+    progress: &BackupProgress,
+    expected: &Expected,
+    total_files: Option<u64>,
+    error_count: u64,
+    elapsed: Duration,
+) -> serde_json::Value {
+    let files = progress.files.load(Ordering::Relaxed);
+    let done = progress.bytes_done.load(Ordering::Relaxed);
+    let total =
+        expected.known.load(Ordering::Relaxed).then(|| expected.total.load(Ordering::Relaxed));
+    let mut status = serde_json::json!({
+        "message_type": "status",
+        "seconds_elapsed": elapsed.as_secs(),
+        "percent_done": json_progress::fraction(done, total),
+        "files_done": files,
+        "bytes_done": done,
+        "bytes_read": progress.bytes_read.load(Ordering::Relaxed),
+        "error_count": error_count,
+    });
+    if let Some(total) = total {
+        status["total_bytes"] = total.into();
+        if let Some(left) = eta(done, total, elapsed) {
+            status["seconds_remaining"] = left.as_secs().into();
+        }
+    }
+    if let Some(total_files) = total_files {
+        status["total_files"] = total_files.into();
+    }
+    status
 }
 
 /// Redraws the progress line on stderr five times a second until `finished`.

@@ -7,6 +7,7 @@ mod backup_progress;
 mod backup_select;
 mod browse;
 mod init;
+mod json_progress;
 mod key;
 mod memory;
 mod mount;
