@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -29,6 +29,8 @@ struct Render {
     quiet: bool,
     /// JSON lines instead of text on stdout.
     json: bool,
+    /// The counts after the last batch, for the status lines.
+    so_far: Mutex<RestoreSummary>,
 }
 
 impl Observer for Render {
@@ -56,6 +58,26 @@ impl Events for Render {
         } else if shown {
             println!("{} {}", change.kind.name(), quote_path(&change.path));
         }
+    }
+
+    fn progress(&self, so_far: &RestoreSummary) {
+        *self.so_far.lock().unwrap_or_else(PoisonError::into_inner) = *so_far;
+    }
+}
+
+impl Render {
+    /// The `--json` status line, `elapsed` after the start: restic's fields for what is known
+    /// without walking the snapshot first (no totals, so no `percent_done`).
+    fn status(&self, elapsed: std::time::Duration) -> serde_json::Value {
+        let s = *self.so_far.lock().unwrap_or_else(PoisonError::into_inner);
+        serde_json::json!({
+            "message_type": "status",
+            "seconds_elapsed": elapsed.as_secs(),
+            "files_restored": s.files,
+            "files_skipped": s.kept,
+            "bytes_restored": s.bytes,
+            "error_count": self.problems.errors.load(Ordering::Relaxed),
+        })
     }
 }
 
@@ -113,6 +135,7 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         problems: JsonProblems::new(Messages { verbose: common.verbose > 0, bar: None }, "restore"),
         quiet: common.quiet,
         json: args.json,
+        so_far: Mutex::new(RestoreSummary::default()),
     };
     raise_open_files_limit();
     let started = Instant::now();
@@ -120,17 +143,8 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     let finished = AtomicBool::new(false);
     let summary = std::thread::scope(|scope| {
         if let Some(interval) = json_status {
-            let finished = &finished;
-            let errors = &render.problems.errors;
-            scope.spawn(move || {
-                json_progress::tick(interval, finished, |elapsed| {
-                    serde_json::json!({
-                        "message_type": "status",
-                        "seconds_elapsed": elapsed.as_secs(),
-                        "error_count": errors.load(Ordering::Relaxed),
-                    })
-                })
-            });
+            let (finished, render) = (&finished, &render);
+            scope.spawn(move || json_progress::tick(interval, finished, |t| render.status(t)));
         }
         let summary = restore(&repo, &node, &args.target, options, &render);
         finished.store(true, Ordering::Relaxed);

@@ -86,6 +86,10 @@ fn backup_and_restore_print_status_lines_then_one_summary_with_the_counts() {
         assert!((0.0..=1.0).contains(&done), "{line}");
         assert!(line["bytes_done"].as_u64().unwrap() <= 8 << 20, "{line}");
         assert!(line["seconds_elapsed"].is_u64() && line["files_done"].is_u64(), "{line}");
+        for file in line["current_files"].as_array().into_iter().flatten() {
+            let file = Path::new(file.as_str().unwrap());
+            assert_eq!(file.parent(), Some(src.as_path()), "a file being backed up: {line}");
+        }
     }
 
     // Unchanged but for one file: the parent gives the totals from the start.
@@ -115,7 +119,13 @@ fn backup_and_restore_print_status_lines_then_one_summary_with_the_counts() {
     assert_eq!(s["files_restored"], 8, "{s}");
     assert_eq!(s["bytes_restored"], 7 * (1 << 20) + 7, "{s}");
     assert_eq!(s["errors"], 0);
-    assert!(!of_type(&restored, "status").is_empty(), "status lines: {restored:?}");
+    let status = of_type(&restored, "status");
+    assert!(!status.is_empty(), "status lines: {restored:?}");
+    for pair in status.windows(2) {
+        let (a, b) = (&pair[0]["bytes_restored"], &pair[1]["bytes_restored"]);
+        assert!(a.as_u64().unwrap() <= b.as_u64().unwrap(), "counts only grow: {status:?}");
+    }
+    assert!(status.iter().all(|l| l["files_restored"].as_u64().unwrap() <= 8), "{status:?}");
     assert_eq!(
         fs::read(target.join(src.strip_prefix("/").unwrap()).join("f0")).unwrap(),
         b"changed"
