@@ -113,7 +113,7 @@ fn backups_through_append_only_credentials_repeat_and_a_full_prune_cleans_up_aft
     store_ok(&s.through, &["check"]);
 
     // The commands that delete stop before changing anything, naming the refusal.
-    let before: Vec<String> = ["snapshots", "index", "data", "deletions"]
+    let before: Vec<String> = ["snapshots", "index", "data", "deletions", "writers"]
         .iter()
         .flat_map(|folder| objects(&s.server, folder))
         .collect();
@@ -133,7 +133,7 @@ fn backups_through_append_only_credentials_repeat_and_a_full_prune_cleans_up_aft
             out.dump()
         );
         assert!(!stderr.contains("panicked"), "{}", out.dump());
-        let after: Vec<String> = ["snapshots", "index", "data", "deletions"]
+        let after: Vec<String> = ["snapshots", "index", "data", "deletions", "writers"]
             .iter()
             .flat_map(|folder| objects(&s.server, folder))
             .collect();

@@ -49,7 +49,7 @@ pub fn prune(
     let mut stale_writers = Vec::new();
     if !dry_run {
         // Asked first, so that credentials that may not delete stop the prune before it writes.
-        repo.require_deletion_rights(host)?;
+        repo.require_deletion_rights()?;
         stale_writers = repo.stale_writers(None)?;
         let removed = repo.backend().remove_stale_temporaries(STALE_AFTER).map_err(|e| {
             Error::io("the temporary files of interrupted writers: cannot remove them", e)

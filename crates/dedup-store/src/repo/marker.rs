@@ -147,21 +147,6 @@ impl Drop for WriterMarker {
 }
 
 impl Repository {
-    /// Fails, naming the refused request, when the storage does not let these credentials
-    /// delete (an append-only arrangement, §12): a command that deletes asks before it changes
-    /// anything, so that it never stops half-way. Writes a writer marker of `host` and deletes
-    /// it; a marker whose deletion was refused is left, stale once this process ends.
-    pub fn require_deletion_rights(&self, host: &str) -> Result<()> {
-        let writer = Writer {
-            backend: self.backend_arc(),
-            sealer: self.sealer().clone(),
-            host: host.to_string(),
-            started: now_ns(),
-        };
-        let name = writer.write()?;
-        self.backend().delete(&name).map_err(|e| Error::io(&name, e))
-    }
-
     /// The writer markers present: each object name with its decoded content or the error.
     pub fn writer_markers(&self) -> Result<Vec<(String, Result<WriterInfo>)>> {
         let listing = self.backend().list(WRITERS).map_err(|e| Error::io(WRITERS, e))?;
