@@ -23,9 +23,6 @@ pub fn store_cmd(repo: &Path) -> assert_cmd::Command {
         .arg("-r")
         .arg(repo)
         .env("DEDUP_PASSWORD", PASSWORD)
-        // No `--json` status lines, so that a test may read stdout as one summary however long
-        // the run takes; store_json_progress turns them on.
-        .env("DEDUP_JSON_STATUS_MS", "0")
         .env_remove("DEDUP_REPO")
         .env_remove("DEDUP_PASSWORD_FILE");
     c
