@@ -110,6 +110,11 @@ fn backups_through_append_only_credentials_repeat_and_a_full_prune_cleans_up_aft
     let listing = store_ok(&s.through, &["ls", "latest"]);
     assert!(listing.contains("new"), "{listing}");
     assert_latest_restores(&s.through, &src, dir.path(), "restored");
+    let later = src.join("new/sub/f0");
+    let dumped = store(&s.through, &["dump", "latest", later.to_str().unwrap()]);
+    dumped.assert_code(0);
+    assert_eq!(dumped.stdout, std::fs::read(&later).unwrap());
+    store_ok(&s.through, &["stats"]);
     store_ok(&s.through, &["check"]);
 
     // The commands that delete stop before changing anything, naming the refusal.
@@ -123,6 +128,7 @@ fn backups_through_append_only_credentials_repeat_and_a_full_prune_cleans_up_aft
         &["prune"],
         &["prune", "--max-unused", "0"],
         &["repair", "index"],
+        &["repair", "snapshots", "--forget"],
     ] {
         let out = store(&s.through, args);
         assert_eq!(out.code, Some(2), "{args:?} fails\n{}", out.dump());
