@@ -258,7 +258,8 @@ pub struct BackupArgs {
     /// The file name standard input is stored under.
     #[arg(long, value_name = "NAME")]
     pub stdin_filename: Option<String>,
-    /// Print the summary as JSON.
+    /// Print JSON lines (status while running, an error line per entry not read whole, a
+    /// summary), as restic does.
     #[arg(long)]
     pub json: bool,
     /// Compare with this snapshot instead of the newest of the same host and paths; `latest`
@@ -337,6 +338,10 @@ pub struct RestoreArgs {
     /// Read the restored files back and compare them with the snapshot.
     #[arg(long)]
     pub verify: bool,
+    /// Print JSON lines (status while running, an error line per entry not restored, a
+    /// summary), as restic does.
+    #[arg(long)]
+    pub json: bool,
     /// Which snapshots `latest` chooses among.
     #[command(flatten)]
     pub filter: FilterArgs,

@@ -11,6 +11,7 @@ mod find;
 mod help_examples;
 pub mod history_args;
 mod init;
+mod json_progress;
 mod key;
 mod memory;
 mod mount;
