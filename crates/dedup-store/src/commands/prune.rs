@@ -61,6 +61,9 @@ pub fn prune(
         for unreadable in &pending.unreadable {
             events(PruneEvent::PendingUnreadable(unreadable));
         }
+        for warning in &pending.warnings {
+            events(PruneEvent::Warning(warning));
+        }
         if pending.executed > 0 {
             events(PruneEvent::PendingFinished(pending.executed));
         }

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::SystemTime;
 
 use super::mark::reachable_ids;
+use super::pending::{index_files_safe_to_delete, packs_current_snapshots_need};
 use super::plan::{Fate, Plan};
 use super::repack::repack;
 use crate::error::{Error, Result};
@@ -59,7 +60,13 @@ pub fn run(repo: &Repository, plan: &Plan, host: &str) -> Result<PruneOutcome> {
     let waiting_for = deletion.writers.len();
     let deleted = waiting_for == 0;
     if deleted {
-        execute_plan(repo, &name, &deletion)?;
+        // This plan was made and marked by this process moments ago, from snapshots it read
+        // itself and an index it checked (`authentic`): only snapshots written since need
+        // marking, as for any plan, so that prune's normal cost stays one marking. A plan read
+        // from storage is another matter (`execute_pending`).
+        let keep = packs_new_snapshots_need_since(repo, &deletion)?;
+        let index_files = deletion.index_files.clone();
+        execute_plan(repo, &name, &deletion, &keep, &index_files)?;
     }
     marker.remove()?;
     Ok(PruneOutcome { packs_written, deleted, waiting_for })
@@ -76,8 +83,19 @@ fn write_index(repo: &Repository, plan: &Plan, new_packs: Vec<IndexedPack>) -> R
     let mut emitted = HashSet::new();
     let mut kept = Batch::default();
     let mut doomed = Batch::default();
+    // Packs kept because they hold the only authentic copy of a blob: listed as their trailers
+    // say, not as an index file that may have misplaced the blob.
+    for (pack, size) in &plan.safety.reindex {
+        let parsed = read_trailer(repo.backend(), repo.sealer(), &pack_path(pack), *size)?;
+        emitted.insert(*pack);
+        let blobs = without_unauthentic(plan, pack, parsed.kind, parsed.entries);
+        kept.push(repo, IndexedPack { id: *pack, kind: parsed.kind, blobs })?;
+    }
     for file_id in &plan.index_files {
-        for pack in repo.read_index_file(file_id)?.packs {
+        for mut pack in repo.read_index_file(file_id)?.packs {
+            if !plan.safety.unauthentic.is_empty() {
+                pack.blobs = without_unauthentic(plan, &pack.id, pack.kind, pack.blobs);
+            }
             let batch = match plan.fates.get(&pack.id) {
                 Some(Fate::Keep) => &mut kept,
                 Some(Fate::Delete | Fate::Repack) => &mut doomed,
@@ -96,6 +114,17 @@ fn write_index(repo: &Repository, plan: &Plan, new_packs: Vec<IndexedPack>) -> R
     let supersedes = plan.index_files.iter().chain(&plan.superseded).copied().collect();
     repo.write_index_file(&IndexFile { supersedes, packs })?;
     Ok(())
+}
+
+/// `blobs` of `pack` less the entries whose blob did not open where they say it is.
+fn without_unauthentic(
+    plan: &Plan,
+    pack: &Id,
+    kind: crate::blob::BlobKind,
+    mut blobs: Vec<crate::format::BlobEntry>,
+) -> Vec<crate::format::BlobEntry> {
+    blobs.retain(|b| !plan.safety.unauthentic.contains(&(*pack, b.id, kind)));
+    blobs
 }
 
 /// Packs gathered for index files, written BLOBS_PER_INDEX_FILE blobs at a time.
@@ -136,6 +165,10 @@ pub struct PendingOutcome {
     pub abandoned: u64,
     /// Plans that do not read: named, left alone.
     pub unreadable: Vec<String>,
+    /// What checking the plans found: packs and index files a plan named that were kept (a
+    /// sign of tampering or a bug), plans left alone because what the snapshots need could not
+    /// be known.
+    pub warnings: Vec<String>,
 }
 
 /// Carries out the deletion plans of earlier prunes whose writers have all finished, and
@@ -168,31 +201,61 @@ pub fn execute_pending(repo: &Repository) -> Result<PendingOutcome> {
         }
         if repo.any_live(&plan.writers)? {
             outcome.waiting += 1;
-        } else {
-            execute_plan(repo, &object.name, &plan)?;
-            outcome.executed += 1;
+            continue;
         }
+        // Anyone holding the key may have written it: what it deletes is checked against
+        // every current snapshot, not only those written since its marking.
+        let needed = match packs_current_snapshots_need(repo, &object.name, &plan) {
+            Ok(needed) => needed,
+            Err(err) => {
+                outcome.warnings.push(format!(
+                    "deletion plan {}: left alone, since what the snapshots need cannot be                      known: {err}",
+                    object.name
+                ));
+                continue;
+            }
+        };
+        outcome.warnings.extend(needed.warnings);
+        let deleted = deleted_packs(&plan, &needed.keep);
+        let index_files = index_files_safe_to_delete(repo, &plan, &deleted, &mut outcome.warnings)?;
+        execute_plan(repo, &object.name, &plan, &needed.keep, &index_files)?;
+        outcome.executed += 1;
     }
     Ok(outcome)
 }
 
-/// Deletes what `plan` (stored as `name`) names, keeping any pack that a snapshot written since
-/// the marking needs (and indexing it again), then the plan itself.
-fn execute_plan(repo: &Repository, name: &str, plan: &DeletionPlan) -> Result<()> {
+/// The packs of `plan` that a snapshot written since its marking needs (indexed again).
+fn packs_new_snapshots_need_since(repo: &Repository, plan: &DeletionPlan) -> Result<HashSet<Id>> {
     let marked: HashSet<Id> = plan.snapshots.iter().copied().collect();
     let new: Vec<Id> =
         repo.list_snapshot_ids()?.into_iter().filter(|id| !marked.contains(id)).collect();
-    let mut keep = HashSet::new();
-    if !new.is_empty() {
-        keep = packs_new_snapshots_need(repo, plan, &new)?;
+    if new.is_empty() {
+        return Ok(HashSet::new());
     }
-    let deleted: HashSet<Id> = plan.packs.iter().filter(|p| !keep.contains(*p)).copied().collect();
+    packs_new_snapshots_need(repo, plan, &new)
+}
+
+/// The packs of `plan` less those in `keep`.
+fn deleted_packs(plan: &DeletionPlan, keep: &HashSet<Id>) -> HashSet<Id> {
+    plan.packs.iter().filter(|p| !keep.contains(*p)).copied().collect()
+}
+
+/// Deletes what `plan` (stored as `name`) names but the packs in `keep` (indexed again
+/// already) and the index files not in `index_files`, then the plan itself.
+fn execute_plan(
+    repo: &Repository,
+    name: &str,
+    plan: &DeletionPlan,
+    keep: &HashSet<Id>,
+    index_files: &[Id],
+) -> Result<()> {
+    let deleted = deleted_packs(plan, keep);
     // Out of the index before they go: stopped in between, the plan is carried out again.
-    drop_deleted_from_newer_index_files(repo, plan, &deleted)?;
+    drop_deleted_from_newer_index_files(repo, index_files, &deleted)?;
     // Batched, one kind after the other and the plan last, as §12 orders them.
     let packs: Vec<String> = deleted.iter().map(pack_path).collect();
     repo.delete_objects(&packs)?;
-    let index_files: Vec<String> = plan.index_files.iter().map(|f| format!("index/{f}")).collect();
+    let index_files: Vec<String> = index_files.iter().map(|f| format!("index/{f}")).collect();
     repo.delete_objects(&index_files)?;
     repo.delete_object(name)
 }
@@ -202,13 +265,13 @@ fn execute_plan(repo: &Repository, name: &str, plan: &DeletionPlan) -> Result<()
 /// pack is replaced by a copy without it, so that no index entry outlives its pack.
 fn drop_deleted_from_newer_index_files(
     repo: &Repository,
-    plan: &DeletionPlan,
+    going: &[Id],
     deleted: &HashSet<Id>,
 ) -> Result<()> {
     if deleted.is_empty() {
         return Ok(());
     }
-    let planned: HashSet<&Id> = plan.index_files.iter().collect();
+    let planned: HashSet<&Id> = going.iter().collect();
     for id in repo.list_index_files()? {
         if planned.contains(&id) {
             continue;

@@ -2,8 +2,10 @@
 //! (docs/store-format.md §12). [`plan`] marks and decides, touching nothing; [`run`] carries a
 //! plan out; [`execute_pending`] finishes the deletions that earlier prunes had to defer.
 
+mod authentic;
 mod execute;
 mod mark;
+mod pending;
 mod plan;
 mod repack;
 

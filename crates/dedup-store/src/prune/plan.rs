@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::authentic::{keep_the_only_authentic_copies, Safety};
 use super::mark::{mark, Marks};
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
@@ -90,6 +91,8 @@ pub struct Plan {
     /// Packs holding a status tree that does not read: never repacked, since copying verifies
     /// every blob and would stop the prune on it.
     pub(super) pinned: HashSet<Id>,
+    /// Packs kept, and index entries dropped, because a blob's other copy did not open.
+    pub(super) safety: Safety,
 }
 
 impl Plan {
@@ -98,6 +101,7 @@ impl Plan {
         self.unindexed.is_empty()
             && self.superseded.is_empty()
             && self.fates.values().all(|f| *f == Fate::Keep)
+            && self.safety.is_empty()
     }
 
     /// Whether blob `id` of `kind`, found in pack `pack`, is the reachable copy.
@@ -183,6 +187,7 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
         planned,
         warnings,
         pinned,
+        safety: Safety::default(),
     };
     let usage = usage(repo, &plan)?;
     decide(&mut plan, &usage, &present, options);
@@ -202,6 +207,7 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
     stats.bytes_freed += unindexed.iter().map(|id| present[id]).sum::<u64>();
     stats.index_files = (plan.index_files.len() + plan.superseded.len()) as u64;
     plan.unindexed = unindexed;
+    keep_the_only_authentic_copies(repo, &mut plan, &present)?;
     if plan.is_empty() {
         plan.stats.index_files = 0;
     }
@@ -329,6 +335,7 @@ mod tests {
             planned: HashSet::new(),
             warnings: Vec::new(),
             pinned: HashSet::new(),
+            safety: Safety::default(),
         }
     }
 

@@ -12,4 +12,5 @@ mod adoption;
 mod failing_backend;
 mod hostile_trees;
 mod prune_damage;
+mod prune_forged;
 mod roundtrip;
