@@ -83,54 +83,59 @@ fn now_ns() -> i64 {
 
 #[test]
 fn a_forged_deletion_plan_naming_live_packs_and_index_files_deletes_nothing_live() {
-    let dir = tempfile::tempdir().unwrap();
-    let (root, src) = (dir.path().join("repo"), dir.path().join("src"));
-    let repo = small_repo(&root, true);
-    fs::create_dir_all(&src).unwrap();
-    let files = [("a", noise(20_000, 1)), ("b", noise(3000, 2))];
-    for (name, bytes) in &files {
-        fs::write(src.join(name), bytes).unwrap();
+    // Every pack and index file, or only the index files (whose packs, no longer indexed,
+    // the next prune would take for garbage).
+    for with_packs in [true, false] {
+        let case = if with_packs { "forged plan" } else { "forged plan of index files" };
+        let dir = tempfile::tempdir().unwrap();
+        let (root, src) = (dir.path().join("repo"), dir.path().join("src"));
+        let repo = small_repo(&root, true);
+        fs::create_dir_all(&src).unwrap();
+        let files = [("a", noise(20_000, 1)), ("b", noise(3000, 2)), ("c", noise(5000, 3))];
+        for (name, bytes) in &files[..2] {
+            fs::write(src.join(name), bytes).unwrap();
+        }
+        back_up(&repo, &src);
+        fs::write(src.join("c"), &files[2].1).unwrap();
+        back_up(&repo, &src);
+        let packs = names(&repo, "data");
+
+        // What a compromised client holding the key can write: a complete plan deleting every
+        // pack and index file, claiming to have marked every snapshot, waiting for no one.
+        let ids = |folder: &str| -> Vec<Id> {
+            names(&repo, folder)
+                .iter()
+                .filter_map(|n| n.rsplit('/').next().and_then(Id::from_hex))
+                .collect()
+        };
+        let forged = DeletionPlan {
+            created: now_ns(),
+            packs: if with_packs { ids("data") } else { Vec::new() },
+            index_files: ids("index"),
+            snapshots: repo.list_snapshot_ids().unwrap(),
+            writers: Vec::new(),
+            complete: true,
+        };
+        repo.write_deletion_plan(&forged).unwrap();
+
+        let warnings = full_prune(&repo);
+        let after = names(&repo, "data");
+        let lost: Vec<_> = packs.difference(&after).collect();
+        assert!(lost.is_empty(), "{case}: deleted {lost:?}");
+        let named = if with_packs { "data/" } else { "index/" };
+        assert!(
+            warnings.iter().any(|w| w.contains(named) && w.contains("deletion plan")),
+            "{case}: no warning names what was kept: {warnings:?}"
+        );
+        assert!(names(&repo, "deletions").is_empty(), "{case}: the plan was not carried out");
+        assert_intact(&repo, &files, case);
+        // A second prune deletes nothing live either.
+        full_prune(&repo);
+        let after = names(&repo, "data");
+        let lost: Vec<_> = packs.difference(&after).collect();
+        assert!(lost.is_empty(), "{case}, pruned again: deleted {lost:?}");
+        assert_intact(&repo, &files, &format!("{case}, pruned again"));
     }
-    back_up(&repo, &src);
-    fs::write(src.join("c"), noise(5000, 3)).unwrap();
-    back_up(&repo, &src);
-    let packs = names(&repo, "data");
-    let index_files = names(&repo, "index");
-
-    // What a compromised client holding the key can write: a complete plan deleting every pack
-    // and index file, claiming to have marked every snapshot, waiting for no one.
-    let ids = |folder: &str| -> Vec<Id> {
-        names(&repo, folder)
-            .iter()
-            .filter_map(|n| n.rsplit('/').next().and_then(Id::from_hex))
-            .collect()
-    };
-    let forged = DeletionPlan {
-        created: now_ns(),
-        packs: ids("data"),
-        index_files: ids("index"),
-        snapshots: repo.list_snapshot_ids().unwrap(),
-        writers: Vec::new(),
-        complete: true,
-    };
-    repo.write_deletion_plan(&forged).unwrap();
-
-    let warnings = full_prune(&repo);
-    let after = names(&repo, "data");
-    let lost: Vec<_> = packs.difference(&after).collect();
-    assert!(lost.is_empty(), "the forged plan deleted {lost:?}");
-    assert!(
-        warnings.iter().any(|w| w.contains("tampering") && w.contains("data/")),
-        "no warning names the packs kept: {warnings:?}"
-    );
-    assert!(names(&repo, "deletions").is_empty(), "the plan was not carried out");
-    assert!(!index_files.is_empty());
-    let expected: Vec<(&str, Vec<u8>)> =
-        files.iter().cloned().chain([("c", noise(5000, 3))]).collect();
-    assert_intact(&repo, &expected, "forged plan");
-    // A second prune finds nothing to warn about.
-    assert_eq!(full_prune(&repo), Vec::<String>::new());
-    assert_intact(&repo, &expected, "forged plan, pruned again");
 }
 
 /// Where the forged index file says the live blob is: a pack nothing needs any more, or another
