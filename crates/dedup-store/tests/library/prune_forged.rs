@@ -16,7 +16,7 @@ use dedup_store::format::{Content, DeletionPlan, IndexFile, NodeKind};
 use dedup_store::id::Id;
 use dedup_store::pack::pack_path;
 use dedup_store::prune::PruneOptions;
-use dedup_store::repo::Repository;
+use dedup_store::repo::{Repository, WriterMarker};
 
 use crate::common::{noise, small_repo};
 
@@ -231,4 +231,37 @@ fn data_pack_holding(repo: &Repository, id: &Id) -> Id {
         }
     }
     panic!("no pack holds {id}");
+}
+
+/// The check costs an honest deferred plan nothing it needs: a plan that waited for a writer,
+/// with a pack repacked into a new one, is carried out by the next prune — the repacked pack
+/// deleted (its blob's copy opens), no warning — and the repository stays whole.
+#[test]
+fn an_honest_deferred_plan_is_carried_out_without_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, src) = (dir.path().join("repo"), dir.path().join("src"));
+    let repo = small_repo(&root, true);
+    let kept = noise(1000, 1);
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("kept"), &kept).unwrap();
+    fs::write(src.join("gone"), noise(1000, 2)).unwrap();
+    let first = back_up(&repo, &src);
+    fs::remove_file(src.join("gone")).unwrap();
+    back_up(&repo, &src);
+    repo.backend().delete(&format!("snapshots/{first}")).unwrap();
+    let packs = names(&repo, "data");
+
+    let writer = WriterMarker::create(&repo, "elsewhere").unwrap();
+    let plan = dedup_store::prune::plan(&repo, &PruneOptions::default(), &HashSet::new()).unwrap();
+    assert_eq!(plan.stats.packs_repack, 1, "{:?}", plan.stats);
+    let outcome = dedup_store::prune::run(&repo, &plan, "admin").unwrap();
+    assert_eq!(outcome.waiting_for, 1, "the plan did not wait for the writer");
+    writer.remove().unwrap();
+
+    let warnings = full_prune(&repo);
+    assert_eq!(warnings, Vec::<String>::new(), "an honest plan was warned about");
+    assert!(names(&repo, "deletions").is_empty(), "the plan was not carried out");
+    let after = names(&repo, "data");
+    assert!(packs.difference(&after).count() >= 1, "the repacked pack was kept");
+    assert_intact(&repo, &[("kept", kept)], "honest deferred plan");
 }
