@@ -1,17 +1,19 @@
 //! What `dedup sync` shows as it runs: one line per change (`--dry-run`, `-v`, `-i`) on stdout,
 //! in dedup's words or as rsync's `--itemize-changes` prints it (dedup-sync formats both), one
-//! JSON line per change in the `--log` file, and problems on stderr.
+//! JSON line per change in the `--log` file, and problems on stderr. A log that cannot be
+//! written is named with the reason, once, and makes the run incomplete: a user who asked for a
+//! record of the changes must not take a short one for the whole.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use dedup_core::{Observer, Problem};
 use dedup_sync::{Change, Events};
 use serde::Serialize;
 
-use crate::messages::Messages;
+use crate::messages::{quote_path, Messages};
 
 /// Prints and logs changes, and passes problems on to the messages.
 pub struct Render {
@@ -22,7 +24,7 @@ pub struct Render {
     /// Print it as rsync's `--itemize-changes` does.
     pub itemize: bool,
     /// The `--log` file.
-    pub log: Option<Mutex<BufWriter<File>>>,
+    pub log: Option<Log>,
     /// stdout, locked per line.
     pub out: Mutex<()>,
 }
@@ -63,9 +65,62 @@ impl Events for Render {
                 from: change.from.as_deref().map(FromPath),
                 bytes: change.bytes,
             };
-            let mut w = log.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = serde_json::to_writer(&mut *w, &record);
-            let _ = w.write_all(b"\n");
+            log.append(&record, &self.messages);
         }
+    }
+}
+
+/// The `--log` file: JSON lines written until the first write error, which is reported once.
+pub struct Log {
+    path: PathBuf,
+    state: Mutex<LogState>,
+}
+
+struct LogState {
+    out: BufWriter<File>,
+    /// Set at the first write that failed; nothing is written after it.
+    failed: bool,
+}
+
+impl Log {
+    /// Create (or truncate) the log at `path`.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let out = BufWriter::new(File::create(path)?);
+        Ok(Log { path: path.to_owned(), state: Mutex::new(LogState { out, failed: false }) })
+    }
+
+    fn append(&self, record: &Record<'_>, messages: &Messages) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.failed {
+            return;
+        }
+        let mut line = serde_json::to_vec(record).unwrap_or_default();
+        line.push(b'\n');
+        if let Err(err) = state.out.write_all(&line) {
+            state.failed = true;
+            self.report(&err, messages);
+        }
+    }
+
+    /// Write out what is buffered; false (the failure already named on stderr) when any part of
+    /// the log could not be written.
+    pub fn finish(&self, messages: &Messages) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.failed {
+            return false;
+        }
+        match state.out.flush() {
+            Ok(()) => true,
+            Err(err) => {
+                state.failed = true;
+                self.report(&err, messages);
+                false
+            }
+        }
+    }
+
+    fn report(&self, err: &io::Error, messages: &Messages) {
+        let path = quote_path(&self.path);
+        messages.line(&format!("dedup: error: {path}: {err}; the log is incomplete"));
     }
 }
