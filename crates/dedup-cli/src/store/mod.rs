@@ -111,16 +111,7 @@ fn username() -> String {
 
 /// A time in ns since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
 fn show_time(ns: i64) -> String {
-    let secs = ns.div_euclid(1_000_000_000);
-    let days = secs.div_euclid(86_400);
-    let rest = secs.rem_euclid(86_400);
-    let (year, month, day) = dedup_store::forget::civil(days);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    dedup_store::text::show_time(ns)
 }
 
 #[cfg(test)]
