@@ -4,7 +4,7 @@ pub mod args;
 
 use anyhow::{bail, Context, Result};
 use dedup_cache::{Cache, Opened};
-use dedup_core::text::{Bytes, Count};
+use dedup_core::text::Count;
 
 use self::args::{CacheAction, CacheArgs};
 use crate::config;
@@ -18,21 +18,8 @@ pub fn run(args: CacheArgs) -> Result<bool> {
     if args.action == CacheAction::Stats {
         let stats = dedup_cache::stats(&dir)
             .with_context(|| format!("cannot read the cache in {shown} (the next run with --cache will set it aside and rebuild it)"))?;
-        println!("cache: {shown}");
-        println!("entries: {}", Count(stats.entries));
-        println!("size on disk: {} ({} bytes)", Bytes(stats.bytes_on_disk), stats.bytes_on_disk);
-        if stats.entries > 0 {
-            println!("bytes per entry: {:.1}", stats.bytes_on_disk as f64 / stats.entries as f64);
-        }
-        let last = stats.last;
-        match last.lookups {
-            0 => println!("last run: no candidate files looked up"),
-            n => println!(
-                "last run: {} of {} candidate files had a valid entry ({:.1} % hit rate)",
-                Count(last.hits),
-                Count(n),
-                100.0 * last.hits as f64 / n as f64
-            ),
+        for line in stats.lines(&shown) {
+            println!("{line}");
         }
         return Ok(true);
     }

@@ -3,6 +3,7 @@
 //! clearly ([`Tuner`]), so one binary does the right thing on NVMe, cloud disks, loop devices
 //! and spinning disks. `--io-threads N` fixes the level instead.
 
+mod choice_line;
 mod gate;
 mod tuner;
 
@@ -11,6 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub use choice_line::device_name;
 pub use gate::Gate;
 pub use tuner::{Sample, Tuner};
 
