@@ -1,8 +1,8 @@
 //! `dedup sync SRC DST`: arguments to settings, the sync job, then what the user sees (changes,
 //! problems, the summary) and the exit status: 0 when everything was read and made right, 1 when
 //! some entries could not be read or made right (each named with its reason) or the `--log` file
-//! could not be written whole, 2 for a usage error, an unusable SRC or DST, or a refusal
-//! (`--max-delete`).
+//! or the change lines on stdout could not be written whole, 2 for a usage error, an unusable
+//! SRC or DST, or a refusal (`--max-delete`).
 
 pub mod args;
 mod lists;
@@ -86,16 +86,16 @@ pub fn run(args: SyncArgs) -> Result<bool> {
         print: args.dry_run || args.verbose || args.itemize_changes,
         itemize: args.itemize_changes,
         log,
-        out: Mutex::new(()),
+        out: Mutex::default(),
     };
     let result = sync(&args.src, &args.dst, &options, &render, &progress);
     if let Some(d) = display {
         d.finish();
     }
-    let log_whole = render.log.as_ref().is_none_or(|log| log.finish(&render.messages));
+    let output_whole = render.finish();
     let summary = result?;
     if !args.quiet {
         eprintln!("{}", summary.line(args.dry_run));
     }
-    Ok(log_whole && summary.failed == 0 && summary.unread == 0 && !summary.deletions_skipped)
+    Ok(output_whole && summary.failed == 0 && summary.unread == 0 && !summary.deletions_skipped)
 }

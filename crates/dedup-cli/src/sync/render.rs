@@ -1,8 +1,9 @@
 //! What `dedup sync` shows as it runs: one line per change (`--dry-run`, `-v`, `-i`) on stdout,
 //! in dedup's words or as rsync's `--itemize-changes` prints it (dedup-sync formats both), one
-//! JSON line per change in the `--log` file, and problems on stderr. A log that cannot be
-//! written is named with the reason, once, and makes the run incomplete: a user who asked for a
-//! record of the changes must not take a short one for the whole.
+//! JSON line per change in the `--log` file, and problems on stderr. A log or a standard output
+//! that cannot be written is named with the reason, once, and makes the run incomplete (a user
+//! who asked for a record of the changes must not take a short one for the whole), but never
+//! stops the mirror half way; a closed pipe (`| head`) only ends the lines.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -26,7 +27,16 @@ pub struct Render {
     /// The `--log` file.
     pub log: Option<Log>,
     /// stdout, locked per line.
-    pub out: Mutex<()>,
+    pub out: Mutex<Stdout>,
+}
+
+/// What became of the change lines on stdout.
+#[derive(Default)]
+pub struct Stdout {
+    /// A write failed or the reader went away: nothing more is printed.
+    stopped: bool,
+    /// A write failed for another reason than a closed pipe (named on stderr).
+    failed: bool,
 }
 
 #[derive(Serialize)]
@@ -51,11 +61,24 @@ impl Observer for Render {
 impl Events for Render {
     fn change(&self, change: &Change) {
         if self.print {
-            let _one = self.out.lock().unwrap_or_else(|e| e.into_inner());
-            let text = if self.itemize { change.itemized() } else { change.line() };
-            match &self.messages.bar {
-                Some(bar) => bar.suspend(|| println!("{text}")),
-                None => println!("{text}"),
+            let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+            if !out.stopped {
+                let text = if self.itemize { change.itemized() } else { change.line() };
+                let write = || writeln!(io::stdout().lock(), "{text}");
+                let written = match &self.messages.bar {
+                    Some(bar) => bar.suspend(write),
+                    None => write(),
+                };
+                if let Err(err) = written {
+                    out.stopped = true;
+                    if err.kind() != io::ErrorKind::BrokenPipe {
+                        out.failed = true;
+                        let line = format!(
+                            "dedup: error: standard output: {err}; the change lines are incomplete"
+                        );
+                        self.messages.line(&line);
+                    }
+                }
             }
         }
         if let Some(log) = &self.log {
@@ -67,6 +90,16 @@ impl Events for Render {
             };
             log.append(&record, &self.messages);
         }
+    }
+}
+
+impl Render {
+    /// Write out the log; false (the failure already named on stderr) when the log or the
+    /// change lines on stdout could not be written whole.
+    pub fn finish(&self) -> bool {
+        let log_whole = self.log.as_ref().is_none_or(|log| log.finish(&self.messages));
+        let out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        log_whole && !out.failed
     }
 }
 
