@@ -2,6 +2,8 @@
 
 pub mod args;
 
+use std::io::Write;
+
 use anyhow::{bail, Context, Result};
 use dedup_cache::{Cache, Opened};
 use dedup_core::text::Count;
@@ -19,7 +21,7 @@ pub fn run(args: CacheArgs) -> Result<bool> {
         let stats = dedup_cache::stats(&dir)
             .with_context(|| format!("cannot read the cache in {shown} (the next run with --cache will set it aside and rebuild it)"))?;
         for line in stats.lines(&shown) {
-            println!("{line}");
+            say(&line)?;
         }
         return Ok(true);
     }
@@ -47,13 +49,18 @@ pub fn run(args: CacheArgs) -> Result<bool> {
             let before = cache.len();
             let dropped =
                 cache.prune().with_context(|| format!("cannot write the cache in {shown}"))?;
-            println!("pruned {} of {} entries", Count(dropped), Count(before as u64));
+            say(&format!("pruned {} of {} entries", Count(dropped), Count(before as u64)))?;
         }
         CacheAction::Clear => {
             cache.clear().with_context(|| format!("cannot clear the cache in {shown}"))?;
-            println!("cleared {shown}");
+            say(&format!("cleared {shown}"))?;
         }
         CacheAction::Stats => unreachable!("handled above"),
     }
     Ok(true)
+}
+
+/// Writes one line on stdout; a full disk or a closed pipe is an error returned, not a panic.
+fn say(text: &str) -> Result<()> {
+    writeln!(std::io::stdout().lock(), "{text}").context("cannot write to standard output")
 }

@@ -9,6 +9,7 @@ use dedup_store::commands::{self, DiffEntry};
 use dedup_store::text::{ls_long_line, quote, snapshot_line};
 
 use super::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
+use super::report::say;
 
 /// `dedup store snapshots`.
 pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
@@ -20,10 +21,10 @@ pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
     if args.json {
         let all = list.snapshots.iter();
         let json: Vec<_> = all.map(|(id, s)| super::snapshot_view::json(id, s)).collect();
-        println!("{}", serde_json::Value::from(json));
+        say(serde_json::Value::from(json))?;
     } else {
         for (id, s) in &list.snapshots {
-            println!("{}", snapshot_line(id, s));
+            say(snapshot_line(id, s))?;
         }
     }
     Ok(list.unreadable.is_empty())

@@ -1,23 +1,33 @@
 //! `stats` and `check`, and the printing of any store command's lines: the answer and what was
-//! done on stdout, problems on stderr, and what `--quiet` leaves out.
+//! done on stdout, problems on stderr, and what `--quiet` leaves out. A stdout that cannot be
+//! written (a full disk, a closed pipe) is an error returned, never a panic.
 
-use anyhow::Result;
+use std::fmt::Display;
+use std::io::{self, Write};
+
+use anyhow::{Context, Result};
 use dedup_store::commands::ReadData;
 use dedup_store::text::Line;
 
 use super::args::{CheckArgs, CommonArgs, StatsArgs};
 
 /// Prints `lines` where each goes; with `quiet`, only the answer and the problems.
-pub fn print<'a>(lines: impl IntoIterator<Item = &'a Line>, quiet: bool) {
+pub fn print<'a>(lines: impl IntoIterator<Item = &'a Line>, quiet: bool) -> Result<()> {
     for line in lines {
         match line {
-            Line::Answer(text) => println!("{text}"),
-            Line::Info(text) if !quiet => println!("{text}"),
+            Line::Answer(text) => say(text)?,
+            Line::Info(text) if !quiet => say(text)?,
             Line::Problem(text) => eprintln!("dedup: {text}"),
             Line::Warning(text) if !quiet => eprintln!("dedup: {text}"),
             Line::Info(_) | Line::Warning(_) => {}
         }
     }
+    Ok(())
+}
+
+/// Writes one line on stdout.
+pub fn say(text: impl Display) -> Result<()> {
+    writeln!(io::stdout().lock(), "{text}").context("cannot write to standard output")
 }
 
 /// `dedup store stats`: what the snapshots hold, what the repository stores, and the ratios
@@ -36,11 +46,11 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
             "tree_bytes": s.tree_bytes, "packs": s.packs, "data_packs": s.data_packs,
             "tree_packs": s.tree_packs, "index_bytes_per_blob": s.index_bytes_per_blob,
         });
-        println!("{json}");
+        say(json)?;
         return Ok(true);
     }
     for line in s.lines() {
-        println!("{line}");
+        say(line)?;
     }
     Ok(true)
 }
@@ -55,6 +65,6 @@ pub fn check(common: &CommonArgs, args: CheckArgs) -> Result<bool> {
         None => ReadData::from(args.read_data),
     };
     let report = dedup_store::commands::check(&repo, read)?;
-    print(&report.lines(read), common.quiet);
+    print(&report.lines(read), common.quiet)?;
     Ok(report.errors.is_empty())
 }

@@ -13,7 +13,7 @@ use dedup_store::text::{self, quote, Line};
 
 use super::absolute_bytes;
 use super::args::{CommonArgs, ForgetArgs, PruneArgs, PruneOptionsArgs, RepairArgs, RepairWhat};
-use super::report::print;
+use super::report::{print, say};
 
 /// `dedup store forget`.
 pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
@@ -44,7 +44,7 @@ pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
         commands::remove_snapshots(&repo, &doomed)?;
     }
     if !common.quiet {
-        println!("{verb} {} snapshot(s)", doomed.len());
+        say(format_args!("{verb} {} snapshot(s)", doomed.len()))?;
     }
     if args.prune {
         let gone = if args.dry_run { doomed.into_iter().collect() } else { HashSet::new() };
@@ -64,7 +64,7 @@ fn by_policy(
     let filter = SnapshotFilter { host: args.host.clone(), paths: wanted };
     let plan = commands::plan_forget(repo, policy, &filter)?;
     let lines = text::forget_lines(&plan);
-    print(lines.iter().filter(|l| matches!(l, Line::Problem(_))), quiet);
+    print(lines.iter().filter(|l| matches!(l, Line::Problem(_))), quiet)?;
     if !args.unsafe_allow_remove_all {
         // Only --keep-tag alone can get here: any count or --keep-within keeps a group's newest.
         if let Some((key, verdicts)) = plan.group_left_empty() {
@@ -77,7 +77,7 @@ fn by_policy(
             );
         }
     }
-    print(lines.iter().filter(|l| !matches!(l, Line::Problem(_))), quiet);
+    print(lines.iter().filter(|l| !matches!(l, Line::Problem(_))), quiet)?;
     Ok(plan.doomed())
 }
 
@@ -138,10 +138,18 @@ fn run_prune(
     let options = prune_options(args)?;
     let quiet = common.quiet;
     let host = super::hostname();
+    // A line that cannot be printed must not stop a prune between its steps: the first such
+    // error is returned once the prune is done.
+    let mut unprinted = None;
     let report = commands::prune(repo, &options, gone, dry_run, &host, &mut |event| {
-        print(&text::prune_event_line(&event, dry_run), quiet)
+        if unprinted.is_none() {
+            unprinted = print(&text::prune_event_line(&event, dry_run), quiet).err();
+        }
     })?;
-    print(&text::prune_report_lines(&report), quiet);
+    if let Some(err) = unprinted {
+        return Err(err);
+    }
+    print(&text::prune_report_lines(&report), quiet)?;
     Ok(true)
 }
 
@@ -152,12 +160,12 @@ pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
     match args.what {
         RepairWhat::Index { read_data } => {
             let outcome = commands::repair_index(&repo, &host, read_data)?;
-            print(&text::index_repair_lines(&outcome), common.quiet);
+            print(&text::index_repair_lines(&outcome), common.quiet)?;
             Ok(text::index_repair_whole(&outcome))
         }
         RepairWhat::Snapshots { forget } => {
             let outcome = commands::repair_snapshots(&repo, &host, forget)?;
-            print(&text::snapshots_repair_lines(&outcome, forget), common.quiet);
+            print(&text::snapshots_repair_lines(&outcome, forget), common.quiet)?;
             Ok(text::snapshots_repair_whole(&outcome, forget))
         }
     }
