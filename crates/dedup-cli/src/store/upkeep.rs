@@ -9,7 +9,7 @@ use dedup_store::forget::KeepPolicy;
 use dedup_store::id::Id;
 use dedup_store::prune::PruneOptions;
 use dedup_store::repo::{Repository, SnapshotFilter};
-use dedup_store::text::{self, quote, Line};
+use dedup_store::text::{self, Line};
 
 use super::absolute_bytes;
 use super::args::{CommonArgs, ForgetArgs, PruneArgs, PruneOptionsArgs, RepairArgs, RepairWhat};
@@ -19,25 +19,14 @@ use super::report::{print, say};
 pub fn forget(common: &CommonArgs, args: ForgetArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let policy = policy(&args)?;
-    let doomed = if args.snapshots.is_empty() {
-        if policy.keeps_nothing() && !args.unsafe_allow_remove_all {
-            if policy.is_empty() {
-                bail!(
-                    "no snapshot and no --keep-* option given: nothing would be kept, so nothing \
-                     is removed (--unsafe-allow-remove-all removes every snapshot)"
-                );
-            }
-            bail!(
-                "this policy keeps no snapshot (every --keep-* count is 0), so nothing is \
-                 removed (--unsafe-allow-remove-all removes every snapshot)"
-            );
-        }
-        by_policy(&repo, &policy, &args, common.quiet)?
-    } else {
-        if !policy.is_empty() || args.unsafe_allow_remove_all {
-            bail!("give either SNAPSHOTs or --keep-* options, not both");
-        }
+    let named = !args.snapshots.is_empty();
+    if let Some(refusal) = text::forget_refusal(&policy, named, args.unsafe_allow_remove_all) {
+        bail!(refusal);
+    }
+    let doomed = if named {
         commands::named_snapshots(&repo, &args.snapshots)?
+    } else {
+        by_policy(&repo, &policy, &args, common.quiet)?
     };
     let verb = if args.dry_run { "would remove" } else { "removed" };
     if !args.dry_run {
@@ -65,16 +54,9 @@ fn by_policy(
     let plan = commands::plan_forget(repo, policy, &filter)?;
     let lines = text::forget_lines(&plan);
     print(lines.iter().filter(|l| matches!(l, Line::Problem(_))), quiet)?;
-    if !args.unsafe_allow_remove_all {
-        // Only --keep-tag alone can get here: any count or --keep-within keeps a group's newest.
-        if let Some((key, verdicts)) = plan.group_left_empty() {
-            bail!(
-                "host {}, paths {}: the policy keeps none of its {} snapshot(s), so nothing is \
-                 removed (--unsafe-allow-remove-all removes them all)",
-                quote(key.host.as_bytes()),
-                text::group_paths(&key.paths),
-                verdicts.len()
-            );
+    if let Some(refusal) = text::forget_plan_refusal(&plan) {
+        if !args.unsafe_allow_remove_all {
+            bail!(refusal);
         }
     }
     print(lines.iter().filter(|l| !matches!(l, Line::Problem(_))), quiet)?;

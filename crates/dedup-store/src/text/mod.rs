@@ -15,7 +15,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 pub use browse::{ls_long_line, snapshot_line};
-pub use forget::{forget_lines, group_paths, parse_keep_within};
+pub use forget::{
+    forget_lines, forget_plan_refusal, forget_refusal, group_paths, parse_keep_within,
+};
 pub use prune::{prune_event_line, prune_plan_lines, prune_report_lines};
 pub use repair::{
     index_repair_lines, index_repair_whole, snapshots_repair_lines, snapshots_repair_whole,
