@@ -65,13 +65,7 @@ fn by_policy(
 
 /// The policy of the --keep-* options.
 fn policy(args: &ForgetArgs) -> Result<KeepPolicy> {
-    let within_ns = args
-        .keep_within
-        .as_deref()
-        .map(|text| {
-            text::parse_keep_within(text).map_err(|e| anyhow::anyhow!("--keep-within {text}: {e}"))
-        })
-        .transpose()?;
+    let within_ns = args.keep_within.as_deref().map(parse_duration).transpose()?;
     Ok(KeepPolicy {
         last: args.keep_last,
         hourly: args.keep_hourly,
@@ -82,6 +76,12 @@ fn policy(args: &ForgetArgs) -> Result<KeepPolicy> {
         within_ns,
         tags: args.keep_tags.clone(),
     })
+}
+
+/// `2y5m7d3h` in nanoseconds (y = 365 days, m = 30 days, w = 7 days), as `--keep-within` and a
+/// profile's `keep-within` take it.
+pub(super) fn parse_duration(text: &str) -> Result<i64> {
+    text::parse_keep_within(text).map_err(|e| anyhow::anyhow!("--keep-within {text}: {e}"))
 }
 
 /// `dedup store prune`.
