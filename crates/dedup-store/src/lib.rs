@@ -30,6 +30,7 @@ pub mod prune;
 mod repair;
 pub mod repo;
 pub mod restore;
+pub mod text;
 pub mod tree_walk;
 pub mod trust;
 pub mod volume_lock;
