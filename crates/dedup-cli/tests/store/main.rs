@@ -18,6 +18,7 @@ mod store_crash;
 mod store_errors;
 mod store_format3;
 mod store_format4;
+mod store_key_cache;
 mod store_output;
 mod store_powerloss;
 mod store_property;
