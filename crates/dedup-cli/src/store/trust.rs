@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use dedup_store::backend::{is_remote, plain_http_warning, Backend, CachedBackend};
 use dedup_store::id::Id;
 use dedup_store::key_cache::KeyCache;
-use dedup_store::repo::{presence, slot_census, OpenOptions, Presence, Repository};
+use dedup_store::repo::{presence, KeySlots, OpenOptions, Presence, Repository};
 use dedup_store::trust::{
     changes, Change, ClientState, Identity, Record, SnapshotNews, SnapshotWatch,
 };
@@ -90,8 +90,9 @@ pub fn open(common: &CommonArgs) -> Result<Repository> {
         None => None,
     };
     let accept = common.accept_repository_change;
-    let census = slot_census(backend.as_ref())
+    let slots = KeySlots::load(backend.as_ref())
         .with_context(|| format!("cannot open the repository at {shown}"))?;
+    let census = slots.census();
     let password = if census.with_password > 0 {
         Some(password::password(common)?)
     } else {
@@ -106,7 +107,7 @@ pub fn open(common: &CommonArgs) -> Result<Repository> {
         first_slot: known.as_ref().and_then(|record| record.last_key),
     };
     let key_cache = key_cache(common);
-    let opened = Repository::open_with_cache(backend, &options, key_cache.as_ref())
+    let opened = Repository::open_slots(backend, slots, &options, key_cache.as_ref())
         .with_context(|| format!("cannot open the repository at {shown}"))?;
     for note in &opened.notes {
         eprintln!("dedup: warning: {note}");

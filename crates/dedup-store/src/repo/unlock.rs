@@ -111,15 +111,33 @@ pub struct SlotCensus {
 
 /// Counts the key slots of the repository in `backend` by kind.
 pub fn slot_census(backend: &dyn Backend) -> Result<SlotCensus> {
-    let mut census = SlotCensus::default();
-    for slot in load_slots(backend)? {
-        match &slot.file {
-            Ok(file) if file.kdf == Kdf::Argon2id => census.with_password += 1,
-            Ok(_) => census.passwordless += 1,
-            Err(_) => census.damaged += 1,
-        }
+    Ok(KeySlots::load(backend)?.census())
+}
+
+/// The key files of a repository, read once: counted to know whether a password is needed
+/// ([`KeySlots::census`]), then tried ([`Repository::open_slots`]) without reading them again.
+pub struct KeySlots {
+    loaded: Vec<LoadedSlot>,
+}
+
+impl KeySlots {
+    /// Reads every key file of the repository in `backend`, each verified against its name.
+    pub fn load(backend: &dyn Backend) -> Result<KeySlots> {
+        Ok(KeySlots { loaded: load_slots(backend)? })
     }
-    Ok(census)
+
+    /// The slots by kind.
+    pub fn census(&self) -> SlotCensus {
+        let mut census = SlotCensus::default();
+        for slot in &self.loaded {
+            match &slot.file {
+                Ok(file) if file.kdf == Kdf::Argon2id => census.with_password += 1,
+                Ok(_) => census.passwordless += 1,
+                Err(_) => census.damaged += 1,
+            }
+        }
+        census
+    }
 }
 
 /// A readable slot.
@@ -149,6 +167,18 @@ impl Repository {
         options: &OpenOptions<'_>,
         cache: Option<&KeyCache>,
     ) -> Result<Opened> {
+        let slots = KeySlots::load(backend.as_ref())?;
+        Repository::open_slots(backend, slots, options, cache)
+    }
+
+    /// [`Repository::open_with_cache`] with the key files already read (`slots`, of this
+    /// repository: the config is read now, and must open with a key they hold).
+    pub fn open_slots(
+        backend: Arc<dyn Backend>,
+        slots: KeySlots,
+        options: &OpenOptions<'_>,
+        cache: Option<&KeyCache>,
+    ) -> Result<Opened> {
         let location = backend.location();
         let config = match backend.get(CONFIG) {
             Ok(bytes) => bytes,
@@ -159,7 +189,7 @@ impl Repository {
         };
         let header =
             Header::decode(&config, Magic::Config).map_err(|e| Error::decode(CONFIG, e))?;
-        let loaded = load_slots(backend.as_ref())?;
+        let loaded = slots.loaded;
         if loaded.is_empty() {
             return Err(Error::Invalid(format!(
                 "{location}/keys: no key file is there, so no password can open the repository \
