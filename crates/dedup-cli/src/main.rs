@@ -46,7 +46,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<bool> {
     match cli.command {
         Command::Find(args) => {
-            one_arena_per_core();
+            tune_allocator_for_find();
             find::run(args)
         }
         Command::Link(args) => act::run(act::Kind::Link, args, None),
@@ -62,20 +62,26 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
     }
 }
 
-/// Caps glibc's malloc arenas at one per core (glibc only). The finder starts and ends its
-/// walk and read threads stage by stage, and glibc gives up to eight arenas per core to threads
-/// that allocate at once; each arena keeps what its threads freed, so a run of a hundred
-/// thousand small files held a quarter of its peak in arenas of threads long gone
-/// (docs/BENCHMARKS.md, find's peak RSS). Its threads allocate little while reading, so sharing
-/// arenas costs no measurable CPU.
+/// Caps glibc's malloc arenas at one per core and fixes its mmap threshold (glibc only). The
+/// finder starts and ends its walk and read threads stage by stage, and glibc gives up to eight
+/// arenas per core to threads that allocate at once; each arena keeps what its threads freed, so
+/// on a hundred thousand small files a quarter of the peak RSS sat in arenas of threads long
+/// gone. glibc also raises its mmap threshold each time a large block is freed, after which
+/// blocks of that size stay resident in the arenas once freed; fixed, every block from
+/// 256 KiB up is returned when freed. The exact stage's large read buffers are
+/// pooled (dedup_scan::read::pool), so they are not mapped again for every chunk.
+/// docs/BENCHMARKS.md has the figures (find, peak RSS).
 #[allow(unsafe_code)]
-fn one_arena_per_core() {
+fn tune_allocator_for_find() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
+        /// Blocks from this size up are mapped on their own and unmapped when freed.
+        const OWN_MAPPING_FROM: libc::c_int = 256 << 10;
         let cores = std::thread::available_parallelism().map_or(2, usize::from).clamp(2, 64);
         // SAFETY: mallopt only changes a tunable of the allocator, before any thread starts.
         unsafe {
             libc::mallopt(libc::M_ARENA_MAX, cores as libc::c_int);
+            libc::mallopt(libc::M_MMAP_THRESHOLD, OWN_MAPPING_FROM);
         }
     }
 }
