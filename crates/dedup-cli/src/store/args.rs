@@ -23,6 +23,11 @@ pub struct CommonArgs {
     /// The repository [env: DEDUP_REPO]
     #[arg(short = 'r', long = "repo", value_name = "REPO", global = true)]
     pub repo: Option<PathBuf>,
+    /// Take the settings the command line leaves out from the profile NAME:
+    /// $XDG_CONFIG_HOME/dedup/NAME.toml (else ~/.config/dedup/NAME.toml), else
+    /// /etc/dedup/NAME.toml; or from the file NAME when it ends in .toml
+    #[arg(short = 'P', long, value_name = "NAME", global = true)]
+    pub profile: Option<OsString>,
     /// Read the password from FILE (its first line) [env: DEDUP_PASSWORD_FILE]
     #[arg(long, value_name = "FILE", global = true)]
     pub password_file: Option<PathBuf>,
@@ -35,9 +40,9 @@ pub struct CommonArgs {
     /// Print more (notes on skipped entries).
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub verbose: u8,
-    /// Object storage: requests in flight at most
-    #[arg(long, value_name = "N", default_value_t = 8, global = true)]
-    pub connections: usize,
+    /// Object storage: requests in flight at most [default: 8]
+    #[arg(long, value_name = "N", global = true)]
+    pub connections: Option<usize>,
     /// Object storage: address the bucket as BUCKET.HOST (virtual-host style) instead of HOST/BUCKET
     #[arg(long, global = true)]
     pub s3_virtual_host: bool,
@@ -165,8 +170,8 @@ pub struct InitArgs {
 /// `store backup`.
 #[derive(Debug, Args)]
 pub struct BackupArgs {
-    /// Files and directories to back up.
-    #[arg(value_name = "PATH", required_unless_present_any = ["stdin", "files_from"])]
+    /// Files and directories to back up [default: the profile's sources]
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Also back up the paths listed in FILE, one per line (`#` comments and blank lines
     /// skipped; repeatable).

@@ -13,6 +13,8 @@ mod mount;
 mod mount_signals;
 mod mount_volume;
 mod password;
+mod profile;
+mod profile_apply;
 mod report;
 mod restore;
 mod snapshot_view;
@@ -31,6 +33,7 @@ use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
 
 /// Run `dedup store`; `Ok(true)` when complete.
 pub fn run(args: StoreArgs) -> Result<bool> {
+    let args = profile_apply::apply(args)?;
     let common = &args.common;
     memory::return_large_buffers();
     match args.command {
@@ -66,7 +69,7 @@ fn location(common: &CommonArgs) -> Result<PathBuf> {
 /// The storage behind the repository location (a directory, or `s3:…`).
 fn backend(common: &CommonArgs, location: &std::path::Path) -> Result<Arc<dyn Backend>> {
     let options = S3Options {
-        connections: common.connections.max(1),
+        connections: common.connections.unwrap_or(8).max(1),
         virtual_host: common.s3_virtual_host,
         accept_new_host_key: common.accept_new_host_key,
         ..S3Options::default()

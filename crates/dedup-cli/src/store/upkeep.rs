@@ -122,7 +122,7 @@ fn policy(args: &ForgetArgs) -> Result<KeepPolicy> {
 }
 
 /// `2y5m7d3h` in nanoseconds (y = 365 days, m = 30 days, w = 7 days).
-fn parse_duration(text: &str) -> Result<i64> {
+pub(super) fn parse_duration(text: &str) -> Result<i64> {
     let mut total: i64 = 0;
     let mut number = String::new();
     for c in text.chars() {

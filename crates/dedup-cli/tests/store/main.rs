@@ -21,6 +21,7 @@ mod store_format4;
 mod store_key_cache;
 mod store_output;
 mod store_powerloss;
+mod store_profile;
 mod store_property;
 mod store_prune;
 mod store_repair;
