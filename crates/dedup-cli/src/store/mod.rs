@@ -6,7 +6,12 @@ mod backup;
 mod backup_progress;
 mod backup_select;
 mod browse;
+mod copy;
+mod find;
+mod help_examples;
+pub mod history_args;
 mod init;
+mod json_progress;
 mod key;
 mod memory;
 mod mount;
@@ -17,7 +22,10 @@ mod profile;
 mod profile_apply;
 mod report;
 mod restore;
+mod rewrite;
+mod selection;
 mod snapshot_view;
+mod tag;
 mod trust;
 mod upkeep;
 mod user_name;
@@ -52,6 +60,10 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Forget(a) => upkeep::forget(common, a),
         StoreCommand::Prune(a) => upkeep::prune(common, a),
         StoreCommand::Repair(a) => upkeep::repair(common, a),
+        StoreCommand::Find(a) => find::run(common, a),
+        StoreCommand::Tag(a) => tag::run(common, a),
+        StoreCommand::Rewrite(a) => rewrite::run(common, a),
+        StoreCommand::Copy(a) => copy::run(common, a),
     }
 }
 

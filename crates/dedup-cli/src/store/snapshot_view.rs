@@ -69,6 +69,10 @@ pub fn json(id: &Id, s: &Snapshot) -> serde_json::Value {
         "incomplete": s.incomplete, "bytes_total": s.summary.bytes_total,
         "bytes_added": s.summary.bytes_added, "program_version": s.program,
     });
+    if let Some(original) = s.original {
+        // restic's field: the snapshot a tag, rewrite or copy made this one from.
+        object["original"] = serde_json::Value::from(original.to_hex());
+    }
     let user = match bare_uid(&s.user) {
         Some(uid) => {
             object["uid"] = serde_json::Value::from(uid);

@@ -57,6 +57,15 @@ fn identity(repo: &Repository) -> Identity {
 /// Opens the repository of `common`, asking for the password where one is needed, and checks
 /// it against what this client remembers of its location.
 pub fn open(common: &CommonArgs) -> Result<Repository> {
+    open_with(common, &|| password::password(common))
+}
+
+/// [`open`], with the password taken from `password` where one is needed (the source
+/// repository of `copy` has sources of its own).
+pub fn open_with(
+    common: &CommonArgs,
+    password: &dyn Fn() -> Result<password::Password>,
+) -> Result<Repository> {
     let location = super::location(common)?;
     warn_of_plain_http(common, &location);
     let remote = super::backend(common, &location)?;
@@ -94,7 +103,7 @@ pub fn open(common: &CommonArgs) -> Result<Repository> {
         .with_context(|| format!("cannot open the repository at {shown}"))?;
     let census = slots.census();
     let password = if census.with_password > 0 {
-        Some(password::password(common)?)
+        Some(password()?)
     } else {
         if census.passwordless > 0 {
             refuse_passwordless(common, known.as_ref(), &shown.to_string(), accept)?;

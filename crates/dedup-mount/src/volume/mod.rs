@@ -313,6 +313,7 @@ impl Volume {
                 ..summary
             },
             program: options.program.clone(),
+            original: None,
         };
         let id = self.store.repo().save_snapshot(&snapshot)?;
         *last = Some(id);

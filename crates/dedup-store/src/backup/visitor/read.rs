@@ -112,7 +112,9 @@ impl BackupVisitor<'_, '_> {
         let FileJob { mut node, file, home, shown } = job;
         if !self.failed() {
             let window = ChunkStream::<&[u8]>::usual_window(self.sink.repo().chunker());
+            self.progress.start_reading(&shown);
             self.read_file(&mut node, &file, || shown.clone(), buf, window);
+            self.progress.done_reading(&shown);
         }
         self.deliver(home.clone(), node);
         if let Home::Dir(dir) = home {
