@@ -23,6 +23,7 @@ pub mod format;
 pub mod id;
 #[doc(hidden)]
 pub mod index;
+pub mod key_cache;
 pub mod live_index;
 #[doc(hidden)]
 pub mod pack;
