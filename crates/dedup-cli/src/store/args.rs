@@ -57,6 +57,10 @@ pub struct CommonArgs {
     /// password given, and remember it from now on
     #[arg(long, global = true)]
     pub accept_repository_change: bool,
+    /// Neither read nor keep this client's cached key of the repository (under
+    /// $XDG_CACHE_HOME/dedup/keys): the key is derived from the password at every open
+    #[arg(long, global = true)]
+    pub no_key_cache: bool,
     /// SFTP: accept and record the host key of a server not yet in known_hosts (ssh's
     /// StrictHostKeyChecking=accept-new), whatever ssh_config says
     #[arg(long, global = true)]

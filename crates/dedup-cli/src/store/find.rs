@@ -12,7 +12,8 @@ use dedup_store::format::{Node, NodeKind};
 use super::args::CommonArgs;
 use super::history_args::FindArgs;
 use super::show_time;
-use super::snapshot_view::{json_path, quote, rfc3339};
+use super::snapshot_view::json_path;
+use dedup_store::text::{quote, rfc3339};
 
 /// restic's names of entry kinds.
 pub fn kind_name(kind: NodeKind) -> &'static str {

@@ -124,28 +124,7 @@ fn username() -> String {
     user_name::of_uid(uid).unwrap_or_else(|| format!("uid{uid}"))
 }
 
-/// A time in ns since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
+/// A time in ns since the epoch as `YYYY-MM-DD HH:MM:SS` UTC (dedup-store's words, tested there).
 fn show_time(ns: i64) -> String {
-    let secs = ns.div_euclid(1_000_000_000);
-    let days = secs.div_euclid(86_400);
-    let rest = secs.rem_euclid(86_400);
-    let (year, month, day) = dedup_store::forget::civil(days);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::show_time;
-
-    #[test]
-    fn times_show_as_utc_dates() {
-        assert_eq!(show_time(0), "1970-01-01 00:00:00");
-        assert_eq!(show_time(951_782_400_000_000_000), "2000-02-29 00:00:00");
-        assert_eq!(show_time(1_700_000_000_123_000_000), "2023-11-14 22:13:20");
-    }
+    dedup_store::text::show_time(ns)
 }

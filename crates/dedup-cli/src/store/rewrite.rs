@@ -10,7 +10,7 @@ use super::args::CommonArgs;
 use super::backup_select::lines_of;
 use super::history_args::RewriteArgs;
 use super::selection::selection;
-use super::snapshot_view::quote;
+use dedup_store::text::quote;
 
 /// The patterns of `--exclude` and of each `--exclude-file`'s lines (trimmed).
 fn patterns(args: &RewriteArgs) -> Result<Vec<Vec<u8>>> {

@@ -7,7 +7,7 @@ use dedup_store::commands::{self, TagChange};
 use super::args::CommonArgs;
 use super::history_args::TagArgs;
 use super::selection::{selection, split_commas};
-use super::snapshot_view::quote;
+use dedup_store::text::quote;
 
 /// `dedup store tag`.
 pub fn run(common: &CommonArgs, args: TagArgs) -> Result<bool> {

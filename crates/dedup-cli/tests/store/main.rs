@@ -22,6 +22,7 @@ mod store_format3;
 mod store_format4;
 mod store_help;
 mod store_json_progress;
+mod store_key_cache;
 mod store_output;
 mod store_powerloss;
 mod store_profile;

@@ -13,7 +13,8 @@ use std::path::PathBuf;
 
 use dedup_scan::{EntryKind, Metadata};
 
-use super::{BackupVisitor, FileJob, Home};
+use super::dir_state::Home;
+use super::{BackupVisitor, FileJob};
 use crate::backup::file::{chunk_file, Scheduled, StreamError};
 use crate::backup::pipeline::FileStage;
 use crate::backup::problems;
