@@ -121,7 +121,7 @@ fn needing(
                 continue;
             }
             let key = (blob.id, pack.kind);
-            if !opened.contains_key(&key) {
+            let opens = *opened.entry(key).or_insert_with(|| {
                 let result = repo.read_blob_at(&relied_on, pack.kind);
                 if let Err(err) = &result {
                     needed.warnings.push(format!(
@@ -133,9 +133,9 @@ fn needing(
                         pack_path(&pack.id)
                     ));
                 }
-                opened.insert(key, result.is_ok());
-            }
-            if !opened[&key] {
+                result.is_ok()
+            });
+            if !opens {
                 packs.insert(pack.id);
             }
         }
