@@ -108,9 +108,11 @@ pub(super) fn keep_the_only_authentic_copies(
 /// Turns pack `id`'s fate to Keep, its figures with it, and has it indexed from its trailer.
 fn keep_pack(plan: &mut Plan, id: Id, present: &HashMap<Id, u64>) {
     let size = present.get(&id).copied().unwrap_or_default();
-    let used = used_bytes(plan, &id);
+    let fate = plan.fates.get(&id).copied();
+    // A table scan, for the few packs kept this way that were to be repacked.
+    let used = if fate == Some(Fate::Repack) { used_bytes(plan, &id) } else { 0 };
     let stats = &mut plan.stats;
-    match plan.fates.get(&id).copied() {
+    match fate {
         Some(Fate::Keep) => {}
         Some(Fate::Delete) => {
             stats.packs_delete -= 1;
