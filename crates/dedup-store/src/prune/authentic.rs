@@ -4,8 +4,9 @@
 //! reachable blob is deleted or repacked because the index resolves that blob to another pack,
 //! the copy relied on is read and authenticated; if it does not open, the pack is kept and
 //! indexed again from its own trailer, and the entry that lied is left out of the new index.
-//! Only blobs with more than one location (or listed by a superseded index file) are looked at,
-//! so that a prune of a repository no one tampered with pays nothing for it.
+//! Only blobs that may have more than one location (a copy the index dropped, a pack listed
+//! twice or by a superseded index file) are looked at, so that a prune of a repository no one
+//! tampered with pays nothing for it.
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,6 +25,9 @@ pub(crate) struct Safety {
     pub(crate) reindex: HashMap<Id, u64>,
     /// Index entries (pack, blob, kind) whose blob did not open: left out of the new index.
     pub(crate) unauthentic: HashSet<(Id, Id, BlobKind)>,
+    /// Listings of a pack beyond its first in the index files in force (the index keeps only
+    /// the first: another may name a blob it lacks).
+    pub(crate) packs_listed_again: u64,
 }
 
 impl Safety {
@@ -35,14 +39,17 @@ impl Safety {
 
 /// Keeps every pack the plan would delete or repack that holds a reachable blob whose resolved
 /// copy elsewhere does not open, warning naming blob and packs. `present` are the packs'
-/// sizes. Runs only when a blob has more than one location: when the index dropped copies, or
-/// a superseded index file lists packs too.
+/// sizes. Runs only when a blob may have more than one location: when the index dropped
+/// copies, a pack is listed twice, or a superseded index file lists packs too.
 pub(super) fn keep_the_only_authentic_copies(
     repo: &Repository,
     plan: &mut Plan,
     present: &HashMap<Id, u64>,
 ) -> Result<()> {
-    if plan.index.copies_dropped() == 0 && plan.superseded.is_empty() {
+    let second_location = plan.index.copies_dropped() > 0
+        || !plan.superseded.is_empty()
+        || plan.safety.packs_listed_again > 0;
+    if !second_location {
         return Ok(());
     }
     let unindexed: HashSet<Id> = plan.unindexed.iter().copied().collect();

@@ -189,6 +189,7 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
         pinned,
         safety: Safety::default(),
     };
+    plan.safety.packs_listed_again = loaded.packs_listed_again;
     let usage = usage(repo, &plan)?;
     decide(&mut plan, &usage, &present, options);
 

@@ -19,6 +19,9 @@ pub struct LoadedIndex {
     pub superseded: Vec<Id>,
     /// Index files that could not be read (their packs may still be found by their trailers).
     pub problems: Vec<Error>,
+    /// Listings of a pack in the files in force beyond its first (which alone the index
+    /// keeps): another listing may name a blob the first one lacks.
+    pub packs_listed_again: u64,
 }
 
 impl Repository {
@@ -126,16 +129,19 @@ impl Repository {
         let mut used = Vec::new();
         let mut ignored = Vec::new();
         let mut live = HashSet::new();
+        let mut listings = 0u64;
         for (id, packs) in loaded {
             if superseded.contains(&id) {
                 ignored.push(id);
             } else {
+                listings += packs.len() as u64;
                 live.extend(packs);
                 used.push(id);
             }
         }
+        let packs_listed_again = listings - live.len() as u64;
         index.keep_only_packs(&live);
         index.finish_loading();
-        Ok(LoadedIndex { index, files: used, superseded: ignored, problems })
+        Ok(LoadedIndex { index, files: used, superseded: ignored, problems, packs_listed_again })
     }
 }

@@ -148,11 +148,14 @@ fn a_forged_deletion_plan_naming_live_packs_and_index_files_deletes_nothing_live
 enum Relocated {
     ToGarbage,
     ToLivePack,
+    /// To a garbage pack, the real pack listed again without it beside its real listing (the
+    /// index keeps one listing of a pack: the forged one, here).
+    ListedAgainWithout,
 }
 
 #[test]
 fn a_forged_index_file_moving_a_live_blob_elsewhere_does_not_get_its_pack_deleted() {
-    for case in [Relocated::ToGarbage, Relocated::ToLivePack] {
+    for case in [Relocated::ToGarbage, Relocated::ToLivePack, Relocated::ListedAgainWithout] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("repo");
         let repo = small_repo(&root, true);
@@ -171,7 +174,7 @@ fn a_forged_index_file_moving_a_live_blob_elsewhere_does_not_get_its_pack_delete
         let second = back_up(&repo, &elsewhere);
         let mut expected = vec![("kept", kept.clone())];
         match case {
-            Relocated::ToGarbage => {
+            Relocated::ToGarbage | Relocated::ListedAgainWithout => {
                 repo.backend().delete(&format!("snapshots/{second}")).unwrap();
             }
             Relocated::ToLivePack => expected.push(("other", other.clone())),
@@ -184,6 +187,7 @@ fn a_forged_index_file_moving_a_live_blob_elsewhere_does_not_get_its_pack_delete
         // pack it reads first, in an order the test cannot choose: so that it is the forged
         // one, the second backup's own index file is taken away (as far as the index goes, the
         // repository is then what it would be had the forged file been read first).
+        let relisted = matches!(case, Relocated::ListedAgainWithout);
         let mut packs = Vec::new();
         let mut second_index = Vec::new();
         for file_id in repo.list_index_files().unwrap() {
@@ -192,7 +196,10 @@ fn a_forged_index_file_moving_a_live_blob_elsewhere_does_not_get_its_pack_delete
             }
             for mut pack in repo.read_index_file(&file_id).unwrap().packs {
                 if pack.id == real_pack {
-                    continue;
+                    if !relisted {
+                        continue;
+                    }
+                    pack.blobs.clear();
                 }
                 if pack.id == target {
                     let mut moved = pack.blobs[0];
@@ -202,9 +209,27 @@ fn a_forged_index_file_moving_a_live_blob_elsewhere_does_not_get_its_pack_delete
                 packs.push(pack);
             }
         }
-        repo.write_index_file(&IndexFile { supersedes: first_index, packs }).unwrap();
+        let supersedes = if relisted { Vec::new() } else { first_index };
+        let forged = IndexFile { supersedes, packs };
+        let mut written = repo.write_index_file(&forged).unwrap();
         for file_id in second_index {
             repo.backend().delete(&format!("index/{file_id}")).unwrap();
+        }
+        if relisted {
+            // Which listing of the real pack the index keeps depends on the order the files
+            // are listed in: forged again (each time under a new name) until it is the forged
+            // one, as a forger could.
+            for _ in 0..64 {
+                let index = repo.load_index().unwrap().index;
+                let moved = index.lookup(&x, BlobKind::Data).is_some_and(|l| l.pack == target);
+                if moved && index.copies_dropped() == 0 {
+                    break;
+                }
+                repo.backend().delete(&format!("index/{written}")).unwrap();
+                written = repo.write_index_file(&forged).unwrap();
+            }
+            let index = repo.load_index().unwrap().index;
+            assert_eq!(index.lookup(&x, BlobKind::Data).unwrap().pack, target, "not forged");
         }
 
         let warnings = full_prune(&repo);
