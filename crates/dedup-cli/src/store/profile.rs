@@ -60,6 +60,8 @@ pub struct RepositorySection {
     pub s3_virtual_host: Option<bool>,
     /// `--no-cache`.
     pub no_cache: Option<bool>,
+    /// `--no-key-cache`.
+    pub no_key_cache: Option<bool>,
     /// `--insecure-http`.
     pub insecure_http: Option<bool>,
 }

@@ -57,6 +57,7 @@ fn repository(common: &mut CommonArgs, profile: RepositorySection) {
     common.connections = common.connections.or(profile.connections);
     common.s3_virtual_host |= profile.s3_virtual_host.unwrap_or(false);
     common.no_cache |= profile.no_cache.unwrap_or(false);
+    common.no_key_cache |= profile.no_key_cache.unwrap_or(false);
     common.insecure_http |= profile.insecure_http.unwrap_or(false);
 }
 

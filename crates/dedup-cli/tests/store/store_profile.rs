@@ -302,3 +302,32 @@ fn backup_with_no_path_and_no_profile_says_what_is_missing() {
     assert!(stderr(&out).contains("nothing to back up"), "{}", stderr(&out));
     assert_eq!(snapshot_count(&repo), 0);
 }
+
+#[test]
+fn a_profile_can_turn_the_key_cache_off() {
+    let places = Places::new();
+    let repo = places.root.join("repo");
+    init_repo(&repo);
+    let base = format!(
+        "[repository]\nrepository = {repo:?}\npassword-file = {pw:?}\n",
+        pw = places.password_file()
+    );
+    places.user_profile("nocache", &format!("{base}no-key-cache = true\n"));
+    places.user_profile("cached", &base);
+    let key_source = |name: &str| {
+        let out = places.run(name, &["-v", "snapshots"]);
+        out.assert_code(0);
+        let err = stderr(&out);
+        if err.contains("from this client's key cache") {
+            "cache"
+        } else {
+            assert!(err.contains("derived from the password"), "{}", out.dump());
+            "password"
+        }
+    };
+    assert_eq!(key_source("nocache"), "password");
+    assert_eq!(key_source("nocache"), "password", "the profile's no-key-cache kept nothing");
+    assert_eq!(key_source("cached"), "password");
+    assert_eq!(key_source("cached"), "cache");
+    assert_eq!(key_source("nocache"), "password", "a kept key is not read either");
+}
