@@ -71,8 +71,9 @@ impl AppendOnlyProxy {
     }
 }
 
-/// Reads one request (head and Content-Length body) from `client`.
-fn read_request(client: &mut TcpStream) -> std::io::Result<Option<(String, Vec<u8>)>> {
+/// Reads one request (head and Content-Length body) from `client`; `None` when it closed first.
+/// Also serves store_s3's fault-injecting proxy.
+pub fn read_request(client: &mut TcpStream) -> std::io::Result<Option<(String, Vec<u8>)>> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 << 10];
     let head_end = loop {

@@ -370,6 +370,20 @@ pub fn settle() {
     std::thread::sleep(Duration::from_millis(250));
 }
 
+/// `len` bytes that neither compress nor deduplicate (xorshift from `seed`): the same seed gives
+/// the same bytes, so tests can make identical files on purpose.
+pub fn noise_bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
 /// A fresh temporary directory.
 pub fn tmp() -> tempfile::TempDir {
     isolate_client();

@@ -19,15 +19,8 @@ use s3server::S3Server;
 fn tree(root: &Path, seed: u64, files: usize, size: usize) {
     std::fs::create_dir_all(root.join("sub")).unwrap();
     for i in 0..files {
-        let mut x = seed.wrapping_mul(0x9E37_79B9).wrapping_add(i as u64) | 1;
-        let bytes: Vec<u8> = (0..size)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let bytes =
+            common::noise_bytes(seed.wrapping_mul(0x9E37_79B9).wrapping_add(i as u64), size);
         let dir = if i % 2 == 0 { root.join("sub") } else { root.to_path_buf() };
         std::fs::write(dir.join(format!("f{i}")), bytes).unwrap();
     }

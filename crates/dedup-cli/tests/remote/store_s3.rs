@@ -5,6 +5,7 @@
 //! (a prune of many packs in a few requests; a failed batch names a pack).
 
 use crate::common;
+use crate::common::append_only_proxy::read_request;
 use crate::common::s3server;
 
 use std::io::{Read, Write};
@@ -72,39 +73,6 @@ impl Proxy {
 struct Counts {
     parts: Arc<AtomicU64>,
     deletions: Arc<AtomicU64>,
-}
-
-/// Reads one request (head and Content-Length body) from `client`.
-fn read_request(client: &mut TcpStream) -> std::io::Result<Option<(String, Vec<u8>)>> {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 4096];
-    let head_end = loop {
-        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at + 4;
-        }
-        let n = client.read(&mut byte)?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&byte[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let len: usize = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse().ok())?
-        })
-        .unwrap_or(0);
-    let mut body = buf[head_end..].to_vec();
-    while body.len() < len {
-        let n = client.read(&mut byte)?;
-        if n == 0 {
-            return Ok(None);
-        }
-        body.extend_from_slice(&byte[..n]);
-    }
-    Ok(Some((head, body)))
 }
 
 /// Serves one client connection request by request; each request goes to the server on a
@@ -185,15 +153,7 @@ fn tree(root: &Path, seed: u64, files: usize) {
     std::fs::create_dir_all(root.join("sub")).unwrap();
     for i in 0..files {
         let len = 1000 + (i * 37_717 + seed as usize * 101) % 300_000;
-        let mut x = seed.wrapping_mul(31).wrapping_add(i as u64) | 1;
-        let bytes: Vec<u8> = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let bytes = common::noise_bytes(seed.wrapping_mul(31).wrapping_add(i as u64), len);
         let dir = if i % 3 == 0 { root.join("sub") } else { root.to_path_buf() };
         std::fs::write(dir.join(format!("f{i}")), bytes).unwrap();
     }

@@ -19,15 +19,7 @@ fn tree(root: &Path, seed: u64, files: usize) {
     std::fs::create_dir_all(root.join("sub")).unwrap();
     for i in 0..files {
         let len = 1000 + (i * 37_717 + seed as usize * 101) % 300_000;
-        let mut x = seed.wrapping_mul(31).wrapping_add(i as u64) | 1;
-        let bytes: Vec<u8> = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let bytes = common::noise_bytes(seed.wrapping_mul(31).wrapping_add(i as u64), len);
         let dir = if i % 3 == 0 { root.join("sub") } else { root.to_path_buf() };
         std::fs::write(dir.join(format!("f{i}")), bytes).unwrap();
     }

@@ -44,15 +44,8 @@ fn summary(lines: &[Value]) -> &Value {
 fn tree(src: &Path, files: usize, size: usize) {
     fs::create_dir_all(src).unwrap();
     for i in 0..files {
-        let mut x = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let bytes: Vec<u8> = (0..size)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let bytes =
+            crate::common::noise_bytes((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15), size);
         fs::write(src.join(format!("f{i}")), bytes).unwrap();
     }
 }
