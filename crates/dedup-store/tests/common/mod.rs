@@ -37,12 +37,14 @@ pub fn noise(len: usize, seed: u64) -> Vec<u8> {
 /// A local directory seen as object storage sees it: only the required methods of [`Backend`]
 /// are forwarded, so every optional fast path (streamed writes, kept descriptors, ranged
 /// readers) takes the trait's default, one request per call. It counts the listings of `data/`
-/// and can refuse new packs as a full disk refuses them.
+/// and the index files read, and can refuse new packs as a full disk refuses them.
 pub struct ObjectLike {
     /// The directory behind it, reached directly.
     pub inner: LocalBackend,
     /// Listings of `data/` so far.
     pub data_listings: AtomicU64,
+    /// Index files read so far.
+    pub index_reads: AtomicU64,
     /// Packs accepted before the next is refused with ENOSPC (`u64::MAX`: never).
     pub packs_left: AtomicU64,
 }
@@ -53,6 +55,7 @@ impl ObjectLike {
         ObjectLike {
             inner: LocalBackend::new(root),
             data_listings: AtomicU64::new(0),
+            index_reads: AtomicU64::new(0),
             packs_left: AtomicU64::new(u64::MAX),
         }
     }
@@ -81,6 +84,9 @@ impl Backend for ObjectLike {
         self.inner.put(name, bytes)
     }
     fn get(&self, name: &str) -> io::Result<Vec<u8>> {
+        if name.starts_with("index/") {
+            self.index_reads.fetch_add(1, Ordering::Relaxed);
+        }
         self.inner.get(name)
     }
     fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {

@@ -6,13 +6,11 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use dedup_store::backend::{Backend, LocalBackend, ObjectInfo, PutOutcome};
 use dedup_store::backup::{backup, BackupOptions, BackupProgress};
 use dedup_store::blob::{blob_id, BlobKind};
 use dedup_store::commands::{check, prune, PruneEvent};
@@ -22,7 +20,7 @@ use dedup_store::pack::pack_path;
 use dedup_store::prune::PruneOptions;
 use dedup_store::repo::{OpenOptions, Repository, WriterMarker};
 
-use crate::common::{noise, small_repo};
+use crate::common::{noise, small_repo, ObjectLike};
 
 /// Backs up `src`; returns the snapshot's id.
 fn back_up(repo: &Repository, src: &Path) -> Id {
@@ -295,39 +293,6 @@ fn an_honest_deferred_plan_is_carried_out_without_warnings() {
     assert_intact(&repo, &[("kept", kept)], "honest deferred plan");
 }
 
-/// A local directory that counts the index files read.
-struct CountingReads {
-    inner: LocalBackend,
-    index_reads: AtomicU64,
-}
-
-impl Backend for CountingReads {
-    fn location(&self) -> String {
-        self.inner.location()
-    }
-    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<PutOutcome> {
-        self.inner.put(name, bytes)
-    }
-    fn get(&self, name: &str) -> io::Result<Vec<u8>> {
-        if name.starts_with("index/") {
-            self.index_reads.fetch_add(1, Ordering::Relaxed);
-        }
-        self.inner.get(name)
-    }
-    fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-        self.inner.get_range(name, offset, len)
-    }
-    fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
-        self.inner.list(prefix)
-    }
-    fn delete(&self, name: &str) -> io::Result<()> {
-        self.inner.delete(name)
-    }
-    fn exists(&self, name: &str) -> io::Result<bool> {
-        self.inner.exists(name)
-    }
-}
-
 /// Planning a prune of a repository where no blob has a second location reads each index file
 /// once, as before the guard against misplaced blobs: that guard reads nothing there.
 #[test]
@@ -335,8 +300,7 @@ fn a_prune_with_no_blob_in_two_places_reads_each_index_file_once() {
     let dir = tempfile::tempdir().unwrap();
     let (root, src) = (dir.path().join("repo"), dir.path().join("src"));
     small_repo(&root, true);
-    let backend =
-        Arc::new(CountingReads { inner: LocalBackend::new(&root), index_reads: AtomicU64::new(0) });
+    let backend = Arc::new(ObjectLike::new(&root));
     let options = OpenOptions { password: Some(b"pw".as_slice()), first_slot: None };
     let repo = Repository::open_with(backend.clone(), &options).unwrap().repository;
     fs::create_dir_all(&src).unwrap();
