@@ -170,7 +170,10 @@ fn node_of(store: &VolumeStore, table: &Table, ino: Ino, name: &[u8]) -> Result<
         let mut chunks = Vec::new();
         for (_, piece) in content.pieces() {
             match piece {
-                Piece::Stored { id, .. } => chunks.push(*id),
+                Piece::Stored { id, .. } => {
+                    store.ensure_stored(id)?;
+                    chunks.push(*id)
+                }
                 Piece::Hole { len } => chunks.extend(store.zero_chunks(*len)?),
                 Piece::Fresh(_) => {
                     return Err(Error::Invalid(format!("inode {ino}: written bytes not cut")))

@@ -86,10 +86,20 @@ impl VolumeStore {
         Ok(bytes)
     }
 
+    /// `result` of a write to the storage: after an error every open pack is given up, so that
+    /// the space it took (chunks of files perhaps deleted since) is free again; the chunks the
+    /// next commit names are stored again from memory ([`VolumeStore::ensure_stored`]).
+    fn written<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        if result.is_err() {
+            self.sink.abandon_open_packs();
+        }
+        result
+    }
+
     /// Stores `bytes` as a chunk unless the repository has it; returns its id.
     pub fn store(&self, bytes: &[u8]) -> Result<Id, Error> {
         let id = blob_id(&self.repo.keys().id, bytes);
-        if self.sink.store_with_id(id, BlobKind::Data, bytes)? {
+        if self.written(self.sink.store_with_id(id, BlobKind::Data, bytes))? {
             let mut unpacked = lock(&self.unpacked);
             unpacked.bytes += bytes.len();
             unpacked.chunks.insert(id, Arc::new(bytes.to_vec()));
@@ -106,12 +116,52 @@ impl VolumeStore {
         unpacked.bytes = unpacked.chunks.values().map(|b| b.len()).sum();
     }
 
+    /// Makes sure chunk `id`, named by a piece of a file, is stored or being stored: a chunk
+    /// whose pack could not be written (a full disk) is stored again from memory. A chunk no
+    /// longer held is an error, so that no commit names a blob that never landed.
+    pub fn ensure_stored(&self, id: &Id) -> Result<(), Error> {
+        if self.sink.contains(id, BlobKind::Data) {
+            return Ok(());
+        }
+        let bytes = lock(&self.unpacked).chunks.get(id).cloned();
+        let bytes = bytes.ok_or_else(|| Error::Missing {
+            object: format!("data blob {id} (its pack was not written and it is not held)"),
+        })?;
+        self.written(self.sink.store_with_id(*id, BlobKind::Data, &bytes))?;
+        Ok(())
+    }
+
     /// Writes the open packs and indexes them: every chunk stored so far is durable.
     pub fn flush(&self) -> Result<(), Error> {
-        self.sink.flush()?;
+        self.written(self.sink.flush())?;
         let mut unpacked = lock(&self.unpacked);
         self.sweep(&mut unpacked);
         Ok(())
+    }
+
+    /// The chunks held whose pack was not written (a write error) and that were not stored
+    /// again since.
+    pub fn lost_chunks(&self) -> Vec<Id> {
+        let unpacked = lock(&self.unpacked);
+        let lost = unpacked.chunks.keys().filter(|id| !self.sink.contains(id, BlobKind::Data));
+        lost.copied().collect()
+    }
+
+    /// After a commit that began with `lost` ([`VolumeStore::lost_chunks`]) lost: lets go of
+    /// those that no file of the commit named (the commit stored the named ones again), such as
+    /// the chunks of a file deleted after its write failed. A chunk lost since the commit began
+    /// stays held, as a file the next commit names may hold it.
+    pub fn forget_lost(&self, lost: &[Id]) {
+        if lost.is_empty() {
+            return;
+        }
+        let mut unpacked = lock(&self.unpacked);
+        for id in lost {
+            if !self.sink.contains(id, BlobKind::Data) {
+                unpacked.chunks.remove(id);
+            }
+        }
+        self.sweep(&mut unpacked);
     }
 
     /// The chunks of a hole of `len` bytes, stored (once) where the repository lacks them.
@@ -128,8 +178,9 @@ impl VolumeStore {
     }
 
     fn zero_id(&self, len: usize) -> Result<Id, Error> {
-        if let Some(id) = lock(&self.zeros).get(&len) {
-            return Ok(*id);
+        if let Some(id) = lock(&self.zeros).get(&len).copied() {
+            self.ensure_stored(&id)?;
+            return Ok(id);
         }
         let id = self.store(&vec![0; len])?;
         lock(&self.zeros).insert(len, id);
