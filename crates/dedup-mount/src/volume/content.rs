@@ -167,6 +167,16 @@ impl Content {
             return Ok(());
         }
         let end = offset + data.len() as u64;
+        if offset == self.size {
+            // Appending to written bytes (a file written in order) grows them in place rather
+            // than as a piece of its own that is then joined to them.
+            if let Some((_, Piece::Fresh(bytes))) = self.pieces.iter_mut().next_back() {
+                bytes.extend_from_slice(data);
+                self.fresh += data.len() as u64;
+                self.size = end;
+                return Ok(());
+            }
+        }
         if offset > self.size {
             self.set_size(offset, fetch)?;
         }
