@@ -1,7 +1,7 @@
 //! A volume recovers from a failed commit: after the repository's disk was full (the packs of
 //! a commit could not be written), freeing space lets the next `fsync` commit, and that commit
 //! is whole: the chunks of the failed packs are stored again rather than named while missing,
-//! and the chunks of a file deleted meanwhile are not stored at all.
+//! and a file deleted before space came back is not committed.
 
 use crate::common;
 use crate::volume_helpers::{assert_checks_clean, data, fuse_available, Volume};
@@ -55,15 +55,20 @@ fn after_a_full_disk_the_next_fsync_commits_whole_once_space_is_freed() {
     File::open(volume.path("pending")).unwrap().sync_all().expect("the fsync after freeing space");
     assert!(fs::read(volume.path("pending")).unwrap() == pending);
 
-    // A file that does not fit fails with ENOSPC; deleted, its chunks are not stored later,
-    // and the volume commits again.
-    let error = fill(&volume.path("big"), 96);
-    assert_eq!(error.raw_os_error(), Some(28), "not ENOSPC: {error}");
-    fs::remove_file(volume.path("big")).unwrap();
+    // Full again: a file written and closed cannot be committed; deleted before space comes
+    // back, it is not committed later, and the volume commits again.
+    fill_outside(&ballast);
+    let mut file = File::create(volume.path("gone")).unwrap();
+    let _ = file.write_all(&data(4 << 20, 24));
+    assert!(file.sync_all().is_err(), "4 MiB of new data committed into a full disk");
+    drop(file);
+    fs::remove_file(volume.path("gone")).unwrap();
+    fs::remove_file(&ballast).unwrap();
     let after = data(1 << 20, 23);
     let mut file = File::create(volume.path("after")).unwrap();
     file.write_all(&after).unwrap();
-    file.sync_all().expect("the fsync after deleting the file that did not fit");
+    let synced = file.sync_all();
+    synced.unwrap_or_else(|e| panic!("the fsync after the second full disk: {e}"));
     drop(file);
     volume.unmount_ok();
     assert_checks_clean(&repo);
@@ -72,21 +77,7 @@ fn after_a_full_disk_the_next_fsync_commits_whole_once_space_is_freed() {
     assert!(fs::read(volume.path("kept")).unwrap() == kept);
     assert!(fs::read(volume.path("pending")).unwrap() == pending);
     assert!(fs::read(volume.path("after")).unwrap() == after);
-    assert!(!volume.path("big").exists());
+    assert!(!volume.path("gone").exists());
     volume.unmount_ok();
     assert_checks_clean(&repo);
-}
-
-/// Writes `mib` MiB of new data to `path` and syncs it; the first error met.
-fn fill(path: &Path, mib: u64) -> std::io::Error {
-    let mut file = OpenOptions::new().create(true).write(true).truncate(true).open(path).unwrap();
-    for n in 0..mib {
-        if let Err(err) = file.write_all(&data(1 << 20, 2000 + n)) {
-            return err;
-        }
-    }
-    match file.sync_all() {
-        Err(err) => err,
-        Ok(()) => panic!("{mib} MiB fitted in a 64 MiB file system"),
-    }
 }

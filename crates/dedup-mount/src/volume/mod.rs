@@ -10,6 +10,7 @@
 
 mod content;
 mod fs;
+mod seal_pool;
 mod snapshot;
 mod store;
 mod table;
@@ -226,6 +227,12 @@ impl Volume {
         }
     }
 
+    /// At `close`, after the file's written bytes were cut: waits until the sealing threads
+    /// stored what was queued; what they met is the caller's.
+    fn settled(&self) -> Result<(), fuser::Errno> {
+        self.store.settled().map_err(|e| self.failure(e))
+    }
+
     /// A commit for `fsync`: its error, or one a background commit met, is the caller's.
     fn commit_for_caller(&self) -> Result<(), fuser::Errno> {
         let committed = self.commit().map(|_| ());
@@ -266,6 +273,7 @@ impl Volume {
 
     /// The body of [`Volume::commit`], under the lock of `last`.
     fn commit_changes(&self, last: &mut Option<Id>, seen: u64) -> Result<Option<Id>, Error> {
+        let failures = self.store.failures();
         let chunker = self.store.repo().chunker();
         let files = self.table().files();
         // Cut outside the table's lock, so that the volume serves meanwhile; what is written
@@ -283,6 +291,13 @@ impl Volume {
             snapshot::store_trees(&self.store, &table, &self.options.name, &mut summary)?;
         drop(table);
         self.store.flush()?;
+        if self.store.failures() != failures {
+            // A write that failed meanwhile may have given up packs holding chunks the trees
+            // name: this commit is not written; the next stores them again.
+            return Err(Error::Invalid(
+                "not committed: a write to the repository failed while the commit ran".into(),
+            ));
+        }
         let planned = &self.planned;
         self.store.sink().keep_indexed_what_a_prune_planned_since(planned, tree, status_tree)?;
         let stats = self.store.sink().stats();

@@ -3,11 +3,17 @@
 //! from memory while their pack is still open), and the chunks a hole stands for at a commit.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_store::blob::{blob_id, BlobKind};
 use dedup_store::repo::{BlobSink, Repository};
 use dedup_store::{Error, Id};
+
+use super::seal_pool::SealPool;
+
+/// Threads that compress, seal and pack new chunks beside the FUSE threads.
+const SEAL_THREADS: usize = 2;
 
 /// Chunks kept after a read: a reader going through a file in 128 KiB requests reads each
 /// chunk once, and two readers at once do not evict each other's.
@@ -29,7 +35,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Chunks in and out of the repository.
 pub struct VolumeStore {
     repo: &'static Repository,
-    sink: BlobSink<'static>,
+    sink: Arc<BlobSink<'static>>,
+    /// Seals new chunks off the FUSE threads (`None`: on them, no thread could be started).
+    pool: Option<SealPool>,
+    /// Write failures met so far, by anyone: a commit during which one happened is not written.
+    failures: Arc<AtomicU64>,
     cache: Mutex<VecDeque<(Id, Arc<Vec<u8>>)>>,
     unpacked: Mutex<Unpacked>,
     /// The id of a run of `len` zeros, by `len`.
@@ -43,9 +53,14 @@ impl VolumeStore {
     pub fn new(repo: &'static Repository, sink: BlobSink<'static>) -> VolumeStore {
         let max = repo.chunker().max_size();
         let zero_chunk = repo.chunker().cut(&vec![0; max]);
+        let sink = Arc::new(sink);
+        let failures = Arc::new(AtomicU64::new(0));
+        let pool = SealPool::start(&sink, SEAL_THREADS, &failures);
         VolumeStore {
             repo,
             sink,
+            pool,
+            failures,
             cache: Mutex::new(VecDeque::new()),
             unpacked: Mutex::new(Unpacked { chunks: HashMap::new(), bytes: 0 }),
             zeros: Mutex::new(HashMap::new()),
@@ -91,23 +106,53 @@ impl VolumeStore {
     /// next commit names are stored again from memory ([`VolumeStore::ensure_stored`]).
     fn written<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
         if result.is_err() {
+            self.failures.fetch_add(1, Ordering::SeqCst);
             self.sink.abandon_open_packs();
         }
         result
     }
 
-    /// Stores `bytes` as a chunk unless the repository has it; returns its id.
+    /// Write failures met so far: a commit compares them before and after it runs.
+    pub fn failures(&self) -> u64 {
+        self.failures.load(Ordering::SeqCst)
+    }
+
+    /// Stores `bytes` as a chunk unless the repository has it (on a sealing thread where there
+    /// is one); returns its id. The bytes are held until their pack is written, for reads and
+    /// for storing again after a failure.
     pub fn store(&self, bytes: &[u8]) -> Result<Id, Error> {
         let id = blob_id(&self.repo.keys().id, bytes);
-        if self.written(self.sink.store_with_id(id, BlobKind::Data, bytes))? {
+        if self.sink.contains(&id, BlobKind::Data) {
+            return Ok(id);
+        }
+        let held = {
             let mut unpacked = lock(&self.unpacked);
-            unpacked.bytes += bytes.len();
-            unpacked.chunks.insert(id, Arc::new(bytes.to_vec()));
-            if unpacked.bytes > UNPACKED_SWEEP {
-                self.sweep(&mut unpacked);
+            if let Some(held) = unpacked.chunks.get(&id) {
+                Arc::clone(held)
+            } else {
+                let held = Arc::new(bytes.to_vec());
+                unpacked.bytes += bytes.len();
+                unpacked.chunks.insert(id, Arc::clone(&held));
+                if unpacked.bytes > UNPACKED_SWEEP {
+                    self.sweep(&mut unpacked);
+                }
+                held
             }
+        };
+        let unqueued = match &self.pool {
+            Some(pool) => pool.submit(id, held).err(),
+            None => Some(held),
+        };
+        if let Some(bytes) = unqueued {
+            self.written(self.sink.store_with_id(id, BlobKind::Data, &bytes))?;
         }
         Ok(id)
+    }
+
+    /// Waits until every chunk given to the sealing threads is stored; the first error they
+    /// met since the last call.
+    pub fn settled(&self) -> Result<(), Error> {
+        self.pool.as_ref().map_or(Ok(()), SealPool::settled)
     }
 
     /// Lets go of the unpacked chunks whose pack has been written.
@@ -133,6 +178,9 @@ impl VolumeStore {
 
     /// Writes the open packs and indexes them: every chunk stored so far is durable.
     pub fn flush(&self) -> Result<(), Error> {
+        if let Some(pool) = &self.pool {
+            pool.wait();
+        }
         self.written(self.sink.flush())?;
         let mut unpacked = lock(&self.unpacked);
         self.sweep(&mut unpacked);

@@ -13,3 +13,4 @@ mod failing_backend;
 mod hostile_trees;
 mod prune_damage;
 mod roundtrip;
+mod sink_forgets;

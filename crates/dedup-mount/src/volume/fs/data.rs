@@ -15,8 +15,9 @@ use super::super::Volume;
 use super::attrs::now_ns;
 use super::{errno, VolumeFs};
 
-/// Written bytes of one file from which the decided part is cut and stored during the writes.
-const CUT_FROM: u64 = 32 << 20;
+/// Written bytes of one file from which the decided part is cut and stored during the writes
+/// (the longest chunk: less would hold no cut to make; more holds more memory per file).
+const CUT_FROM: u64 = 8 << 20;
 
 /// `fallocate` modes.
 const FALLOC_FL_KEEP_SIZE: i32 = 0x01;
@@ -99,7 +100,8 @@ impl VolumeFs {
     /// commit) met.
     pub(super) fn flush_data(&self, ino: Ino) -> Result<(), Errno> {
         let cut = self.with_content(ino, |content, volume| volume.cut(content, true));
-        match cut.and_then(|()| self.volume.take_failure()) {
+        let stored = cut.and_then(|()| self.volume.settled());
+        match stored.and_then(|()| self.volume.take_failure()) {
             Err(e) if e.code() == Code::ISDIR.raw_os_error() => Ok(()),
             done => done,
         }
