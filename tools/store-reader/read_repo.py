@@ -430,12 +430,14 @@ class Repository:
     def snapshots(self):
         out = []
         for name in listing(os.path.join(self.path, "snapshots")):
-            path, r, version = self._open_named("snapshots", name, b"DDSS", "snapshot", (1, 2))
+            path, r, version = self._open_named("snapshots", name, b"DDSS", "snapshot", (1, 2, 3, 4))
             s = {"id": name, "time": r.i64(), "tree": r.take(32)}
-            # §9: version 2 names the root status tree; it is valid in format version 3 only.
-            if version == 2 and self.config["version"] < 3:
-                raise FormatError(f"{path}: snapshot version 2 in a format version {self.config['version']} repository")
-            s["status_tree"] = r.take(32) if version == 2 else None
+            # §9: versions 2 and 4 name the root status tree, valid in format version 3 only;
+            # versions 3 and 4 end with the original snapshot's id.
+            with_status = version in (2, 4)
+            if with_status and self.config["version"] < 3:
+                raise FormatError(f"{path}: snapshot version {version} in a format version {self.config['version']} repository")
+            s["status_tree"] = r.take(32) if with_status else None
             s["parent"] = r.take(32).hex() if r.flag("has_parent") else None
             s["host"], s["user"] = r.str_(4096), r.str_(4096)
             s["paths"] = [r.bytes_(65536) for _ in range(r.u32())]
@@ -443,6 +445,7 @@ class Repository:
             s["flags"] = r.flag("flags")
             s["summary"] = [r.u64() for _ in range(10)]
             s["program"] = r.str_(4096)
+            s["original"] = r.take(32).hex() if version >= 3 else None
             r.end()
             out.append(s)
         out.sort(key=lambda s: (s["time"], s["id"]))
@@ -629,7 +632,8 @@ def main(argv):
     if argv[2] == "list":
         for s in repo.snapshots():
             paths = " ".join(p.decode(errors="replace") for p in s["paths"])
-            print(f"{s['id'][:8]} {s['time']} {s['host']} {paths}")
+            original = f" original={s['original'][:8]}" if s["original"] else ""
+            print(f"{s['id'][:8]} {s['time']} {s['host']} {paths}{original}")
         return 0
     if argv[2] == "check-packs":
         for shard in listing(os.path.join(argv[1], "data")):

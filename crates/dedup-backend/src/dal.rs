@@ -93,7 +93,23 @@ pub(super) fn list_files(
 /// Deletes `name`; an absent object counts as deleted.
 pub(super) fn delete(runtime: &Runtime, op: &Operator, name: &str) -> io::Result<()> {
     match runtime.block_on(op.delete(name)) {
+        Err(err) if err.kind() == ErrorKind::PermissionDenied => Err(deletion_refused(err)),
         Err(err) if err.kind() != ErrorKind::NotFound => Err(to_io(err)),
         _ => Ok(()),
     }
+}
+
+/// A refused DELETE, said plainly: the usual cause is credentials that may create and read
+/// objects but not delete them (an append-only arrangement), which only `forget`, `prune` and
+/// `repair` need.
+pub(super) fn deletion_refused(err: opendal::Error) -> io::Error {
+    let cause = to_io(err);
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "the storage refused to delete it (DELETE denied: these credentials may not delete, \
+             as append-only ones may not; forget, prune and repair need credentials that may): \
+             {cause}"
+        ),
+    )
 }

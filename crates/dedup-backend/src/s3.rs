@@ -158,6 +158,18 @@ impl Backend for S3Backend {
             Err(err) if err.kind() == ErrorKind::ConditionNotMatch => {
                 Ok(PutOutcome::AlreadyExisted)
             }
+            // Storage that may not overwrite (an append-only arrangement) may answer a PUT to a
+            // name already taken with 403 rather than 412: a retried PUT whose first answer was
+            // lost, or a content-named object another writer stored. The same name and length
+            // are the same object, as with 412; anything else is a refusal.
+            Err(err) if err.kind() == ErrorKind::PermissionDenied => {
+                match self.runtime.block_on(self.op.stat(name)) {
+                    Ok(meta) if meta.content_length() == bytes.len() as u64 => {
+                        Ok(PutOutcome::AlreadyExisted)
+                    }
+                    _ => Err(to_io(err)),
+                }
+            }
             Err(err) => Err(to_io(err)),
         }
     }

@@ -17,6 +17,7 @@
 //! path bytes are fine.
 
 pub mod format;
+mod stats_lines;
 
 use std::fs::{self, File, OpenOptions};
 use std::io;

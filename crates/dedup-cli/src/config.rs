@@ -38,7 +38,8 @@ pub struct CacheConfig {
     pub dir: Option<PathBuf>,
 }
 
-fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
+/// The XDG base directory `var` names, else `$HOME/fallback`.
+pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
     match env::var_os(var) {
         // The XDG spec: relative paths are invalid and to be ignored.
         Some(dir) if Path::new(&dir).is_absolute() => Some(PathBuf::from(dir)),

@@ -19,6 +19,7 @@ mod stages;
 mod testtree;
 mod tree;
 mod tuning;
+mod verbose_lines;
 
 /// Fewer items of computing work than this (groups to build or sort, cache entries to order)
 /// are done on the calling thread: on a small tree, starting rayon's pool, a thread per core
@@ -33,3 +34,4 @@ pub use pipeline::{find, find_run, FindOptions, Funnel, Run};
 pub use selection::Selection;
 pub use stages::whole_read::WholeRead;
 pub use tuning::{PhysicalOrder, Tuning};
+pub use verbose_lines::verbose_lines;

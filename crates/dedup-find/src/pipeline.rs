@@ -135,7 +135,7 @@ pub fn find_run(
     Run { report, walk_io, read_io, whole_reads, funnel, cache }
 }
 
-/// Walk the tree; meanwhile the cache file loads (tens of milliseconds for 100,000 entries). The
+/// Walk the tree; meanwhile the cache file loads (a large cache takes a while to parse). The
 /// walk starts its own threads as its scheduler allows.
 fn walk_and_load(
     roots: &[PathBuf],

@@ -123,8 +123,8 @@ impl PathArena {
 
     /// The full path of a node.
     pub fn path(&self, node: NodeId) -> PathBuf {
-        // Room for a typical path up front: grown from empty, it was reallocated four or five
-        // times per path, a third of all the finder's allocations.
+        // Room for a typical path up front: grown from empty, it was reallocated several times
+        // per path, a large share of all the finder's allocations.
         let mut bytes = Vec::with_capacity(PATH_ROOM);
         self.write_path(node, &mut bytes);
         PathBuf::from(OsString::from_vec(bytes))

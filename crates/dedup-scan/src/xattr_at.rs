@@ -1,10 +1,11 @@
 //! `listxattrat(2)` (Linux 6.13), which rustix does not wrap: the names of an entry's extended
 //! attributes, by directory and name and without following a symlink. Before it, the only way
 //! was `llistxattr` on the entry's `/proc/self/fd/<dir>/<name>` path, which the kernel resolves
-//! through procfs on every call: about 4 µs against 0.6 µs for the call on an open file
-//! (docs/benchmarks/journal.md, "Sync start-up and per-file costs"). Here, beside the walk, because
-//! both the walk (a backup reads every new entry's attributes) and dedup-fs use it. On an older kernel the first call
-//! answers `ENOSYS`, and every later one goes the old way without asking again.
+//! through procfs on every call: several times the cost of the call on an open file
+//! (docs/benchmarks/journal.md, "Sync start-up and per-file costs"). Here, beside the walk,
+//! because both the walk (a backup reads every new entry's attributes) and dedup-fs use it. On
+//! an older kernel the first call answers `ENOSYS`, and every later one goes the old way
+//! without asking again.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;

@@ -2,8 +2,7 @@
 //! contexts: creating one costs more than compressing a small file. Every blob gets a whole
 //! attempt at the repository's level, whatever it holds: zstd's match finder strides faster
 //! the longer it finds nothing, so data that does not compress (media, archives, encrypted
-//! files) costs about a twentieth of what text does per byte (level 3 took 0.07 s for 321 MiB
-//! of incompressible chunks, against 2.7 s for 700 MiB that shrink; docs/benchmarks/journal.md, "First
+//! files) costs a small fraction of what text does per byte (docs/benchmarks/journal.md, "First
 //! backup CPU and repository size (issue 24)"). Sampling large blobs first, to skip those that
 //! would not shrink, cost more CPU than it saved and left raw the blobs whose gain the samples
 //! missed.

@@ -76,6 +76,12 @@ impl Error {
             other => Error::damaged(object, other),
         }
     }
+
+    /// Whether the storage refused the request (permission denied): with append-only
+    /// credentials, a deletion.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, Error::Io { cause, .. } if cause.kind() == io::ErrorKind::PermissionDenied)
+    }
 }
 
 /// The store's result type.

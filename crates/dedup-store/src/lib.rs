@@ -23,6 +23,7 @@ pub mod format;
 pub mod id;
 #[doc(hidden)]
 pub mod index;
+pub mod key_cache;
 pub mod live_index;
 #[doc(hidden)]
 pub mod pack;
@@ -30,6 +31,7 @@ pub mod prune;
 mod repair;
 pub mod repo;
 pub mod restore;
+pub mod text;
 pub mod tree_walk;
 pub mod trust;
 pub mod volume_lock;

@@ -2,9 +2,11 @@
 
 pub mod args;
 
+use std::io::Write;
+
 use anyhow::{bail, Context, Result};
 use dedup_cache::{Cache, Opened};
-use dedup_core::text::{Bytes, Count};
+use dedup_core::text::Count;
 
 use self::args::{CacheAction, CacheArgs};
 use crate::config;
@@ -18,21 +20,8 @@ pub fn run(args: CacheArgs) -> Result<bool> {
     if args.action == CacheAction::Stats {
         let stats = dedup_cache::stats(&dir)
             .with_context(|| format!("cannot read the cache in {shown} (the next run with --cache will set it aside and rebuild it)"))?;
-        println!("cache: {shown}");
-        println!("entries: {}", Count(stats.entries));
-        println!("size on disk: {} ({} bytes)", Bytes(stats.bytes_on_disk), stats.bytes_on_disk);
-        if stats.entries > 0 {
-            println!("bytes per entry: {:.1}", stats.bytes_on_disk as f64 / stats.entries as f64);
-        }
-        let last = stats.last;
-        match last.lookups {
-            0 => println!("last run: no candidate files looked up"),
-            n => println!(
-                "last run: {} of {} candidate files had a valid entry ({:.1} % hit rate)",
-                Count(last.hits),
-                Count(n),
-                100.0 * last.hits as f64 / n as f64
-            ),
+        for line in stats.lines(&shown) {
+            say(&line)?;
         }
         return Ok(true);
     }
@@ -60,13 +49,18 @@ pub fn run(args: CacheArgs) -> Result<bool> {
             let before = cache.len();
             let dropped =
                 cache.prune().with_context(|| format!("cannot write the cache in {shown}"))?;
-            println!("pruned {} of {} entries", Count(dropped), Count(before as u64));
+            say(&format!("pruned {} of {} entries", Count(dropped), Count(before as u64)))?;
         }
         CacheAction::Clear => {
             cache.clear().with_context(|| format!("cannot clear the cache in {shown}"))?;
-            println!("cleared {shown}");
+            say(&format!("cleared {shown}"))?;
         }
         CacheAction::Stats => unreachable!("handled above"),
     }
     Ok(true)
+}
+
+/// Writes one line on stdout; a full disk or a closed pipe is an error returned, not a panic.
+fn say(text: &str) -> Result<()> {
+    writeln!(std::io::stdout().lock(), "{text}").context("cannot write to standard output")
 }

@@ -11,6 +11,7 @@ use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{BackupArgs, CommonArgs};
 use super::backup_progress::{self, Expected};
+use super::json_progress::{self, JsonProblems};
 use crate::messages::Messages;
 
 /// Run `dedup store backup`; `Ok(false)` when some entries could not be read.
@@ -39,14 +40,16 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         parent,
         program: format!("dedup {}", env!("CARGO_PKG_VERSION")),
     };
-    let messages = Messages { verbose: common.verbose > 0, bar: None };
+    let problems =
+        JsonProblems::new(Messages { verbose: common.verbose > 0, bar: None }, "archival");
     let progress = BackupProgress::default();
     let started = Instant::now();
     let outcome = if args.stdin {
         let name = args.stdin_filename.clone().unwrap_or_default();
         backup_stream(&repo, &options, name.as_bytes(), &mut std::io::stdin().lock(), &progress)
     } else {
-        let show = !common.quiet && std::io::stderr().is_terminal();
+        let show = !common.quiet && !args.json && std::io::stderr().is_terminal();
+        let json_status = if args.json { json_progress::status_interval() } else { None };
         let expected = Expected::default();
         if let Some((_, parent)) = &options.parent {
             expected.total.store(parent.summary.bytes_total, Ordering::Relaxed);
@@ -54,7 +57,7 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         }
         let finished = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            if show && options.parent.is_none() {
+            if (show || json_status.is_some()) && options.parent.is_none() {
                 scope.spawn(|| {
                     if count_bytes(&options, &expected.total, &finished).is_ok() {
                         expected.known.store(!finished.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -64,7 +67,25 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
             if show {
                 scope.spawn(|| backup_progress::tick(&progress, &expected, &finished));
             }
-            let result = backup(&repo, &options, &messages, &progress);
+            if let Some(interval) = json_status {
+                let parent_files = options.parent.as_ref().map(|(_, p)| {
+                    let s = &p.summary;
+                    s.files_new + s.files_changed + s.files_unchanged
+                });
+                let (progress, expected, errors) = (&progress, &expected, &problems.errors);
+                let status = move |elapsed| {
+                    backup_progress::json_status(
+                        progress,
+                        expected,
+                        parent_files,
+                        errors.load(Ordering::Relaxed),
+                        elapsed,
+                    )
+                };
+                let finished = &finished;
+                scope.spawn(move || json_progress::tick(interval, finished, status));
+            }
+            let result = backup(&repo, &options, &problems, &progress);
             finished.store(true, Ordering::Relaxed);
             result
         })
@@ -78,7 +99,16 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let s = &outcome.snapshot.summary;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
+        let files_processed = s.files_new + s.files_changed + s.files_unchanged;
+        // restic's summary fields, then the ones dedup printed before them (kept for scripts).
         let json = serde_json::json!({
+            "message_type": "summary",
+            "snapshot_id": outcome.id.map(|id| id.to_hex()),
+            "files_unmodified": s.files_unchanged,
+            "data_added": s.bytes_added,
+            "total_files_processed": files_processed,
+            "total_bytes_processed": s.bytes_total,
+            "total_duration": seconds,
             "snapshot": outcome.id.map(|id| id.to_hex()),
             "dry_run": args.dry_run,
             "incomplete": outcome.snapshot.incomplete,
@@ -88,7 +118,7 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
             "blobs_added": s.blobs_added, "packs_written": outcome.packs_written,
             "packs_adopted": outcome.packs_adopted, "seconds": seconds,
         });
-        println!("{json}");
+        json_progress::print(&json);
     } else if !common.quiet {
         println!(
             "files: {} new, {} changed, {} unchanged; {} dirs, {} other entries",

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use dedup_store::backup::BackupProgress;
 use indicatif::{HumanBytes, HumanCount};
 
+use super::json_progress;
+
 /// The bytes the backup is expected to go through.
 #[derive(Debug, Default)]
 pub struct Expected {
@@ -61,6 +63,44 @@ fn line(progress: &BackupProgress, expected: &Expected, elapsed: Duration) -> St
     )
 }
 
+/// The `--json` status line for the counters as they are, `elapsed` after the start: restic's
+/// fields (`total_files` only when the parent snapshot gives it, `seconds_remaining` once the
+/// total is known).
+pub fn json_status(
+    progress: &BackupProgress,
+    expected: &Expected,
+    total_files: Option<u64>,
+    error_count: u64,
+    elapsed: Duration,
+) -> serde_json::Value {
+    let files = progress.files.load(Ordering::Relaxed);
+    let done = progress.bytes_done.load(Ordering::Relaxed);
+    let total =
+        expected.known.load(Ordering::Relaxed).then(|| expected.total.load(Ordering::Relaxed));
+    let mut status = serde_json::json!({
+        "message_type": "status",
+        "seconds_elapsed": elapsed.as_secs(),
+        "percent_done": json_progress::fraction(done, total),
+        "files_done": files,
+        "bytes_done": done,
+        "bytes_read": progress.bytes_read.load(Ordering::Relaxed),
+        "error_count": error_count,
+    });
+    if let Some(total) = total {
+        status["total_bytes"] = total.into();
+        if let Some(left) = eta(done, total, elapsed) {
+            status["seconds_remaining"] = left.as_secs().into();
+        }
+    }
+    if let Some(total_files) = total_files {
+        status["total_files"] = total_files.into();
+    }
+    if let Some(current) = progress.current_file() {
+        status["current_files"] = serde_json::json!([json_progress::item(&current)]);
+    }
+    status
+}
+
 /// Redraws the progress line on stderr five times a second until `finished`.
 pub fn tick(progress: &BackupProgress, expected: &Expected, finished: &AtomicBool) {
     let started = Instant::now();
@@ -84,6 +124,35 @@ mod tests {
         assert_eq!(short(Duration::from_secs(42)), "42s");
         assert_eq!(short(Duration::from_secs(185)), "3m05s");
         assert_eq!(short(Duration::from_secs(7620)), "2h07m");
+    }
+
+    #[test]
+    fn a_json_status_line_has_restics_fields_and_the_file_being_read() {
+        let progress = BackupProgress::default();
+        progress.files.store(3, Ordering::Relaxed);
+        progress.bytes_done.store(1 << 20, Ordering::Relaxed);
+        *progress.current.lock().unwrap() = Some("/src/big".into());
+        let expected = Expected::default();
+        expected.total.store(4 << 20, Ordering::Relaxed);
+        let status = |e: &Expected| json_status(&progress, e, Some(9), 2, Duration::from_secs(2));
+        let unknown = status(&expected);
+        assert_eq!(unknown["message_type"], "status");
+        assert_eq!(unknown["percent_done"], 0.0, "the total is not known yet");
+        assert!(unknown.get("total_bytes").is_none() && unknown.get("seconds_remaining").is_none());
+        expected.known.store(true, Ordering::Relaxed);
+        let known = status(&expected);
+        assert_eq!(known["percent_done"], 0.25);
+        assert_eq!(
+            (known["total_bytes"].as_u64(), known["bytes_done"].as_u64()),
+            (Some(4 << 20), Some(1 << 20))
+        );
+        assert_eq!(known["seconds_remaining"], 6);
+        assert_eq!(
+            (known["files_done"].as_u64(), known["total_files"].as_u64()),
+            (Some(3), Some(9))
+        );
+        assert_eq!(known["error_count"], 2);
+        assert_eq!(known["current_files"], serde_json::json!(["/src/big"]));
     }
 
     #[test]

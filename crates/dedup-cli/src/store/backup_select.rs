@@ -49,7 +49,7 @@ pub fn selection(args: &BackupArgs) -> Selection {
 }
 
 /// The file's lines that are neither blank nor a `#` comment, without their line ends.
-fn lines_of(file: &Path) -> Result<Vec<Vec<u8>>> {
+pub(super) fn lines_of(file: &Path) -> Result<Vec<Vec<u8>>> {
     let text = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     Ok(text
         .split(|&b| b == b'\n')

@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use dedup_store::commands::{self, DiffEntry};
-use dedup_store::format::{Node, NodeKind};
+use dedup_store::text::{ls_long_line, quote, snapshot_line};
 
 use super::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
-use super::show_time;
-use super::snapshot_view::quote;
+use super::report::say;
 
 /// `dedup store snapshots`.
 pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
@@ -22,32 +21,13 @@ pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
     if args.json {
         let all = list.snapshots.iter();
         let json: Vec<_> = all.map(|(id, s)| super::snapshot_view::json(id, s)).collect();
-        println!("{}", serde_json::Value::from(json));
+        say(serde_json::Value::from(json))?;
     } else {
         for (id, s) in &list.snapshots {
-            println!("{}", super::snapshot_view::line(id, s));
+            say(snapshot_line(id, s))?;
         }
     }
     Ok(list.unreadable.is_empty())
-}
-
-fn long_line(path: &[u8], node: &Node) -> String {
-    let target = if node.kind == NodeKind::Symlink {
-        format!(" -> {}", quote(&node.target))
-    } else {
-        String::new()
-    };
-    let mark = if node.incomplete { " (incomplete)" } else { "" };
-    format!(
-        "{}{:04o} {:>5} {:>5} {:>12} {} /{}{target}{mark}",
-        node.kind.letter(),
-        node.mode,
-        node.uid,
-        node.gid,
-        node.size,
-        show_time(node.mtime),
-        quote(path)
-    )
 }
 
 /// Standard output could not be written.
@@ -63,7 +43,7 @@ pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
     let filter = super::filter(&args.filter);
     commands::ls(&repo, &args.snapshot, &filter, asked, &mut |path, node| {
         if args.long {
-            writeln!(out, "{}", long_line(path, node))
+            writeln!(out, "{}", ls_long_line(path, node))
         } else {
             out.write_all(b"/")
                 .and_then(|()| out.write_all(path))
@@ -104,7 +84,7 @@ pub fn diff(common: &CommonArgs, args: DiffArgs) -> Result<bool> {
     let filter = super::filter(&args.filter);
     let mut out = std::io::stdout().lock();
     commands::diff(&repo, &args.first, &args.second, &filter, &mut |entry: DiffEntry| {
-        writeln!(out, "{}    {}", entry.change.mark(), quote(&entry.path)).map_err(stdout_error)
+        writeln!(out, "{}", entry.line()).map_err(stdout_error)
     })?;
     Ok(true)
 }

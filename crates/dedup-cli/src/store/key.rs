@@ -2,6 +2,8 @@
 
 use anyhow::Result;
 use dedup_store::format::KdfParams;
+use dedup_store::key_cache::KeyCache;
+use dedup_store::repo::Repository;
 
 use super::args::{CommonArgs, KeyAction, KeyArgs};
 use super::password::new_password;
@@ -38,13 +40,25 @@ pub fn run(common: &CommonArgs, args: KeyArgs) -> Result<bool> {
         }
         KeyAction::Remove { id } => {
             let id = repo.remove_key(&id)?;
+            forget_cached_key(&repo);
             println!("removed key {}", id.short(8));
         }
         KeyAction::Passwd(a) => {
             let password = new_password(None, Some(&a))?;
             let id = repo.change_password(&password, KdfParams::default(), label)?;
+            forget_cached_key(&repo);
             println!("password changed; the key is now {}", id.short(8));
         }
     }
     Ok(true)
+}
+
+/// Removes this client's cached key of the repository, so that the old password (or a removed
+/// slot) opens nothing here any more; the next open keeps the key anew.
+fn forget_cached_key(repo: &Repository) {
+    // Whatever --no-key-cache says: a key cached by an earlier run must not outlive its slot.
+    let Some(cache) = KeyCache::default_dir().map(KeyCache::new) else { return };
+    if let Err(err) = cache.forget(&repo.backend().location()) {
+        eprintln!("dedup: warning: key cache: {err}");
+    }
 }

@@ -1,9 +1,10 @@
 //! How the allocator treats the store's large buffers. A backup moves chunks of about 1 MiB
 //! between threads (and packs of 16 MiB where the backend cannot take them as they fill);
 //! glibc's default raises its mmap threshold each time such a block is freed, after which
-//! blocks of that size come from per-thread arenas that keep them resident once freed. Fixing the threshold makes every block of 4 MiB and more its own
-//! mapping, returned to the kernel when freed, and leaves the chunk-sized ones in the arenas
-//! (docs/benchmarks/journal.md, "Store memory": peak RSS of a first backup 215 to 99 MiB).
+//! blocks of that size come from per-thread arenas that keep them resident once freed. Fixing
+//! the threshold makes every block above a chunk's size its own mapping, returned to the kernel
+//! when freed, and leaves the chunk-sized ones in the arenas (docs/benchmarks/journal.md, "Store
+//! memory", has the peak RSS of a first backup before and after).
 
 /// Blocks from this size up are mapped on their own and unmapped when freed.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -17,9 +18,9 @@ const ARENA_KEEPS: libc::c_int = 16 << 20;
 /// Sets the allocator's threshold for blocks of their own mapping, and its number of arenas to
 /// the number of cores (glibc only; elsewhere the allocator's defaults stand). glibc gives up to
 /// eight arenas per core to the threads that allocate at once, and each keeps up to
-/// [`ARENA_KEEPS`] free: a first backup's walker, file and seal threads on glibc's arenas peaked
-/// at 69 MiB, on two arenas (two cores) at 51 MiB, for no measurable CPU (docs/benchmarks/journal.md,
-/// "Store first backup: memory and compression level").
+/// [`ARENA_KEEPS`] free: one arena per core lowered a first backup's peak memory for no
+/// measurable CPU (docs/benchmarks/journal.md, "Store first backup: memory and compression
+/// level").
 #[allow(unsafe_code)]
 pub fn return_large_buffers() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -6,16 +6,26 @@ mod backup;
 mod backup_progress;
 mod backup_select;
 mod browse;
+mod copy;
+mod find;
+mod help_examples;
+pub mod history_args;
 mod init;
+mod json_progress;
 mod key;
 mod memory;
 mod mount;
 mod mount_signals;
 mod mount_volume;
 mod password;
+mod profile;
+mod profile_apply;
 mod report;
 mod restore;
+mod rewrite;
+mod selection;
 mod snapshot_view;
+mod tag;
 mod trust;
 mod upkeep;
 mod user_name;
@@ -31,6 +41,7 @@ use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
 
 /// Run `dedup store`; `Ok(true)` when complete.
 pub fn run(args: StoreArgs) -> Result<bool> {
+    let args = profile_apply::apply(args)?;
     let common = &args.common;
     memory::return_large_buffers();
     match args.command {
@@ -49,6 +60,10 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Forget(a) => upkeep::forget(common, a),
         StoreCommand::Prune(a) => upkeep::prune(common, a),
         StoreCommand::Repair(a) => upkeep::repair(common, a),
+        StoreCommand::Find(a) => find::run(common, a),
+        StoreCommand::Tag(a) => tag::run(common, a),
+        StoreCommand::Rewrite(a) => rewrite::run(common, a),
+        StoreCommand::Copy(a) => copy::run(common, a),
     }
 }
 
@@ -66,7 +81,7 @@ fn location(common: &CommonArgs) -> Result<PathBuf> {
 /// The storage behind the repository location (a directory, or `s3:…`).
 fn backend(common: &CommonArgs, location: &std::path::Path) -> Result<Arc<dyn Backend>> {
     let options = S3Options {
-        connections: common.connections.max(1),
+        connections: common.connections.unwrap_or(8).max(1),
         virtual_host: common.s3_virtual_host,
         accept_new_host_key: common.accept_new_host_key,
         ..S3Options::default()
@@ -109,28 +124,7 @@ fn username() -> String {
     user_name::of_uid(uid).unwrap_or_else(|| format!("uid{uid}"))
 }
 
-/// A time in ns since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
+/// A time in ns since the epoch as `YYYY-MM-DD HH:MM:SS` UTC (dedup-store's words, tested there).
 fn show_time(ns: i64) -> String {
-    let secs = ns.div_euclid(1_000_000_000);
-    let days = secs.div_euclid(86_400);
-    let rest = secs.rem_euclid(86_400);
-    let (year, month, day) = dedup_store::forget::civil(days);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::show_time;
-
-    #[test]
-    fn times_show_as_utc_dates() {
-        assert_eq!(show_time(0), "1970-01-01 00:00:00");
-        assert_eq!(show_time(951_782_400_000_000_000), "2000-02-29 00:00:00");
-        assert_eq!(show_time(1_700_000_000_123_000_000), "2023-11-14 22:13:20");
-    }
+    dedup_store::text::show_time(ns)
 }

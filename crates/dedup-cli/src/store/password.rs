@@ -57,18 +57,45 @@ pub fn password(common: &CommonArgs) -> Result<Password> {
         return from_file(&path);
     }
     if let Some(command) = &common.password_command {
-        let output = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .output()
-            .context("cannot run the password command")?;
-        let stdout = Zeroizing::new(output.stdout);
-        if !output.status.success() {
-            bail!("the password command failed ({})", output.status);
-        }
-        return Ok(first_line(&stdout));
+        return from_command(command);
     }
     prompt("repository password: ")
+}
+
+/// The first line of what `command` (run with `sh -c`) prints.
+fn from_command(command: &str) -> Result<Password> {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .output()
+        .context("cannot run the password command")?;
+    let stdout = Zeroizing::new(output.stdout);
+    if !output.status.success() {
+        bail!("the password command failed ({})", output.status);
+    }
+    Ok(first_line(&stdout))
+}
+
+/// The password of the repository `copy` reads from: DEDUP_FROM_PASSWORD, `file` (else
+/// DEDUP_FROM_PASSWORD_FILE), `command`, else a prompt.
+pub fn source_password(file: Option<&Path>, command: Option<&str>) -> Result<Password> {
+    if let Some(password) = std::env::var_os("DEDUP_FROM_PASSWORD") {
+        return Ok(Zeroizing::new(password.into_encoded_bytes()));
+    }
+    let file = file.map(Path::to_path_buf);
+    if let Some(path) =
+        file.or_else(|| std::env::var_os("DEDUP_FROM_PASSWORD_FILE").map(Into::into))
+    {
+        return from_file(&path);
+    }
+    match command {
+        Some(command) => from_command(command),
+        None if !std::io::stdin().is_terminal() => bail!(
+            "no password given for the repository to copy from: set DEDUP_FROM_PASSWORD, \
+             DEDUP_FROM_PASSWORD_FILE, --from-password-file or --from-password-command"
+        ),
+        None => prompt("source repository password: "),
+    }
 }
 
 /// A new password (init, key add, key passwd): DEDUP_NEW_PASSWORD, a file, else a prompt asked

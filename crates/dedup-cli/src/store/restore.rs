@@ -4,7 +4,9 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use dedup_core::{Observer, Problem};
@@ -16,30 +18,66 @@ use dedup_store::restore::{
 use indicatif::{HumanBytes, HumanCount};
 
 use super::args::{CommonArgs, OverwriteArg, RestoreArgs};
+use super::json_progress::{self, JsonProblems};
 use crate::messages::{quote_path, Messages};
 
-/// Prints changes on stdout and problems on stderr.
+/// Prints changes on stdout and problems on stderr (with `--json`, each as a JSON line on stdout
+/// too).
 struct Render {
-    messages: Messages,
+    problems: JsonProblems,
     /// Print nothing but problems.
     quiet: bool,
+    /// JSON lines instead of text on stdout.
+    json: bool,
+    /// The counts after the last batch, for the status lines.
+    so_far: Mutex<RestoreSummary>,
 }
 
 impl Observer for Render {
     fn problem(&self, problem: Problem) {
-        self.messages.problem(problem);
+        if self.json {
+            self.problems.problem(problem);
+        } else {
+            self.problems.messages.problem(problem);
+        }
     }
 }
 
 impl Events for Render {
     fn change(&self, change: &Change) {
         let shown = match change.kind {
-            ChangeKind::Keep => self.messages.verbose && !self.quiet,
+            ChangeKind::Keep => self.problems.messages.verbose && !self.quiet,
             _ => !self.quiet,
         };
-        if shown {
+        if shown && self.json {
+            json_progress::print(&serde_json::json!({
+                "message_type": "verbose_status",
+                "action": change.kind.name(),
+                "item": json_progress::item(&change.path),
+            }));
+        } else if shown {
             println!("{} {}", change.kind.name(), quote_path(&change.path));
         }
+    }
+
+    fn progress(&self, so_far: &RestoreSummary) {
+        *self.so_far.lock().unwrap_or_else(PoisonError::into_inner) = *so_far;
+    }
+}
+
+impl Render {
+    /// The `--json` status line, `elapsed` after the start: restic's fields for what is known
+    /// without walking the snapshot first (no totals, so no `percent_done`).
+    fn status(&self, elapsed: std::time::Duration) -> serde_json::Value {
+        let s = *self.so_far.lock().unwrap_or_else(PoisonError::into_inner);
+        serde_json::json!({
+            "message_type": "status",
+            "seconds_elapsed": elapsed.as_secs(),
+            "files_restored": s.files,
+            "files_skipped": s.kept,
+            "bytes_restored": s.bytes,
+            "error_count": self.problems.errors.load(Ordering::Relaxed),
+        })
     }
 }
 
@@ -94,11 +132,24 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         filter,
     };
     let render = Render {
-        messages: Messages { verbose: common.verbose > 0, bar: None },
+        problems: JsonProblems::new(Messages { verbose: common.verbose > 0, bar: None }, "restore"),
         quiet: common.quiet,
+        json: args.json,
+        so_far: Mutex::new(RestoreSummary::default()),
     };
     raise_open_files_limit();
-    let summary = restore(&repo, &node, &args.target, options, &render)?;
+    let started = Instant::now();
+    let json_status = if args.json { json_progress::status_interval() } else { None };
+    let finished = AtomicBool::new(false);
+    let summary = std::thread::scope(|scope| {
+        if let Some(interval) = json_status {
+            let (finished, render) = (&finished, &render);
+            scope.spawn(move || json_progress::tick(interval, finished, |t| render.status(t)));
+        }
+        let summary = restore(&repo, &node, &args.target, options, &render);
+        finished.store(true, Ordering::Relaxed);
+        summary
+    })?;
     let mut complete = summary.errors == 0;
     let unmatched: Vec<String> =
         selection.unmatched().iter().map(|p| quote_path(std::path::Path::new(p))).collect();
@@ -110,6 +161,7 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     }
     for pattern in unmatched {
         render
+            .problems
             .messages
             .line(&format!("dedup: error: --include {pattern}: matches nothing in the snapshot"));
         complete = false;
@@ -117,17 +169,43 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     if args.verify {
         let found = verify(&repo, &node, &args.target, filter, &render)?;
         if found.bad > 0 {
-            render.messages.line(&format!(
+            render.problems.messages.line(&format!(
                 "dedup: error: {} restored files do not hold what the snapshot does",
                 found.bad
             ));
             complete = false;
         }
     }
-    if !common.quiet {
+    if args.json {
+        json_progress::print(&json_summary(&id.to_hex(), &args, &summary, started.elapsed()));
+    } else if !common.quiet {
         println!("{}", summary_line(&id.short(8), &args, &summary));
     }
     Ok(complete)
+}
+
+/// The `--json` summary: restic's fields, then dedup's own.
+fn json_summary(
+    id: &str,
+    args: &RestoreArgs,
+    s: &RestoreSummary,
+    elapsed: std::time::Duration,
+) -> serde_json::Value {
+    serde_json::json!({
+        "message_type": "summary",
+        "seconds_elapsed": elapsed.as_secs(),
+        "files_restored": s.files,
+        "files_skipped": s.kept,
+        "bytes_restored": s.bytes,
+        "snapshot_id": id,
+        "dry_run": args.dry_run,
+        "dirs": s.dirs,
+        "links": s.links,
+        "others": s.others,
+        "replaced": s.replaced,
+        "deleted": s.deleted,
+        "errors": s.errors,
+    })
 }
 
 /// The last line: what was restored, replaced, deleted and kept.

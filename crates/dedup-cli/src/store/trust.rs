@@ -11,7 +11,8 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use dedup_store::backend::{is_remote, plain_http_warning, Backend, CachedBackend};
 use dedup_store::id::Id;
-use dedup_store::repo::{presence, slot_census, OpenOptions, Presence, Repository};
+use dedup_store::key_cache::KeyCache;
+use dedup_store::repo::{presence, KeySlots, OpenOptions, Presence, Repository};
 use dedup_store::trust::{
     changes, Change, ClientState, Identity, Record, SnapshotNews, SnapshotWatch,
 };
@@ -56,6 +57,15 @@ fn identity(repo: &Repository) -> Identity {
 /// Opens the repository of `common`, asking for the password where one is needed, and checks
 /// it against what this client remembers of its location.
 pub fn open(common: &CommonArgs) -> Result<Repository> {
+    open_with(common, &|| password::password(common))
+}
+
+/// [`open`], with the password taken from `password` where one is needed (the source
+/// repository of `copy` has sources of its own).
+pub fn open_with(
+    common: &CommonArgs,
+    password: &dyn Fn() -> Result<password::Password>,
+) -> Result<Repository> {
     let location = super::location(common)?;
     warn_of_plain_http(common, &location);
     let remote = super::backend(common, &location)?;
@@ -89,10 +99,11 @@ pub fn open(common: &CommonArgs) -> Result<Repository> {
         None => None,
     };
     let accept = common.accept_repository_change;
-    let census = slot_census(backend.as_ref())
+    let slots = KeySlots::load(backend.as_ref())
         .with_context(|| format!("cannot open the repository at {shown}"))?;
+    let census = slots.census();
     let password = if census.with_password > 0 {
-        Some(password::password(common)?)
+        Some(password()?)
     } else {
         if census.passwordless > 0 {
             refuse_passwordless(common, known.as_ref(), &shown.to_string(), accept)?;
@@ -104,12 +115,21 @@ pub fn open(common: &CommonArgs) -> Result<Repository> {
         password: password.as_deref().map(Vec::as_slice),
         first_slot: known.as_ref().and_then(|record| record.last_key),
     };
-    let opened = Repository::open_with(backend, &options)
+    let key_cache = key_cache(common);
+    let opened = Repository::open_slots(backend, slots, &options, key_cache.as_ref())
         .with_context(|| format!("cannot open the repository at {shown}"))?;
-    drop(password);
     for note in &opened.notes {
         eprintln!("dedup: warning: {note}");
     }
+    if common.verbose > 0 && password.is_some() {
+        let key = opened.repository.key_id().short(8);
+        if opened.key_from_cache {
+            eprintln!("dedup: key {key}: from this client's key cache");
+        } else {
+            eprintln!("dedup: key {key}: derived from the password");
+        }
+    }
+    drop(password);
     let repo = opened.repository;
     let now = identity(&repo);
     let mut found = match &known {
@@ -159,6 +179,15 @@ pub fn open(common: &CommonArgs) -> Result<Repository> {
         cache.attach(dir);
     }
     Ok(repo)
+}
+
+/// This client's key cache, unless `--no-key-cache` says not to use it (or there is no home to
+/// keep it in).
+pub fn key_cache(common: &CommonArgs) -> Option<KeyCache> {
+    if common.no_key_cache {
+        return None;
+    }
+    KeyCache::default_dir().map(KeyCache::new)
 }
 
 /// Refuses to open a repository whose keys take no password where this client expects one:

@@ -1,14 +1,13 @@
 //! `dedup sync SRC DST`: arguments to settings, the sync job, then what the user sees (changes,
 //! problems, the summary) and the exit status: 0 when everything was read and made right, 1 when
-//! some entries could not be read or made right (each named with its reason), 2 for a usage
-//! error, an unusable SRC or DST, or a refusal (`--max-delete`).
+//! some entries could not be read or made right (each named with its reason) or the `--log` file
+//! or the change lines on stdout could not be written whole, 2 for a usage error, an unusable
+//! SRC or DST, or a refusal (`--max-delete`).
 
 pub mod args;
 mod lists;
 mod render;
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
@@ -22,7 +21,7 @@ use dedup_sync::{sync, DedupMode, SyncOptions, PHASES};
 use std::os::unix::ffi::OsStrExt;
 
 use self::args::{DedupArg, ReflinkArg, SyncArgs};
-use self::render::Render;
+use self::render::{Log, Render};
 use crate::messages::Messages;
 use crate::progress::Display;
 
@@ -77,10 +76,7 @@ pub fn run(args: SyncArgs) -> Result<bool> {
         exit_after: true,
     };
     let log = match &args.log {
-        Some(path) => {
-            let f = File::create(path).with_context(|| format!("{}", path.display()))?;
-            Some(Mutex::new(BufWriter::new(f)))
-        }
+        Some(path) => Some(Log::create(path).with_context(|| format!("{}", path.display()))?),
         None => None,
     };
     let progress = Arc::new(Progress::new(PHASES));
@@ -90,19 +86,16 @@ pub fn run(args: SyncArgs) -> Result<bool> {
         print: args.dry_run || args.verbose || args.itemize_changes,
         itemize: args.itemize_changes,
         log,
-        out: Mutex::new(()),
+        out: Mutex::default(),
     };
     let result = sync(&args.src, &args.dst, &options, &render, &progress);
     if let Some(d) = display {
         d.finish();
     }
-    if let Some(log) = &render.log {
-        use std::io::Write;
-        log.lock().unwrap_or_else(|e| e.into_inner()).flush().context("writing the log")?;
-    }
+    let output_whole = render.finish();
     let summary = result?;
     if !args.quiet {
         eprintln!("{}", summary.line(args.dry_run));
     }
-    Ok(summary.failed == 0 && summary.unread == 0 && !summary.deletions_skipped)
+    Ok(output_whole && summary.failed == 0 && summary.unread == 0 && !summary.deletions_skipped)
 }

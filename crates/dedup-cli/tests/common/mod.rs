@@ -417,6 +417,9 @@ pub fn isolate_client() {
         std::env::set_var("XDG_STATE_HOME", dir.join("state"));
         std::env::set_var("XDG_CACHE_HOME", dir.join("cache"));
         std::env::set_var("DEDUP_TEST_ALLOW_WEAK_KDF", "1");
+        // No `--json` status lines, so that a test may read a backup's stdout as one summary
+        // however long the run takes; store_json_progress turns them on where it tests them.
+        std::env::set_var("DEDUP_JSON_STATUS_MS", "0");
     });
 }
 
@@ -593,6 +596,7 @@ pub fn reference(dir: &Path, printed: &str, hardlinks: bool, include_empty: bool
 
 /// Helpers for the tests of the actions (link, reflink, symlink, remove, move).
 pub mod act;
+pub mod append_only_proxy;
 pub mod mirror;
 pub mod s3server;
 pub mod sftpserver;

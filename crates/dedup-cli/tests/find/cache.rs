@@ -542,3 +542,29 @@ fn actions_use_the_cache_and_still_check_every_file() {
     done.assert_code(0);
     assert!(dedup(d, &["find", "--format", "json", "t"]).json().groups.is_empty());
 }
+
+/// `dedup cache stats|prune|clear` with stdout on a full disk (/dev/full): the failure is named
+/// (exit 2), never a panic.
+#[test]
+fn cache_commands_whose_output_cannot_be_written_say_so_without_panicking() {
+    let d = tmp();
+    let d = d.path();
+    write(d, "t/a", b"same");
+    write(d, "t/b", b"same");
+    cached(d, &[]).assert_code(0);
+    for action in ["stats", "prune", "clear"] {
+        let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let o = Command::new(BIN)
+            .current_dir(d)
+            .env("XDG_CONFIG_HOME", d.join("config"))
+            .env("XDG_CACHE_HOME", d.join("xdg-cache"))
+            .args(["cache", action, "--cache-dir", "cache"])
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{action}: {stderr}");
+        assert!(stderr.contains("cannot write to standard output"), "{action}: {stderr}");
+    }
+}

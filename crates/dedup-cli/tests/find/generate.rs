@@ -59,7 +59,7 @@ fn the_bash_completion_loads_and_completes_subcommands_and_options() {
 
     let mut offered = bash_complete(&script, &["dedup", "store", "re"]);
     offered.sort();
-    assert_eq!(offered, ["repair", "restore"], "completions of `dedup store re`");
+    assert_eq!(offered, ["repair", "restore", "rewrite"], "completions of `dedup store re`");
     let offered = bash_complete(&script, &["dedup", "sync", "--del"]);
     assert!(
         offered.iter().any(|o| o == "--delete"),

@@ -7,6 +7,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod store_append_only;
+mod store_copy_s3;
 mod store_roundtrip;
 mod store_s3;
 mod store_security_sftp;

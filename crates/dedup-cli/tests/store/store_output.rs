@@ -50,3 +50,38 @@ fn ls_into_a_closed_pipe_ends_quietly() {
     assert!(status.success(), "{status:?}: {stderr}");
     assert_eq!(stderr, "");
 }
+
+/// Every store command that prints, with stdout on a full disk (/dev/full): the failure is
+/// named (exit 2), never a panic (exit 101); and `forget`, whose verdicts could not be shown,
+/// removed nothing.
+#[test]
+fn commands_whose_output_cannot_be_written_say_so_without_panicking() {
+    let d = tempfile::tempdir().unwrap();
+    let (repo, src) = (d.path().join("repo"), d.path().join("src"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("f"), b"x").unwrap();
+    let init = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"];
+    assert!(store(&repo).args(init).status().unwrap().success());
+    for _ in 0..2 {
+        assert!(store(&repo).arg("backup").arg("-q").arg(&src).status().unwrap().success());
+    }
+    let runs: [&[&str]; 7] = [
+        &["stats"],
+        &["stats", "--json"],
+        &["snapshots"],
+        &["check"],
+        &["repair", "snapshots"],
+        &["forget", "--keep-last", "1"],
+        &["prune"],
+    ];
+    for args in runs {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = store(&repo).args(args).stdout(full).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("cannot write to standard output"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let listed = store(&repo).args(["snapshots"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 2, "forget removed none");
+}

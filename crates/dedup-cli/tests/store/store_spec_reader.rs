@@ -258,3 +258,37 @@ for case in (b"short", b"misplaced", b"fits"):
         "unfit status trees are unknown status (atime = mtime); one that fits gives the atimes"
     );
 }
+
+/// §9: snapshots that `tag` and `rewrite` write record their original (versions 3 and 4, with
+/// and without a status tree); the reader lists them with it and extracts the rewritten one,
+/// in repositories of format versions 2 (trees of version 1) and 4.
+#[test]
+fn the_reader_reads_snapshots_that_record_an_original() {
+    if !require(
+        reader_available(),
+        "the_reader_reads_snapshots_that_record_an_original",
+        "python3 with the modules blake3, pynacl, argon2-cffi and zstandard is needed",
+    ) {
+        return;
+    }
+    let dir = tmp();
+    let src = dir.path().join("src");
+    write(&src, "keep/a", b"kept\n");
+    write(&src, "drop/secret", b"left out by rewrite\n");
+    for version in ["2", "4"] {
+        let repo = dir.path().join(format!("v{version}"));
+        let args = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"];
+        store_ok(&repo, &[&args[..], &["--format-version", version]].concat());
+        store_ok(&repo, &[OsStr::new("backup"), OsStr::new("-q"), src.as_os_str()]);
+        store_ok(&repo, &["tag", "--add", "retagged"]);
+        store_ok(&repo, &["rewrite", "--forget", "--exclude", "secret"]);
+        let listed = read_repo_ok(&repo, &["list".as_ref()]);
+        assert_eq!(listed.lines().count(), 1, "format {version}: {listed}");
+        assert!(listed.contains(" original="), "format {version}: {listed}");
+        let out = dir.path().join(format!("out{version}"));
+        read_repo_ok(&repo, &["extract".as_ref(), "latest".as_ref(), out.as_os_str()]);
+        let extracted = out.join(src.strip_prefix("/").unwrap());
+        assert_eq!(fs::read(extracted.join("keep/a")).unwrap(), b"kept\n");
+        assert!(!extracted.join("drop/secret").exists(), "format {version}: the rewrite");
+    }
+}

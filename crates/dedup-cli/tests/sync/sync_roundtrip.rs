@@ -90,6 +90,54 @@ fn the_log_has_one_json_line_per_change_and_quiet_prints_nothing() {
     assert!(text.contains(r#""bytes":1"#), "{text}");
 }
 
+/// A log that cannot be written (here /dev/full, which refuses every write with ENOSPC) is named
+/// once with the reason, the mirror is still made, and the run is incomplete: both when the
+/// error comes mid-run (more records than the log's buffer holds) and at the final flush.
+#[test]
+fn a_log_that_cannot_be_written_is_named_and_fails_the_run() {
+    for files in [300, 1] {
+        let t = tmp();
+        let (s, d) = (t.path().join("src"), t.path().join("dst"));
+        for i in 0..files {
+            write(&s, &format!("dir/file-{i:04}"), b"x");
+        }
+        let out = sync(&[os(b"--log"), os(b"/dev/full"), s.clone().into(), d.clone().into()]);
+        out.assert_code(1);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let named: Vec<&str> = err.lines().filter(|l| l.contains("/dev/full")).collect();
+        assert_eq!(named.len(), 1, "{}", out.dump());
+        assert!(named[0].contains("No space left on device"), "{}", out.dump());
+        assert!(named[0].contains("the log is incomplete"), "{}", out.dump());
+        assert!(err.contains(&format!("copied {files}")), "{}", out.dump());
+        assert_mirror(&s, &d);
+    }
+}
+
+/// Change lines that cannot be written (`-v` with stdout on /dev/full) are named once, the
+/// mirror is still made whole (no panic half way), and the run is incomplete.
+#[test]
+fn change_lines_that_cannot_be_written_are_named_and_fail_the_run() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    for i in 0..50 {
+        write(&s, &format!("dir/file-{i:02}"), b"x");
+    }
+    let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = std::process::Command::new(BIN)
+        .args([os(b"sync"), os(b"-v"), s.clone().into(), d.clone().into()])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let out = Out { code: o.status.code(), stdout: o.stdout, stderr: o.stderr };
+    out.assert_code(1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let named: Vec<&str> = err.lines().filter(|l| l.contains("standard output")).collect();
+    assert_eq!(named.len(), 1, "{}", out.dump());
+    assert!(named[0].contains("No space left on device"), "{}", out.dump());
+    assert!(err.contains("copied 50"), "{}", out.dump());
+    assert_mirror(&s, &d);
+}
+
 /// New files are created with their final mode where their owner is right from the start, and
 /// their owner and mode are then set only where they differ: modes the umask would cut or that a
 /// new file cannot be created with, other owners, and a destination directory whose set-group-ID

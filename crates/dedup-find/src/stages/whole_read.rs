@@ -2,16 +2,16 @@
 //!
 //! Sampling pays where a request is cheap next to the bytes a whole read would add. On a device
 //! that answers a small read only every few milliseconds (a spinning disk, a cloud disk capped
-//! in operations per second, the HDD proxy of docs/benchmarks/find.md) a request costs as much time
-//! as streaming a megabyte. With `t` that time, `B` the streaming rate and `p` the share of
-//! same-size files whose heads differ, sampling a file of size `S` costs `t` plus, when its head
-//! is alike, a tail read `t` and the full read `t + S/B`; a whole read costs `t + S/B`. The whole
-//! read costs less while `S < 2·t·B·(1 − p)/p`. On this machine's real trees most same-size
-//! files of 64 KiB–1 MiB are copies (docs/benchmarks/find.md has the shares). Taking `p = 1/2`, below what real trees show,
-//! files up to `2·t·B` are read whole, never more than one chunk of the full comparison, and
-//! only where `t` is a seek or an operation cap ([`SLOW_REQUEST`]): where requests are fast,
-//! trees whose same-size files all differ pay for the premise in bandwidth. A
-//! device throttled in operations rather than seeks (the proxy) gains even more: there a request
+//! in operations per second, the HDD proxy of docs/benchmarks/find.md) a request costs as much
+//! time as streaming a large file. With `t` that time, `B` the streaming rate and `p` the share
+//! of same-size files whose heads differ, sampling a file of size `S` costs `t` plus, when its
+//! head is alike, a tail read `t` and the full read `t + S/B`; a whole read costs `t + S/B`. The
+//! whole read costs less while `S < 2·t·B·(1 − p)/p`. On real trees most same-size files of
+//! moderate size are copies (docs/benchmarks/find.md has the shares). Taking `p = 1/2`, below
+//! what real trees show, files up to `2·t·B` are read whole, never more than one chunk of the
+//! full comparison, and only where `t` is a seek or an operation cap ([`SLOW_REQUEST`]): where
+//! requests are fast, trees whose same-size files all differ pay for the premise in bandwidth.
+//! A device throttled in operations rather than seeks (the proxy) gains even more: there a request
 //! of up to `t·B` bytes costs the same whatever its size. Virtual disks report `rotational=1`
 //! even on SSD storage, so only measuring can tell the devices apart.
 

@@ -320,6 +320,7 @@ impl Volume {
                 ..summary
             },
             program: options.program.clone(),
+            original: None,
         };
         let id = self.store.repo().save_snapshot(&snapshot)?;
         *last = Some(id);

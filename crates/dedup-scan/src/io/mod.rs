@@ -3,6 +3,7 @@
 //! clearly ([`Tuner`]), so one binary does the right thing on NVMe, cloud disks, loop devices
 //! and spinning disks. `--io-threads N` fixes the level instead.
 
+mod choice_line;
 mod gate;
 mod tuner;
 
@@ -11,6 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub use choice_line::device_name;
 pub use gate::Gate;
 pub use tuner::{Sample, Tuner};
 
@@ -57,10 +59,10 @@ impl Concurrency {
 /// not decide.
 const WINDOW: Duration = Duration::from_millis(150);
 const WINDOW_OPS: u64 = 16;
-/// While the first climb lasts, windows are shorter: a small tree is walked and sampled in tens
-/// of milliseconds each, and a climb of 150 ms steps never left the start level there
-/// (docs/benchmarks/find.md). On a slow device the operation count, not the time, still ends the window (16
-/// reads at 120 IOPS take 130 ms).
+/// While the first climb lasts, windows are shorter: a small tree is walked and sampled in less
+/// time than a few full windows, so a climb of full-length steps never left the start level
+/// there (docs/benchmarks/find.md). On a slow device the operation count, not the time, still
+/// ends the window.
 const CLIMB_WINDOW: Duration = Duration::from_millis(10);
 
 /// Fixed cost of one request, in bytes of transfer it is worth: a device that serves many small
@@ -181,9 +183,9 @@ impl IoScheduler {
     /// Move every device still in its first measuring window up to `level`, as if it had
     /// started there: for a caller that learns, before that window closes, that there is work
     /// enough for `level` workers (a warm walk of tens of thousands of entries, which one worker
-    /// spends the first window's 10 ms on: a third of a big tree's sync no-op). A device that
-    /// has measured a window already, or is at `level` or above, and a fixed policy, are left as
-    /// they are; the climb goes on from `level`, up to `most` (and the policy's maximum): work
+    /// would spend the whole first window on: a large share of a big tree's sync no-op). A
+    /// device that has measured a window already, or is at `level` or above, and a fixed
+    /// policy, are left as they are; the climb goes on from `level`, up to `most` (and the policy's maximum): work
     /// found that fast is served from memory, where more workers than processors only add
     /// threads.
     pub fn hurry(&self, level: usize, most: usize) {

@@ -1,9 +1,8 @@
 //! Byte buffers for reading file content, placed where the kernel copies into them fastest.
 //!
-//! On this project's reference machine (AMD EPYC) the kernel copies page-cache data into a buffer
-//! that starts 1 to 31 bytes past a page boundary at a fifth of its usual speed (about 2 GB/s
-//! instead of 11-14 for reads at page-aligned file offsets), and glibc places every large
-//! allocation exactly 16 bytes past one. A large [`ReadBuf`] starts on a page boundary instead.
+//! On this project's reference machine the kernel copies page-cache data into a buffer that
+//! starts a few bytes past a page boundary at a fraction of its usual speed, and glibc places
+//! every large allocation exactly 16 bytes past one. A large [`ReadBuf`] starts on a page boundary instead.
 //! docs/benchmarks/find.md has the measurement (`bench/copy-alignment.py`).
 
 const PAGE: usize = 4096;

@@ -2,19 +2,19 @@
 //! request costs a seek or an operation of a capped budget.
 //!
 //! Through the page cache, the kernel's readahead decides the size of each request to the
-//! device, not the reader: it ramps up from the first read (2, then 4 MiB windows for a reader
-//! of 1 MiB chunks) and the block layer cuts each window at the device's largest request
-//! (`max_sectors_kb`, 1,280 KiB on most disks), so a window of 2,064 KiB costs two requests
-//! where 1,280 KiB would cost one. Pages allocated one at a time can also cut a request early,
-//! at 128 segments. On the HDD proxy of docs/benchmarks/find.md an 8 MiB file took 9 requests
-//! through the page cache where 7 would do. A direct read (`O_DIRECT`) of a multiple of the
-//! device's request size, into a buffer backed by huge pages so that it is a few physically
-//! contiguous segments, goes to the device as exactly that many requests (7.5 per 8 MiB file
-//! measured, against 10.5–13.6 for the same reads into a buffer of small pages).
+//! device, not the reader: it ramps up from the first read in growing windows, and the block
+//! layer cuts each window at the device's largest request (`max_sectors_kb`), so a window a
+//! little over that size costs two requests where one would do. Pages allocated one at a time
+//! can also cut a request early, at the segment limit. On the HDD proxy of
+//! docs/benchmarks/find.md a large file took more requests through the page cache than its size
+//! needs. A direct read (`O_DIRECT`) of a multiple of the device's request size, into a buffer
+//! backed by huge pages so that it is a few physically contiguous segments, goes to the device
+//! as exactly that many requests (the figures, against a buffer of small pages, are in
+//! docs/benchmarks/find.md).
 //!
-//! Only devices measured slow per request read this way (the finder measures that per device), and only where
-//! the kernel can give huge pages: elsewhere the page cache's readahead is what keeps a fast
-//! device busy, and warm data is read from memory. A file system that refuses direct reads is
+//! Only devices measured slow per request read this way (the finder measures that per device),
+//! and only where the kernel can give huge pages: elsewhere the page cache's readahead is what
+//! keeps a fast device busy, and warm data is read from memory. A file system that refuses direct reads is
 //! read through the page cache as before, and so is everything once the kernel has not given a
 //! buffer its huge pages (memory too fragmented): direct reads into small pages cost more
 //! requests than the page cache's readahead.

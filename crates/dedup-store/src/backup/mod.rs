@@ -63,6 +63,28 @@ pub struct BackupProgress {
     pub bytes_read: AtomicU64,
     /// Bytes of files done, read or not.
     pub bytes_done: AtomicU64,
+    /// The file of the file stage (a large one) read most recently, while it is read.
+    pub current: std::sync::Mutex<Option<PathBuf>>,
+}
+
+impl BackupProgress {
+    /// The file being read now, if a large one is.
+    pub fn current_file(&self) -> Option<PathBuf> {
+        self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    fn start_reading(&self, file: &std::path::Path) {
+        *self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(file.to_path_buf());
+    }
+
+    /// Read: no longer current, unless another file was started since.
+    fn done_reading(&self, file: &std::path::Path) {
+        let mut current = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if current.as_deref() == Some(file) {
+            *current = None;
+        }
+    }
 }
 
 /// What a backup did.
@@ -234,6 +256,7 @@ impl<'r> Session<'r> {
             incomplete: summary.errors > 0,
             summary,
             program: options.program.clone(),
+            original: None,
         };
         let id = if options.dry_run { None } else { Some(self.repo.save_snapshot(&snapshot)?) };
         if let Some(marker) = self.marker.take() {
@@ -268,7 +291,12 @@ fn adopt_what_killed_sessions_left(
     sink.index_stored()?;
     for name in stale {
         // A backup running alongside may have deleted it already, which the backends accept.
-        repo.delete_object(&name)?;
+        // Append-only credentials may not delete it: it stays, and the next backup adopts
+        // again (finding nothing) until a prune with full credentials removes it (§12).
+        match repo.delete_object(&name) {
+            Err(err) if err.is_refused() => {}
+            deleted => deleted?,
+        }
     }
     Ok(())
 }

@@ -117,8 +117,8 @@ impl FastCdc {
 /// operations that one byte at a time bounds the loop at their latency. Four steps at once give
 /// the same hashes: `h(i+k) = h(i) << k + (sum of the next k entries, each shifted by the steps
 /// after it)`, where the sums do not depend on `h(i)`, so the chain from one group to the next
-/// is one shift and one add and the rest runs in parallel (3x the throughput of the byte loop
-/// on this machine's AMD EPYC; docs/benchmarks/journal.md, "Second write (issue 24)").
+/// is one shift and one add and the rest runs in parallel (docs/benchmarks/journal.md, "Second
+/// write (issue 24)", has the gain over the byte loop).
 #[inline(always)]
 pub(super) fn scan(gear: &[u64; 256], bytes: &[u8], hash: &mut u64, limit: u64) -> Option<usize> {
     let entry = |byte: u8| gear[usize::from(byte)];

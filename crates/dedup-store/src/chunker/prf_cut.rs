@@ -11,8 +11,8 @@
 //! recover keys from cut points that the hash's bits decide directly).
 //!
 //! The PRF is evaluated only at anchors, so it costs one keyed BLAKE3 of 64 bytes per anchor
-//! scanned past `min` (about 0.25 ns a byte there for the default sizes), on top of the gear
-//! hash's scan (docs/benchmarks/journal.md, "Chunk and pack sizes hidden (issue 40)").
+//! scanned past `min` (a small cost per byte at the default sizes), on top of the gear hash's
+//! scan (docs/benchmarks/journal.md, "Chunk and pack sizes hidden (issue 40)").
 
 use super::bounds;
 use super::fastcdc::{gear_table, scan};
@@ -26,8 +26,8 @@ const CUT_KEY_CONTEXT: &str = "dedup store v4 chunker cut offsets";
 /// The most top bits of the gear hash an anchor needs clear: one position in 1024. Fewer for
 /// small chunks, so that anchors stay at least 512 times as frequent as cuts...
 pub const MAX_ANCHOR_BITS: u32 = 10;
-/// ... but never more than one position in 64: the PRF at every anchor then costs at most about
-/// 2 ns a byte, where at every position it would cost 120.
+/// ... but never more than one position in 64: the PRF at every anchor then stays a small part
+/// of the scan's cost, where at every position it would dominate it.
 pub const MIN_ANCHOR_BITS: u32 = 6;
 
 /// The top bits of the gear hash clear at an anchor for `avg - min` offsets (`spread`):

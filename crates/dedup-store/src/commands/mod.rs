@@ -3,24 +3,37 @@
 //! included), and returns what it found or did for the binary to show. Nothing here prints.
 
 mod backup_parent;
+mod copy;
 mod diff;
 mod dump;
+mod find;
 mod forget;
 mod ls;
+mod pattern;
 mod prune;
 mod restore;
+mod rewrite;
+mod selection;
 mod snapshots;
 mod stats;
+mod tag;
+mod write_session;
 
 pub use backup_parent::choose_parent;
+pub use copy::{copy, Copied, CopyReport};
 pub use diff::{diff, Change, DiffEntry};
 pub use dump::{open_file, write_file};
+pub use find::{find, FindOptions, FindReport, Found};
 pub use forget::{named_snapshots, plan_forget, remove_snapshots, ForgetPlan};
 pub use ls::{ls, trim_slashes};
+pub use pattern::Patterns;
 pub use prune::{prune, PruneEvent, PruneReport};
 pub use restore::restore_node;
+pub use rewrite::{rewrite, RewriteOptions, RewriteReport, Rewritten};
+pub use selection::{select, Selected, Selection};
 pub use snapshots::{snapshots, SnapshotList};
 pub use stats::{stats, RepoStats};
+pub use tag::{tag, Retagged, TagChange, TagReport};
 
 pub use crate::check::{check, CheckReport, ReadData};
 pub use crate::repair::{

@@ -44,7 +44,13 @@ pub fn prune(
     host: &str,
     events: &mut dyn FnMut(PruneEvent<'_>),
 ) -> Result<PruneReport> {
+    // Markers of sessions already gone (killed, or kept by append-only credentials): this
+    // prune lists `data/` itself and collects what they left, so they mean nothing after it.
+    let mut stale_writers = Vec::new();
     if !dry_run {
+        // Asked first, so that credentials that may not delete stop the prune before it writes.
+        repo.require_deletion_rights()?;
+        stale_writers = repo.stale_writers(None)?;
         let removed = repo.backend().remove_stale_temporaries(STALE_AFTER).map_err(|e| {
             Error::io("the temporary files of interrupted writers: cannot remove them", e)
         })?;
@@ -64,9 +70,11 @@ pub fn prune(
         events(PruneEvent::Warning(warning));
     }
     if plan.is_empty() {
+        repo.delete_objects(&stale_writers)?;
         return Ok(PruneReport::default());
     }
     events(PruneEvent::Planned(&plan.stats));
     let outcome = if dry_run { None } else { Some(run(repo, &plan, host)?) };
+    repo.delete_objects(&stale_writers)?;
     Ok(PruneReport { planned: Some(plan.stats.clone()), outcome })
 }

@@ -2,10 +2,10 @@
 //!
 //! The argon2 crate allocates its blocks itself with a 64-byte alignment, which std serves with
 //! `posix_memalign` and a `memset`: the whole area is faulted in and zeroed on the calling thread
-//! before the lanes start, about a third of the key derivation's CPU on one core while the other
-//! waits. A mapping starts zeroed without anyone writing it, so its pages are faulted in by the
-//! lanes themselves, on the threads that compute them in parallel. Unmapping 64 MiB takes a few
-//! milliseconds more, which a thread of its own spends while the caller goes on (the pages hold
+//! before the lanes start, a large share of the key derivation's CPU on one core while the
+//! others wait. A mapping starts zeroed without anyone writing it, so its pages are faulted in by the
+//! lanes themselves, on the threads that compute them in parallel. Unmapping the area takes a
+//! while more, which a thread of its own spends while the caller goes on (the pages hold
 //! password-derived state either way until the kernel reuses them; it zeroes them first). The
 //! mapping is left out of core dumps (`MADV_DONTDUMP`).
 

@@ -1,5 +1,6 @@
-//! Snapshots' plaintext: when, which root tree (and, version 2, which root status tree), from
-//! which host and paths, tags, whether complete, and the backup's summary.
+//! Snapshots' plaintext: when, which root tree (and, versions 2 and 4, which root status tree),
+//! from which host and paths, tags, whether complete, the backup's summary, and (versions 3 and
+//! 4) the snapshot it was made from by `tag`, `rewrite` or `copy`.
 
 use super::wire::{Reader, Writer};
 use super::DecodeError;
@@ -91,13 +92,24 @@ pub struct Snapshot {
     pub summary: Summary,
     /// The program that wrote it.
     pub program: String,
+    /// The snapshot this one replaces or copies (`tag`, `rewrite`, `copy`): the first of the
+    /// line, so that a copy of a copy still names the snapshot a backup wrote.
+    pub original: Option<Id>,
 }
 
 impl Snapshot {
     /// The plaintext.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Writer::default();
-        out.u8(if self.status_tree.is_some() { 2 } else { 1 });
+        // Versions 1 and 2 stay what they were, so that a snapshot without an original reads
+        // in older programs; 3 and 4 are 1 and 2 with the original at the end.
+        let version = match (self.status_tree.is_some(), self.original.is_some()) {
+            (false, false) => 1,
+            (true, false) => 2,
+            (false, true) => 3,
+            (true, true) => 4,
+        };
+        out.u8(version);
         out.i64(self.time);
         out.id(&self.tree);
         if let Some(status) = &self.status_tree {
@@ -125,16 +137,19 @@ impl Snapshot {
             out.u64(field);
         }
         out.bytes(self.program.as_bytes());
+        if let Some(original) = &self.original {
+            out.id(original);
+        }
         out.buf
     }
 
-    /// Decodes the plaintext (version 1 or 2).
+    /// Decodes the plaintext (version 1 to 4).
     pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         let mut input = Reader::new(bytes);
-        let version = input.version_in(1..=2)?;
+        let version = input.version_in(1..=4)?;
         let time = input.i64()?;
         let tree = input.id()?;
-        let status_tree = if version == 2 { Some(input.id()?) } else { None };
+        let status_tree = if version % 2 == 0 { Some(input.id()?) } else { None };
         let parent = match input.u8()? {
             0 => None,
             1 => Some(input.id()?),
@@ -158,6 +173,7 @@ impl Snapshot {
             *field = input.u64()?;
         }
         let program = input.str(MAX_TEXT, "program")?;
+        let original = if version >= 3 { Some(input.id()?) } else { None };
         input.finish()?;
         Ok(Snapshot {
             time,
@@ -171,6 +187,7 @@ impl Snapshot {
             incomplete,
             summary: Summary::from_fields(fields),
             program,
+            original,
         })
     }
 }
@@ -190,10 +207,19 @@ mod tests {
             proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..20), 0..4),
             proptest::collection::vec("[a-z]{0,8}", 0..3),
             any::<bool>(),
-            any::<[u64; 10]>(),
+            (any::<[u64; 10]>(), proptest::option::of(any::<[u8; 32]>())),
         )
             .prop_map(
-                |(time, tree, parent, (host, status), paths, tags, incomplete, fields)| Snapshot {
+                |(
+                    time,
+                    tree,
+                    parent,
+                    (host, status),
+                    paths,
+                    tags,
+                    incomplete,
+                    (fields, original),
+                )| Snapshot {
                     time,
                     tree: Id(tree),
                     status_tree: status.map(Id),
@@ -205,6 +231,7 @@ mod tests {
                     incomplete,
                     summary: Summary::from_fields(fields),
                     program: "dedup test".into(),
+                    original: original.map(Id),
                 },
             )
     }
@@ -213,6 +240,12 @@ mod tests {
         #[test]
         fn snapshot_round_trips(snapshot in snapshot_strategy()) {
             prop_assert_eq!(Snapshot::decode(&snapshot.encode()), Ok(snapshot));
+        }
+
+        #[test]
+        fn a_snapshot_without_an_original_keeps_the_version_older_programs_read(snapshot in snapshot_strategy()) {
+            let plain = Snapshot { original: None, ..snapshot }.encode();
+            prop_assert!(plain[0] <= 2, "version {}", plain[0]);
         }
 
         #[test]

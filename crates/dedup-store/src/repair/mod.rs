@@ -97,6 +97,7 @@ fn inspect(repo: &Repository, name: &str, id: &Id, size: u64, read_data: bool) -
 /// authenticates and no sound pack holds is copied into a new pack, and the pack is deleted
 /// after the copies are indexed, if its blob list is known whole; else it stays, not indexed.
 pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<IndexRepair> {
+    repo.require_deletion_rights()?;
     let marker = WriterMarker::create(repo, host)?;
     let planned = repo.planned_deletions()?;
     let old = repo.list_index_files()?;
@@ -235,6 +236,9 @@ pub struct SnapshotsRepair {
 /// snapshot files that do not read at all.
 /// Snapshots whose blobs are all there again (a later backup stored them anew) are left alone.
 pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<SnapshotsRepair> {
+    if forget {
+        repo.require_deletion_rights()?;
+    }
     let mut snapshots = Vec::new();
     let mut outcome = SnapshotsRepair::default();
     for id in repo.list_snapshot_ids()? {

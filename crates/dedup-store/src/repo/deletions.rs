@@ -62,6 +62,16 @@ impl Repository {
         Ok(name)
     }
 
+    /// Fails, naming the refused request, when the storage does not let these credentials
+    /// delete (an append-only arrangement, §12): a command that deletes asks before it changes
+    /// anything, so that it never stops half-way. It deletes a name nobody uses (a random
+    /// `writers/` one): a policy refuses the request whether the object exists or not, and a
+    /// storage that allows it has nothing to delete.
+    pub fn require_deletion_rights(&self) -> Result<()> {
+        let name = format!("writers/{}", Id::random());
+        self.backend().delete(&name).map_err(|e| Error::io(&name, e))
+    }
+
     /// Deletes the object `name` (a plan, a pack, an index file).
     pub(crate) fn delete_object(&self, name: &str) -> Result<()> {
         self.backend().delete(name).map_err(|e| Error::io(name, e))
@@ -138,6 +148,16 @@ mod tests {
 
     fn info(host: &str, pid: u32) -> WriterInfo {
         WriterInfo { host: host.into(), pid, started: now_ns(), refreshed: now_ns() }
+    }
+
+    #[test]
+    fn asking_for_deletion_rights_where_they_are_granted_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = std::sync::Arc::new(crate::backend::LocalBackend::new(dir.path().join("r")));
+        let repo = Repository::init(backend, crate::repo::InitOptions::default()).unwrap();
+        let before = repo.backend().list("writers").unwrap();
+        repo.require_deletion_rights().unwrap();
+        assert_eq!(repo.backend().list("writers").unwrap(), before);
     }
 
     #[test]

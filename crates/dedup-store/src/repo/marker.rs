@@ -113,11 +113,16 @@ impl WriterMarker {
         }
     }
 
-    /// Withdraws the marker (after the session's snapshot is written).
+    /// Withdraws the marker (after the session's snapshot is written). Storage that refuses
+    /// deletion (append-only credentials, §12) keeps it: it is then what a killed session
+    /// leaves, stale once this process ends, and never a reason to fail the session.
     pub fn remove(mut self) -> Result<()> {
         self.stop_refreshing();
         let name = std::mem::take(&mut *lock(&self.current));
-        self.backend.delete(&name).map_err(|e| Error::io(&name, e))
+        match self.backend.delete(&name) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(()),
+            deleted => deleted.map_err(|e| Error::io(&name, e)),
+        }
     }
 
     /// Stops refreshing and leaves the marker in place, to go stale (§12): for a session that

@@ -28,7 +28,7 @@ pub use presence::{presence, Presence};
 pub use sink::{BlobSink, SinkStats};
 pub(crate) use snapshots::snapshot_path;
 pub use snapshots::SnapshotFilter;
-pub use unlock::{slot_census, OpenNote, OpenOptions, Opened, SlotCensus};
+pub use unlock::{slot_census, KeySlots, OpenNote, OpenOptions, Opened, SlotCensus};
 
 use crate::backend::Backend;
 use crate::chunker::Chunker;

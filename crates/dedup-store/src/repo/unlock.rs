@@ -16,10 +16,11 @@ use std::sync::Arc;
 use super::key_slots::{load_slots, LoadedSlot};
 use super::{Repository, CONFIG};
 use crate::backend::Backend;
-use crate::crypto::keys;
+use crate::crypto::keys::{self, MasterKey};
 use crate::error::{Error, Result};
 use crate::format::{Header, Kdf, KdfParams, KeyFile, Magic};
 use crate::id::Id;
+use crate::key_cache::KeyCache;
 
 /// How to open a repository.
 #[derive(Clone, Copy, Default)]
@@ -57,6 +58,9 @@ pub enum OpenNote {
         /// The slot.
         id: Id,
     },
+    /// The client's key cache was not read or not written (why, naming the file); the key came
+    /// from the repository's slots.
+    KeyCache(String),
 }
 
 impl fmt::Display for OpenNote {
@@ -79,6 +83,7 @@ impl fmt::Display for OpenNote {
                  remove {}`)",
                 id.short(8)
             ),
+            OpenNote::KeyCache(why) => write!(f, "key cache: {why}"),
         }
     }
 }
@@ -89,6 +94,8 @@ pub struct Opened {
     pub repository: Repository,
     /// Notes on its key slots.
     pub notes: Vec<OpenNote>,
+    /// Whether the master key came from the client's key cache (no password KDF was run).
+    pub key_from_cache: bool,
 }
 
 /// The key slots of a repository by kind, as read before any is opened.
@@ -104,15 +111,33 @@ pub struct SlotCensus {
 
 /// Counts the key slots of the repository in `backend` by kind.
 pub fn slot_census(backend: &dyn Backend) -> Result<SlotCensus> {
-    let mut census = SlotCensus::default();
-    for slot in load_slots(backend)? {
-        match &slot.file {
-            Ok(file) if file.kdf == Kdf::Argon2id => census.with_password += 1,
-            Ok(_) => census.passwordless += 1,
-            Err(_) => census.damaged += 1,
-        }
+    Ok(KeySlots::load(backend)?.census())
+}
+
+/// The key files of a repository, read once: counted to know whether a password is needed
+/// ([`KeySlots::census`]), then tried ([`Repository::open_slots`]) without reading them again.
+pub struct KeySlots {
+    loaded: Vec<LoadedSlot>,
+}
+
+impl KeySlots {
+    /// Reads every key file of the repository in `backend`, each verified against its name.
+    pub fn load(backend: &dyn Backend) -> Result<KeySlots> {
+        Ok(KeySlots { loaded: load_slots(backend)? })
     }
-    Ok(census)
+
+    /// The slots by kind.
+    pub fn census(&self) -> SlotCensus {
+        let mut census = SlotCensus::default();
+        for slot in &self.loaded {
+            match &slot.file {
+                Ok(file) if file.kdf == Kdf::Argon2id => census.with_password += 1,
+                Ok(_) => census.passwordless += 1,
+                Err(_) => census.damaged += 1,
+            }
+        }
+        census
+    }
 }
 
 /// A readable slot.
@@ -130,6 +155,30 @@ fn in_order(mut slots: Vec<Slot>, first: Option<Id>) -> Vec<Slot> {
 impl Repository {
     /// Opens the repository in `backend` as `options` say (module documentation).
     pub fn open_with(backend: Arc<dyn Backend>, options: &OpenOptions<'_>) -> Result<Opened> {
+        Repository::open_with_cache(backend, options, None)
+    }
+
+    /// Opens the repository in `backend` as `options` say, trying first the master key that
+    /// `cache` keeps for this location under the password, and keeping there the key a slot
+    /// opened (crate::key_cache). A cached key is only taken while the slot it mirrors is in
+    /// the repository, and like a slot's it must open the config.
+    pub fn open_with_cache(
+        backend: Arc<dyn Backend>,
+        options: &OpenOptions<'_>,
+        cache: Option<&KeyCache>,
+    ) -> Result<Opened> {
+        let slots = KeySlots::load(backend.as_ref())?;
+        Repository::open_slots(backend, slots, options, cache)
+    }
+
+    /// [`Repository::open_with_cache`] with the key files already read (`slots`, of this
+    /// repository: the config is read now, and must open with a key they hold).
+    pub fn open_slots(
+        backend: Arc<dyn Backend>,
+        slots: KeySlots,
+        options: &OpenOptions<'_>,
+        cache: Option<&KeyCache>,
+    ) -> Result<Opened> {
         let location = backend.location();
         let config = match backend.get(CONFIG) {
             Ok(bytes) => bytes,
@@ -140,7 +189,7 @@ impl Repository {
         };
         let header =
             Header::decode(&config, Magic::Config).map_err(|e| Error::decode(CONFIG, e))?;
-        let loaded = load_slots(backend.as_ref())?;
+        let loaded = slots.loaded;
         if loaded.is_empty() {
             return Err(Error::Invalid(format!(
                 "{location}/keys: no key file is there, so no password can open the repository \
@@ -181,7 +230,7 @@ impl Repository {
             let master = keys::unwrap(&slot.file, b"")
                 .map_err(|e| Error::damaged(format!("keys/{}", slot.id), e))?;
             let repository = Repository::from_config(backend, &config, master, slot.id, false)?;
-            return Ok(Opened { repository, notes });
+            return Ok(Opened { repository, notes, key_from_cache: false });
         };
         if with_password.is_empty() {
             return Err(Error::Invalid(format!(
@@ -193,6 +242,15 @@ impl Repository {
             )));
         }
         notes.extend(passwordless.iter().map(|slot| OpenNote::PasswordlessIgnored { id: slot.id }));
+        if let Some(cache) = cache {
+            let slots: Vec<Id> = with_password.iter().map(|slot| slot.id).collect();
+            if let Some((slot, master)) = cached_key(cache, &location, &slots, password, &mut notes)
+            {
+                let repository = Repository::from_config(backend, &config, master, slot, true)
+                    .map_err(|err| mismatch(slot, err))?;
+                return Ok(Opened { repository, notes, key_from_cache: true });
+            }
+        }
         let mut slow = Vec::new();
         for slot in in_order(with_password, options.first_slot) {
             match keys::unwrap(&slot.file, password) {
@@ -201,7 +259,14 @@ impl Repository {
                         Repository::from_config(backend, &config, master, slot.id, true)
                             .map_err(|err| mismatch(slot.id, err))?;
                     notes.extend(slow);
-                    return Ok(Opened { repository, notes });
+                    if let Some(cache) = cache {
+                        if let Err(err) =
+                            cache.keep(&location, slot.id, &repository.master, password)
+                        {
+                            notes.push(OpenNote::KeyCache(err.to_string()));
+                        }
+                    }
+                    return Ok(Opened { repository, notes, key_from_cache: false });
                 }
                 Err(keys::UnwrapError::WrongPassword) => {}
                 Err(err) => damaged.push(format!("keys/{}: {err}", slot.id)),
@@ -230,6 +295,31 @@ impl Repository {
         let options = OpenOptions { password: Some(password), first_slot: None };
         Ok(Repository::open_with(backend, &options)?.repository)
     }
+}
+
+/// The master key `cache` keeps for `location`, with the slot it mirrors, if that slot is one of
+/// `slots` and `password` opens it. A cache of a slot no longer there is removed; one that does
+/// not read is noted and left to be replaced.
+fn cached_key(
+    cache: &KeyCache,
+    location: &str,
+    slots: &[Id],
+    password: &[u8],
+    notes: &mut Vec<OpenNote>,
+) -> Option<(Id, MasterKey)> {
+    let cached = match cache.load(location) {
+        Ok(cached) => cached?,
+        Err(err) => {
+            notes.push(OpenNote::KeyCache(err.to_string()));
+            return None;
+        }
+    };
+    if !slots.contains(&cached.slot) {
+        // The slot was removed or its password changed: the cached key is retired with it.
+        let _ = cache.forget(location);
+        return None;
+    }
+    Some((cached.slot, cached.open(password)?))
 }
 
 /// The error of a config that the master key of `slot`, opened by the user's password, does
@@ -315,6 +405,34 @@ mod tests {
         }
         let err = message(open(&victim, Some(b"pw")));
         assert!(err.contains("a password was given, but no key of the repository takes one"));
+    }
+
+    /// A cached key is taken only with its password and while its slot is there, and like a
+    /// slot's it must open the config: a config replaced behind the cache is refused.
+    #[test]
+    fn a_cached_key_needs_its_password_its_slot_and_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = KeyCache::new(dir.path().join("cache"));
+        let backend = init(&dir.path().join("victim"), Some(b"pw"));
+        let open_cached = |password: &[u8]| {
+            let options = OpenOptions { password: Some(password), first_slot: None };
+            Repository::open_with_cache(Arc::clone(&backend), &options, Some(&cache))
+        };
+        assert!(!open_cached(b"pw").unwrap().key_from_cache);
+        assert!(open_cached(b"pw").unwrap().key_from_cache);
+        assert!(matches!(open_cached(b"other"), Err(Error::WrongPassword)));
+        let attacker = init(&dir.path().join("attacker"), Some(b"theirs"));
+        backend.delete(CONFIG).unwrap();
+        backend.put(CONFIG, &attacker.get(CONFIG).unwrap()).unwrap();
+        let err = message(open_cached(b"pw"));
+        assert!(err.contains("does not open with the master key of keys/"), "{err}");
+        // The slot gone, the cached key goes with it.
+        for object in backend.list("keys").unwrap() {
+            backend.delete(&object.name).unwrap();
+        }
+        plant_slot(backend.as_ref(), Kdf::Argon2id, CHEAP, b"other");
+        assert!(matches!(open_cached(b"pw"), Err(Error::WrongPassword)));
+        assert!(cache.load(&backend.location()).unwrap().is_none());
     }
 
     /// A planted password-less slot wrapping a key that seals an encrypted config: refused

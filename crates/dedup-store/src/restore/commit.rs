@@ -84,6 +84,7 @@ impl Restorer<'_> {
             problems.extend(meta::apply(&node, Target::Fd(fd.as_fd()), &path, &owner));
         }
         self.report(problems);
+        self.events.progress(&self.summary);
     }
 
     /// Makes a later name of a hard-linked file.

@@ -116,6 +116,9 @@ pub struct Change {
 pub trait Events: Observer {
     /// Called once per change, when it is made (or, in a dry run, decided).
     fn change(&self, change: &Change);
+    /// Called with the counts so far after each batch of files is in place, for a progress
+    /// display.
+    fn progress(&self, _so_far: &RestoreSummary) {}
 }
 
 /// Drops everything.

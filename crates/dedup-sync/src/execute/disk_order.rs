@@ -1,7 +1,8 @@
 //! Copying in the order of the disk, where the source lies on a disk that seeks: a spinning
 //! disk spends 8-12 ms getting to a small file and well under one reading it, so files copied
 //! by several threads at once make the head travel between nearly every request (the linux
-//! source copied from the modelled disk of bench/hdd took five times as long as `cp -a`).
+//! source copied from the modelled disk of bench/hdd took several times as long as `cp -a`:
+//! docs/BENCHMARKS.md has the figures).
 //!
 //! There, the copies of new files are sorted by where their first byte lies (`FIEMAP`,
 //! `dedup_scan::layout`; files whose place is unknown go after, by inode number), one thread

@@ -24,7 +24,7 @@ use super::{Comparer, Member};
 use dedup_scan::read::direct;
 
 /// Bytes read at a time when a chunk is compared with the lead as it is read: a piece and the
-/// lead's bytes beside it fit in a core's own cache (512 KiB on the reference machine).
+/// lead's bytes beside it fit in a core's own cache.
 const PIECE: usize = 128 << 10;
 
 /// A buffer of the chunk's length for a member's chunk, taken only when the chunk must be held

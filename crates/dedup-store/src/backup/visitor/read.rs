@@ -13,7 +13,8 @@ use std::path::PathBuf;
 
 use dedup_scan::{EntryKind, Metadata};
 
-use super::{BackupVisitor, FileJob, Home};
+use super::dir_state::Home;
+use super::{BackupVisitor, FileJob};
 use crate::backup::file::{chunk_file, Scheduled, StreamError};
 use crate::backup::pipeline::FileStage;
 use crate::backup::problems;
@@ -112,7 +113,9 @@ impl BackupVisitor<'_, '_> {
         let FileJob { mut node, file, home, shown } = job;
         if !self.failed() {
             let window = ChunkStream::<&[u8]>::usual_window(self.sink.repo().chunker());
+            self.progress.start_reading(&shown);
             self.read_file(&mut node, &file, || shown.clone(), buf, window);
+            self.progress.done_reading(&shown);
         }
         self.deliver(home.clone(), node);
         if let Home::Dir(dir) = home {

@@ -8,7 +8,7 @@ use dedup_core::{Observer, Problem};
 
 use super::*;
 use crate::backend::LocalBackend;
-use crate::format::KdfParams;
+use crate::format::{Content, KdfParams, NodeKind};
 use crate::index::Index;
 use crate::repo::{InitOptions, Repository};
 

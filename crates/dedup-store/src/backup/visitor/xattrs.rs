@@ -4,7 +4,9 @@
 use std::io;
 use std::path::PathBuf;
 
-use super::{problems, BackupVisitor, RACY_NS};
+use super::parent::RACY_NS;
+use super::BackupVisitor;
+use crate::backup::problems;
 use crate::format::Node;
 
 impl BackupVisitor<'_, '_> {

@@ -1,0 +1,123 @@
+//! Arguments of the store commands that search or rework existing snapshots, as restic names
+//! them: `find`, `tag`, `rewrite` and `copy`, and the snapshot selection they share.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgGroup, Args};
+
+/// Which snapshots a command works on: those named, or else every one the filters accept.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SelectArgs {
+    /// Snapshots to work on (id prefixes or `latest`) [default: every snapshot the filters
+    /// accept]
+    #[arg(value_name = "SNAPSHOT")]
+    pub snapshots: Vec<String>,
+    /// The filters.
+    #[command(flatten)]
+    pub filter: SnapshotFilterArgs,
+}
+
+/// The snapshots a command considers: of a host, with paths, with tags.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SnapshotFilterArgs {
+    /// Only snapshots of HOST.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Only snapshots carrying every tag of T1,T2,… (repeatable: any of the lists).
+    #[arg(long = "tag", value_name = "T1,T2,…")]
+    pub tags: Vec<String>,
+    /// Only snapshots that backed up PATH (repeatable: every PATH).
+    #[arg(long = "path", value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// `store find`.
+#[derive(Debug, Args)]
+pub struct FindArgs {
+    /// Glob patterns, matched against each entry's name and its whole path (`*.key`,
+    /// `/home/me/.ssh/id_*`); `*` and `?` match `/` too, `**` any directories.
+    #[arg(value_name = "PATTERN", required = true)]
+    pub patterns: Vec<OsString>,
+    /// Search only these snapshots (id prefixes or `latest`; repeatable) [default: every
+    /// snapshot the filters accept]
+    #[arg(short = 's', long = "snapshot", value_name = "SNAPSHOT")]
+    pub snapshots: Vec<String>,
+    /// The filters.
+    #[command(flatten)]
+    pub filter: SnapshotFilterArgs,
+    /// Match letters in either case.
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// Only entries modified at or after TIME (`YYYY-MM-DD[ HH:MM[:SS]]`, UTC).
+    #[arg(short = 'O', long, value_name = "TIME")]
+    pub oldest: Option<String>,
+    /// Only entries modified at or before TIME (`YYYY-MM-DD[ HH:MM[:SS]]`, UTC; a date alone
+    /// means its end).
+    #[arg(short = 'N', long, value_name = "TIME")]
+    pub newest: Option<String>,
+    /// Print a JSON array: one object per snapshot with matches, each listing them.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `store tag`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("change").required(true).multiple(true).args(["add", "remove", "set"])))]
+pub struct TagArgs {
+    /// Add tag T (repeatable; `a,b` adds both).
+    #[arg(long, value_name = "T")]
+    pub add: Vec<String>,
+    /// Remove tag T (repeatable; `a,b` removes both).
+    #[arg(long, value_name = "T")]
+    pub remove: Vec<String>,
+    /// Replace all tags with T (repeatable; `a,b` sets both; `--set ''` removes every tag).
+    #[arg(long, value_name = "T", conflicts_with_all = ["add", "remove"])]
+    pub set: Vec<String>,
+    /// Which snapshots.
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// `store rewrite`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).multiple(true).args(["excludes", "exclude_files"])))]
+pub struct RewriteArgs {
+    /// Leave out entries whose name or whole path matches GLOB, with what is below them
+    /// (repeatable).
+    #[arg(short = 'e', long = "exclude", value_name = "GLOB")]
+    pub excludes: Vec<OsString>,
+    /// Leave out entries matching the globs in FILE, one per line (`#` comments and blank
+    /// lines skipped; repeatable).
+    #[arg(long = "exclude-file", value_name = "FILE")]
+    pub exclude_files: Vec<PathBuf>,
+    /// Remove each original snapshot once its rewritten copy is written (then `prune
+    /// --max-unused 0` deletes the data left out from every pack).
+    #[arg(long)]
+    pub forget: bool,
+    /// Print what would be left out; write and remove nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+    /// Which snapshots.
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// `store copy`.
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// The repository to copy from (a directory, `s3:…` or `sftp:…`) [env: DEDUP_FROM_REPO]
+    #[arg(long, value_name = "REPO")]
+    pub from_repo: Option<PathBuf>,
+    /// Read the source repository's password from FILE (its first line) [env:
+    /// DEDUP_FROM_PASSWORD_FILE]
+    #[arg(long, value_name = "FILE")]
+    pub from_password_file: Option<PathBuf>,
+    /// Run COMMAND with `sh -c` and take its first line of output as the source repository's
+    /// password
+    #[arg(long, value_name = "COMMAND")]
+    pub from_password_command: Option<String>,
+    /// Which snapshots of the source.
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
