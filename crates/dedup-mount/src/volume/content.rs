@@ -31,6 +31,11 @@ impl Piece {
     }
 }
 
+/// How far before a file's end a hole may be one that writes still in flight will fill (the
+/// kernel has up to 64 requests of 1 MiB in flight, volume/fs/mod.rs, but sends a file's pages
+/// nearly in order): written bytes beside such a hole wait to be cut, at most this many.
+const OUT_OF_ORDER: u64 = 16 << 20;
+
 /// Fetches a stored chunk's bytes.
 pub type Fetch<'a, E> = &'a mut dyn FnMut(&Id) -> Result<std::sync::Arc<Vec<u8>>, E>;
 
@@ -167,6 +172,16 @@ impl Content {
             return Ok(());
         }
         let end = offset + data.len() as u64;
+        if offset == self.size {
+            // Appending to written bytes (a file written in order) grows them in place rather
+            // than as a piece of its own that is then joined to them.
+            if let Some((_, Piece::Fresh(bytes))) = self.pieces.iter_mut().next_back() {
+                bytes.extend_from_slice(data);
+                self.fresh += data.len() as u64;
+                self.size = end;
+                return Ok(());
+            }
+        }
         if offset > self.size {
             self.set_size(offset, fetch)?;
         }
@@ -251,7 +266,22 @@ impl Content {
             .collect();
         for at in fresh {
             let Some(Piece::Fresh(bytes)) = self.pieces.get(&at) else { continue };
-            let at_end = at + bytes.len() as u64 == self.size;
+            let end = at + bytes.len() as u64;
+            // After such a hole the bytes do not start where the chunker would start: they wait
+            // for the hole to fill (or to fall behind the window, a real hole).
+            let after_hole =
+                matches!(self.pieces.range(..at).next_back(), Some((_, Piece::Hole { .. })))
+                    && self.size - at <= OUT_OF_ORDER;
+            if !all && after_hole {
+                continue;
+            }
+            // At the end, or before a hole near it: the kernel sends a file's cached pages back
+            // several at once, so a file written in order can have a hole for a moment where a
+            // later page came first. Its bytes wait for the chunker to decide, as at the end, so
+            // that the file is cut as the same bytes written in order are.
+            let at_end = end == self.size
+                || (matches!(self.pieces.get(&end), Some(Piece::Hole { .. }))
+                    && self.size - end <= OUT_OF_ORDER);
             let mut cuts = Vec::new();
             let mut pos = 0;
             while pos < bytes.len() {
@@ -404,6 +434,35 @@ mod tests {
         }
         let lens: Vec<u64> = content.pieces().map(|(_, p)| p.len()).collect();
         assert_eq!(lens, whole);
+    }
+
+    #[test]
+    fn a_file_written_out_of_order_near_its_end_is_cut_as_in_order() {
+        let chunker = chunker();
+        let mut store = Store { blobs: HashMap::new() };
+        let data: Vec<u8> =
+            (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 9) as u8).collect();
+        let mut content = Content::default();
+        let mut none = |_: &Id| Err(());
+        // Pairs of 700-byte parts, the second of each pair written first (as writeback may).
+        let parts: Vec<&[u8]> = data.chunks(700).collect();
+        for pair in (0..parts.len()).collect::<Vec<_>>().chunks(2) {
+            for &n in pair.iter().rev() {
+                content.write((n * 700) as u64, parts[n], &mut none).unwrap();
+                content.settle(&chunker, false, &mut |b| store.put(b)).unwrap();
+            }
+        }
+        content.settle(&chunker, true, &mut |b| store.put(b)).unwrap();
+        let mut whole = Vec::new();
+        let mut rest = &data[..];
+        while !rest.is_empty() {
+            let n = chunker.cut(rest);
+            whole.push(n as u64);
+            rest = &rest[n..];
+        }
+        let lens: Vec<u64> = content.pieces().map(|(_, p)| p.len()).collect();
+        assert_eq!(lens, whole);
+        assert_eq!(read_all(&content, &store), data);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 mod content;
 mod fs;
+mod seal_pool;
 mod snapshot;
 mod store;
 mod table;
@@ -71,11 +72,6 @@ pub struct Volume {
     /// Changes made; a commit records how many it includes.
     changes: AtomicU64,
     committed: AtomicU64,
-    /// The first commit that failed in this mount, if any: its packs may be half written and
-    /// the session's blob sink may believe blobs stored that never reached the storage, so no
-    /// later commit of this mount is written (it could name such blobs); the last good commit
-    /// stays the volume's state, and each later commit reports this error.
-    broken: Mutex<Option<String>>,
     /// Held by a commit: the last commit's snapshot id.
     last: Mutex<Option<Id>>,
     /// An error a background commit met, for the next `close` or `fsync` to report.
@@ -138,7 +134,6 @@ pub fn open(
         next_handle: AtomicU64::new(1),
         changes: AtomicU64::new(u64::from(new)),
         committed: AtomicU64::new(0),
-        broken: Mutex::new(None),
         last: Mutex::new(latest.map(|(id, _)| id)),
         failed: Mutex::new(None),
         events,
@@ -232,6 +227,12 @@ impl Volume {
         }
     }
 
+    /// At `close`, after the file's written bytes were cut: waits until the sealing threads
+    /// stored what was queued; what they met is the caller's.
+    fn settled(&self) -> Result<(), fuser::Errno> {
+        self.store.settled().map_err(|e| self.failure(e))
+    }
+
     /// A commit for `fsync`: its error, or one a background commit met, is the caller's.
     fn commit_for_caller(&self) -> Result<(), fuser::Errno> {
         let committed = self.commit().map(|_| ());
@@ -259,21 +260,20 @@ impl Volume {
         if seen == self.committed.load(Ordering::SeqCst) {
             return Ok(None);
         }
-        if let Some(first) = lock(&self.broken).as_ref() {
-            return Err(Error::Invalid(format!(
-                "not committed: an earlier commit of this mount failed ({first}); the volume \
-                 keeps its last commit, remount it"
-            )));
-        }
+        // A commit after a failed one stores again the chunks the failure lost that its files
+        // name (the sink forgot them with their pack; a failed commit gives up every open
+        // pack, freeing the space they took), so that a mount goes on after a full disk or a
+        // storage error once they pass.
+        let lost = self.store.lost_chunks();
         let committed = self.commit_changes(&mut last, seen);
-        if let Err(err) = &committed {
-            lock(&self.broken).get_or_insert_with(|| err.to_string());
-        }
-        committed
+        let committed = committed.inspect_err(|_| self.store.sink().abandon_open_packs())?;
+        self.store.forget_lost(&lost);
+        Ok(committed)
     }
 
     /// The body of [`Volume::commit`], under the lock of `last`.
     fn commit_changes(&self, last: &mut Option<Id>, seen: u64) -> Result<Option<Id>, Error> {
+        let failures = self.store.failures();
         let chunker = self.store.repo().chunker();
         let files = self.table().files();
         // Cut outside the table's lock, so that the volume serves meanwhile; what is written
@@ -291,6 +291,13 @@ impl Volume {
             snapshot::store_trees(&self.store, &table, &self.options.name, &mut summary)?;
         drop(table);
         self.store.flush()?;
+        if self.store.failures() != failures {
+            // A write that failed meanwhile may have given up packs holding chunks the trees
+            // name: this commit is not written; the next stores them again.
+            return Err(Error::Invalid(
+                "not committed: a write to the repository failed while the commit ran".into(),
+            ));
+        }
         let planned = &self.planned;
         self.store.sink().keep_indexed_what_a_prune_planned_since(planned, tree, status_tree)?;
         let stats = self.store.sink().stats();

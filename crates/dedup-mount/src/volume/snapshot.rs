@@ -165,12 +165,18 @@ fn node_of(store: &VolumeStore, table: &Table, ino: Ino, name: &[u8]) -> Result<
         node.size = *size;
         node.incomplete = true;
     } else if let Some(file) = &inode.file {
-        let content = file.lock().unwrap_or_else(|e| e.into_inner());
+        let mut content = file.lock().unwrap_or_else(|e| e.into_inner());
+        // Bytes written since the commit cut every file (the kernel writes cached pages back
+        // when it likes) are cut now, under the file's lock: the file as it is at this moment.
+        content.settle(store.repo().chunker(), true, &mut |bytes| store.store(bytes))?;
         node.size = content.size();
         let mut chunks = Vec::new();
         for (_, piece) in content.pieces() {
             match piece {
-                Piece::Stored { id, .. } => chunks.push(*id),
+                Piece::Stored { id, .. } => {
+                    store.ensure_stored(id)?;
+                    chunks.push(*id)
+                }
                 Piece::Hole { len } => chunks.extend(store.zero_chunks(*len)?),
                 Piece::Fresh(_) => {
                     return Err(Error::Invalid(format!("inode {ino}: written bytes not cut")))

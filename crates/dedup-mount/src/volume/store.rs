@@ -3,11 +3,17 @@
 //! from memory while their pack is still open), and the chunks a hole stands for at a commit.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_store::blob::{blob_id, BlobKind};
 use dedup_store::repo::{BlobSink, Repository};
 use dedup_store::{Error, Id};
+
+use super::seal_pool::SealPool;
+
+/// Threads that compress, seal and pack new chunks beside the FUSE threads.
+const SEAL_THREADS: usize = 2;
 
 /// Chunks kept after a read: a reader going through a file in 128 KiB requests reads each
 /// chunk once, and two readers at once do not evict each other's.
@@ -29,7 +35,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Chunks in and out of the repository.
 pub struct VolumeStore {
     repo: &'static Repository,
-    sink: BlobSink<'static>,
+    sink: Arc<BlobSink<'static>>,
+    /// Seals new chunks off the FUSE threads (`None`: on them, no thread could be started).
+    pool: Option<SealPool>,
+    /// Write failures met so far, by anyone: a commit during which one happened is not written.
+    failures: Arc<AtomicU64>,
     cache: Mutex<VecDeque<(Id, Arc<Vec<u8>>)>>,
     unpacked: Mutex<Unpacked>,
     /// The id of a run of `len` zeros, by `len`.
@@ -43,9 +53,14 @@ impl VolumeStore {
     pub fn new(repo: &'static Repository, sink: BlobSink<'static>) -> VolumeStore {
         let max = repo.chunker().max_size();
         let zero_chunk = repo.chunker().cut(&vec![0; max]);
+        let sink = Arc::new(sink);
+        let failures = Arc::new(AtomicU64::new(0));
+        let pool = SealPool::start(&sink, SEAL_THREADS, &failures);
         VolumeStore {
             repo,
             sink,
+            pool,
+            failures,
             cache: Mutex::new(VecDeque::new()),
             unpacked: Mutex::new(Unpacked { chunks: HashMap::new(), bytes: 0 }),
             zeros: Mutex::new(HashMap::new()),
@@ -86,18 +101,58 @@ impl VolumeStore {
         Ok(bytes)
     }
 
-    /// Stores `bytes` as a chunk unless the repository has it; returns its id.
+    /// `result` of a write to the storage: after an error every open pack is given up, so that
+    /// the space it took (chunks of files perhaps deleted since) is free again; the chunks the
+    /// next commit names are stored again from memory ([`VolumeStore::ensure_stored`]).
+    fn written<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        if result.is_err() {
+            self.failures.fetch_add(1, Ordering::SeqCst);
+            self.sink.abandon_open_packs();
+        }
+        result
+    }
+
+    /// Write failures met so far: a commit compares them before and after it runs.
+    pub fn failures(&self) -> u64 {
+        self.failures.load(Ordering::SeqCst)
+    }
+
+    /// Stores `bytes` as a chunk unless the repository has it (on a sealing thread where there
+    /// is one); returns its id. The bytes are held until their pack is written, for reads and
+    /// for storing again after a failure.
     pub fn store(&self, bytes: &[u8]) -> Result<Id, Error> {
         let id = blob_id(&self.repo.keys().id, bytes);
-        if self.sink.store_with_id(id, BlobKind::Data, bytes)? {
+        if self.sink.contains(&id, BlobKind::Data) {
+            return Ok(id);
+        }
+        let held = {
             let mut unpacked = lock(&self.unpacked);
-            unpacked.bytes += bytes.len();
-            unpacked.chunks.insert(id, Arc::new(bytes.to_vec()));
-            if unpacked.bytes > UNPACKED_SWEEP {
-                self.sweep(&mut unpacked);
+            if let Some(held) = unpacked.chunks.get(&id) {
+                Arc::clone(held)
+            } else {
+                let held = Arc::new(bytes.to_vec());
+                unpacked.bytes += bytes.len();
+                unpacked.chunks.insert(id, Arc::clone(&held));
+                if unpacked.bytes > UNPACKED_SWEEP {
+                    self.sweep(&mut unpacked);
+                }
+                held
             }
+        };
+        let unqueued = match &self.pool {
+            Some(pool) => pool.submit(id, held).err(),
+            None => Some(held),
+        };
+        if let Some(bytes) = unqueued {
+            self.written(self.sink.store_with_id(id, BlobKind::Data, &bytes))?;
         }
         Ok(id)
+    }
+
+    /// Waits until every chunk given to the sealing threads is stored; the first error they
+    /// met since the last call.
+    pub fn settled(&self) -> Result<(), Error> {
+        self.pool.as_ref().map_or(Ok(()), SealPool::settled)
     }
 
     /// Lets go of the unpacked chunks whose pack has been written.
@@ -106,12 +161,55 @@ impl VolumeStore {
         unpacked.bytes = unpacked.chunks.values().map(|b| b.len()).sum();
     }
 
+    /// Makes sure chunk `id`, named by a piece of a file, is stored or being stored: a chunk
+    /// whose pack could not be written (a full disk) is stored again from memory. A chunk no
+    /// longer held is an error, so that no commit names a blob that never landed.
+    pub fn ensure_stored(&self, id: &Id) -> Result<(), Error> {
+        if self.sink.contains(id, BlobKind::Data) {
+            return Ok(());
+        }
+        let bytes = lock(&self.unpacked).chunks.get(id).cloned();
+        let bytes = bytes.ok_or_else(|| Error::Missing {
+            object: format!("data blob {id} (its pack was not written and it is not held)"),
+        })?;
+        self.written(self.sink.store_with_id(*id, BlobKind::Data, &bytes))?;
+        Ok(())
+    }
+
     /// Writes the open packs and indexes them: every chunk stored so far is durable.
     pub fn flush(&self) -> Result<(), Error> {
-        self.sink.flush()?;
+        if let Some(pool) = &self.pool {
+            pool.wait();
+        }
+        self.written(self.sink.flush())?;
         let mut unpacked = lock(&self.unpacked);
         self.sweep(&mut unpacked);
         Ok(())
+    }
+
+    /// The chunks held whose pack was not written (a write error) and that were not stored
+    /// again since.
+    pub fn lost_chunks(&self) -> Vec<Id> {
+        let unpacked = lock(&self.unpacked);
+        let lost = unpacked.chunks.keys().filter(|id| !self.sink.contains(id, BlobKind::Data));
+        lost.copied().collect()
+    }
+
+    /// After a commit that began with `lost` ([`VolumeStore::lost_chunks`]) lost: lets go of
+    /// those that no file of the commit named (the commit stored the named ones again), such as
+    /// the chunks of a file deleted after its write failed. A chunk lost since the commit began
+    /// stays held, as a file the next commit names may hold it.
+    pub fn forget_lost(&self, lost: &[Id]) {
+        if lost.is_empty() {
+            return;
+        }
+        let mut unpacked = lock(&self.unpacked);
+        for id in lost {
+            if !self.sink.contains(id, BlobKind::Data) {
+                unpacked.chunks.remove(id);
+            }
+        }
+        self.sweep(&mut unpacked);
     }
 
     /// The chunks of a hole of `len` bytes, stored (once) where the repository lacks them.
@@ -128,8 +226,9 @@ impl VolumeStore {
     }
 
     fn zero_id(&self, len: usize) -> Result<Id, Error> {
-        if let Some(id) = lock(&self.zeros).get(&len) {
-            return Ok(*id);
+        if let Some(id) = lock(&self.zeros).get(&len).copied() {
+            self.ensure_stored(&id)?;
+            return Ok(id);
         }
         let id = self.store(&vec![0; len])?;
         lock(&self.zeros).insert(len, id);

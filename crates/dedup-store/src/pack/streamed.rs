@@ -110,6 +110,11 @@ impl StreamedPackWriter {
         self.entries.is_empty()
     }
 
+    /// The ids of the blobs it holds.
+    pub fn blob_ids(&self) -> impl Iterator<Item = Id> + '_ {
+        self.entries.iter().map(|entry| entry.id)
+    }
+
     /// Marks the pack's unfinished object as a live writer's (see [`ObjectWriter::keep_alive`]).
     pub fn keep_alive(&self) -> io::Result<()> {
         self.object.keep_alive()

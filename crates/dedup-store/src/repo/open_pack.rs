@@ -35,6 +35,22 @@ impl OpenPack {
         }
     }
 
+    /// The kind of its blobs.
+    pub(super) fn kind(&self) -> crate::blob::BlobKind {
+        match self {
+            OpenPack::Memory(pack) => pack.kind(),
+            OpenPack::Streamed(pack) => pack.kind(),
+        }
+    }
+
+    /// The ids of the blobs it holds.
+    pub(super) fn blob_ids(&self) -> Vec<crate::id::Id> {
+        match self {
+            OpenPack::Memory(pack) => pack.blobs().map(|(entry, _)| entry.id).collect(),
+            OpenPack::Streamed(pack) => pack.blob_ids().collect(),
+        }
+    }
+
     /// Appends a blob; after an error the pack is unusable.
     pub(super) fn add(&mut self, blob: &SealedBlob) -> io::Result<()> {
         match self {

@@ -11,6 +11,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::open_pack::OpenPack;
 use crate::blob::SealedBlob;
 use crate::error::{Error, Result};
+use crate::id::Id;
 use crate::pack::PackWriter;
 
 /// A full pack keeps taking blobs into its padding while one of this many sealed bytes would
@@ -28,6 +29,9 @@ pub(super) struct PackSlots {
     in_use: AtomicUsize,
     /// A full pack whose padding small blobs may still fill.
     filling: Mutex<Option<OpenPack>>,
+    /// The blobs of packs given up after a write error, for the session to forget that it
+    /// stores them (they are stored again when they come again).
+    lost: Mutex<Vec<Id>>,
 }
 
 impl PackSlots {
@@ -37,7 +41,20 @@ impl PackSlots {
             slots: (0..count.max(1)).map(|_| Mutex::new(None)).collect(),
             in_use: AtomicUsize::new(count.max(1)),
             filling: Mutex::new(None),
+            lost: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Gives up `pack` and the blob `blob` that was being added to it: their ids are lost.
+    fn give_up(&self, pack: Option<OpenPack>, blob: &SealedBlob) {
+        let mut lost = lock(&self.lost);
+        lost.extend(pack.iter().flat_map(OpenPack::blob_ids));
+        lost.push(blob.id);
+    }
+
+    /// The blobs of the packs given up since the last call.
+    pub(super) fn take_lost(&self) -> Vec<Id> {
+        std::mem::take(&mut *lock(&self.lost))
     }
 
     /// New blobs go to the first `count` slots only (packs held whole in memory cost a pack
@@ -62,7 +79,7 @@ impl PackSlots {
             if let Some(pack) = filling.as_mut().filter(|pack| pack.fits_in_padding(len)) {
                 if let Err(err) = pack.add(blob) {
                     // The pack is broken: given up, its temporary removed.
-                    *filling = None;
+                    self.give_up(filling.take(), blob);
                     return Err(Error::io("data", err));
                 }
                 if pack.fits_in_padding(FILL_WHILE_ROOM_FOR) {
@@ -78,11 +95,11 @@ impl PackSlots {
                 None => slot.insert(open()),
             };
             if let Err(err) = pack.add(blob) {
-                *slot = None;
+                self.give_up(slot.take(), blob);
                 return Err(Error::io("data", err));
             }
             if let Err(err) = grow(pack) {
-                *slot = None;
+                self.give_up(slot.take(), blob);
                 return Err(err);
             }
             if pack.len() < pack_size {

@@ -318,7 +318,8 @@ impl<'r> BlobSink<'r> {
             self.repo.config().pack_size as usize,
             || self.new_pack(kind),
             |pack| self.stream_if_large(pack, kind),
-        )?;
+        );
+        let done = done.inspect_err(|_| self.forget(kind, self.open[slot(kind)].take_lost()))?;
         if let Some(pack) = done {
             self.write_pack(pack)?;
         }
@@ -363,10 +364,12 @@ impl<'r> BlobSink<'r> {
 
     /// Closes and stores `pack`, then indexes it.
     fn write_pack(&self, pack: OpenPack) -> Result<()> {
+        let (kind, ids) = (pack.kind(), pack.blob_ids());
         let stored = match pack {
-            OpenPack::Memory(pack) => self.store_memory_pack(pack)?,
-            OpenPack::Streamed(pack) => self.store_streamed_pack(pack)?,
+            OpenPack::Memory(pack) => self.store_memory_pack(pack),
+            OpenPack::Streamed(pack) => self.store_streamed_pack(pack),
         };
+        let stored = stored.inspect_err(|_| self.forget(kind, ids))?;
         self.packs_written.fetch_add(1, Ordering::Relaxed);
         self.write_index().add_pack(stored.id, stored.kind, &stored.blobs);
         {
@@ -385,6 +388,28 @@ impl<'r> BlobSink<'r> {
         match batch {
             Some(packs) => self.write_index_file(packs),
             None => Ok(()),
+        }
+    }
+
+    /// Forgets that this session stores the blobs `ids` of `kind`, whose pack could not be
+    /// written: they are stored again when they come again, so that a later snapshot never
+    /// names a blob that never reached the storage (what the index lists stays known).
+    fn forget(&self, kind: BlobKind, ids: Vec<Id>) {
+        let mut claimed = lock(&self.claimed);
+        for id in ids {
+            claimed.remove(&(id, kind));
+        }
+    }
+
+    /// Gives up every open pack (what it wrote to the storage removed) and forgets its blobs:
+    /// for a session that holds its blobs elsewhere until their pack is written (a volume), so
+    /// that after a write error the space the packs took is free again and only the blobs still
+    /// wanted are stored again.
+    pub fn abandon_open_packs(&self) {
+        for kind in [BlobKind::Data, BlobKind::Tree] {
+            for pack in self.open[slot(kind)].take_all(0) {
+                self.forget(kind, pack.blob_ids());
+            }
         }
     }
 
@@ -436,8 +461,13 @@ impl<'r> BlobSink<'r> {
     /// every blob this session stored. The sink stays usable.
     pub fn flush(&self) -> Result<()> {
         for kind in [BlobKind::Data, BlobKind::Tree] {
-            for pack in self.open[slot(kind)].take_all(self.stream_from(kind)) {
-                self.write_pack(pack)?;
+            let mut packs = self.open[slot(kind)].take_all(self.stream_from(kind)).into_iter();
+            while let Some(pack) = packs.next() {
+                if let Err(err) = self.write_pack(pack) {
+                    // The packs taken and not yet written are given up with it.
+                    packs.for_each(|rest| self.forget(kind, rest.blob_ids()));
+                    return Err(err);
+                }
             }
         }
         self.index_stored()

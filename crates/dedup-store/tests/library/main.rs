@@ -14,3 +14,4 @@ mod hostile_trees;
 mod prune_damage;
 mod prune_forged;
 mod roundtrip;
+mod sink_forgets;

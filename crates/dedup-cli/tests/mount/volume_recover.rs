@@ -1,0 +1,83 @@
+//! A volume recovers from a failed commit: after the repository's disk was full (the packs of
+//! a commit could not be written), freeing space lets the next `fsync` commit, and that commit
+//! is whole: the chunks of the failed packs are stored again rather than named while missing,
+//! and a file deleted before space came back is not committed.
+
+use crate::common;
+use crate::volume_helpers::{assert_checks_clean, data, fuse_available, Volume};
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use common::store::init_repo;
+
+/// Fills the file system of `path` with a file there until it is full.
+fn fill_outside(path: &Path) {
+    let mut file = OpenOptions::new().create(true).write(true).truncate(true).open(path).unwrap();
+    let block = vec![0x5a; 1 << 20];
+    while file.write_all(&block).is_ok() {}
+}
+
+#[test]
+fn after_a_full_disk_the_next_fsync_commits_whole_once_space_is_freed() {
+    let test = "after_a_full_disk_the_next_fsync_commits_whole_once_space_is_freed";
+    if !fuse_available(test) {
+        return;
+    }
+    let Some(small) = common::act::Tmpfs::new(test) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let point = tmp.path().join("mnt");
+    fs::create_dir(&point).unwrap();
+    let repo = small.mnt.join("repo");
+    init_repo(&repo);
+    let volume = Volume::start(&repo, "back", &point, &["--commit-interval", "3600"]);
+    let kept = data(1 << 20, 21);
+    let mut file = File::create(volume.path("kept")).unwrap();
+    file.write_all(&kept).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+
+    // Written and closed (its chunks go to the session's open packs), then the disk fills
+    // beneath the repository: the commit of the fsync cannot write the packs.
+    let pending = data(6 << 20, 22);
+    let mut file = File::create(volume.path("pending")).unwrap();
+    file.write_all(&pending).unwrap();
+    drop(file);
+    let ballast = small.mnt.join("ballast");
+    fill_outside(&ballast);
+    let failed = File::open(volume.path("pending")).unwrap().sync_all();
+    let error = failed.expect_err("a commit into a full disk succeeded");
+    assert_eq!(error.raw_os_error(), Some(28), "not ENOSPC: {error}");
+
+    // Space again: the next fsync commits, the chunks of the failed packs stored again.
+    fs::remove_file(&ballast).unwrap();
+    File::open(volume.path("pending")).unwrap().sync_all().expect("the fsync after freeing space");
+    assert!(fs::read(volume.path("pending")).unwrap() == pending);
+
+    // Full again: a file written and closed cannot be committed; deleted before space comes
+    // back, it is not committed later, and the volume commits again.
+    fill_outside(&ballast);
+    let mut file = File::create(volume.path("gone")).unwrap();
+    let _ = file.write_all(&data(4 << 20, 24));
+    assert!(file.sync_all().is_err(), "4 MiB of new data committed into a full disk");
+    drop(file);
+    fs::remove_file(volume.path("gone")).unwrap();
+    fs::remove_file(&ballast).unwrap();
+    let after = data(1 << 20, 23);
+    let mut file = File::create(volume.path("after")).unwrap();
+    file.write_all(&after).unwrap();
+    let synced = file.sync_all();
+    synced.unwrap_or_else(|e| panic!("the fsync after the second full disk: {e}"));
+    drop(file);
+    volume.unmount_ok();
+    assert_checks_clean(&repo);
+
+    let volume = Volume::start(&repo, "back", &point, &["--commit-interval", "3600"]);
+    assert!(fs::read(volume.path("kept")).unwrap() == kept);
+    assert!(fs::read(volume.path("pending")).unwrap() == pending);
+    assert!(fs::read(volume.path("after")).unwrap() == after);
+    assert!(!volume.path("gone").exists());
+    volume.unmount_ok();
+    assert_checks_clean(&repo);
+}

@@ -1,0 +1,149 @@
+//! File content: reads, writes, `close` (flush), `fsync` and `fallocate`. Reads and writes lock
+//! only the file they touch. A write lands in memory and is cut into chunks (stored through the
+//! volume's sink) once enough of it has come, at `close` and at a commit; a store error is
+//! returned to the write, `close` (flush) or `fsync` that meets it, and written bytes stay in
+//! memory until they are stored.
+
+use std::sync::Arc;
+
+use fuser::Errno;
+use rustix::io::Errno as Code;
+
+use super::super::content::Content;
+use super::super::table::Ino;
+use super::super::Volume;
+use super::attrs::now_ns;
+use super::{errno, VolumeFs};
+
+/// Written bytes of one file from which the decided part is cut and stored during the writes
+/// (the longest chunk: less would hold no cut to make; more holds more memory per file).
+const CUT_FROM: u64 = 8 << 20;
+
+/// `fallocate` modes.
+const FALLOC_FL_KEEP_SIZE: i32 = 0x01;
+const FALLOC_FL_PUNCH_HOLE: i32 = 0x02;
+const FALLOC_FL_ZERO_RANGE: i32 = 0x10;
+
+impl VolumeFs {
+    /// Runs `change` on `ino`'s content with the volume, under the file's lock.
+    pub(super) fn with_content<T>(
+        &self,
+        ino: Ino,
+        change: impl FnOnce(&mut Content, &Volume) -> Result<T, Errno>,
+    ) -> Result<T, Errno> {
+        let file = {
+            let table = self.volume.table();
+            let inode = table.get(ino).map_err(errno)?;
+            if inode.damaged.is_some() {
+                return Err(errno(Code::IO));
+            }
+            match (&inode.file, &inode.dir) {
+                (Some(file), _) => Arc::clone(file),
+                (None, Some(_)) => return Err(errno(Code::ISDIR)),
+                (None, None) => return Err(errno(Code::INVAL)),
+            }
+        };
+        let mut content = file.lock().unwrap_or_else(|e| e.into_inner());
+        change(&mut content, &self.volume)
+    }
+
+    /// Up to `size` bytes of `ino` from `offset`.
+    pub(super) fn read_data(&self, ino: Ino, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
+        self.with_content(ino, |content, volume| {
+            let mut buffer = vec![0; size as usize];
+            let n = content
+                .read(offset, &mut buffer, &mut |id| volume.store().fetch(id))
+                .map_err(|e| volume.failure(e))?;
+            buffer.truncate(n);
+            Ok(buffer)
+        })
+    }
+
+    /// Writes `data` to `ino` at `offset`, or at its end for a handle opened to append (where
+    /// the kernel does not place the writes itself, as it does with its writeback cache).
+    pub(super) fn write_data(
+        &self,
+        ino: Ino,
+        fh: u64,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), Errno> {
+        let append =
+            !self.writeback && self.volume.handles().get(&fh).is_some_and(|(_, append)| *append);
+        self.with_content(ino, |content, volume| {
+            let at = if append { content.size() } else { offset };
+            if at.checked_add(data.len() as u64).is_none_or(|end| end > i64::MAX as u64) {
+                return Err(errno(Code::FBIG));
+            }
+            content
+                .write(at, data, &mut |id| volume.store().fetch(id))
+                .map_err(|e| volume.failure(e))?;
+            if content.fresh_bytes() >= CUT_FROM {
+                volume.cut(content, false)?;
+            }
+            Ok(())
+        })?;
+        let now = now_ns();
+        if let Ok(inode) = self.volume.table().get_mut(ino) {
+            inode.mtime = now;
+            inode.ctime = now;
+            // A write by anyone clears set-user-ID (and set-group-ID with group execute).
+            if inode.mode & 0o4000 != 0 || inode.mode & 0o2010 == 0o2010 {
+                inode.mode &= !0o6000;
+            }
+        }
+        self.volume.changed();
+        Ok(())
+    }
+
+    /// At `close`: stores the written bytes of `ino`, reporting what that (or a background
+    /// commit) met.
+    pub(super) fn flush_data(&self, ino: Ino) -> Result<(), Errno> {
+        let cut = self.with_content(ino, |content, volume| volume.cut(content, true));
+        let stored = cut.and_then(|()| self.volume.settled());
+        match stored.and_then(|()| self.volume.take_failure()) {
+            Err(e) if e.code() == Code::ISDIR.raw_os_error() => Ok(()),
+            done => done,
+        }
+    }
+
+    /// `fallocate`: zeroes (punches) a range or extends the file with a hole; moving data
+    /// (collapsing, inserting ranges) is not supported.
+    pub(super) fn allocate(
+        &self,
+        ino: Ino,
+        offset: u64,
+        length: u64,
+        mode: i32,
+    ) -> Result<(), Errno> {
+        let keep_size = mode & FALLOC_FL_KEEP_SIZE != 0;
+        let zero = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0;
+        if mode & !(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0
+            || (mode & FALLOC_FL_PUNCH_HOLE != 0 && !keep_size)
+        {
+            return Err(errno(Code::OPNOTSUPP));
+        }
+        let Some(end) = offset.checked_add(length).filter(|&end| end <= i64::MAX as u64) else {
+            return Err(errno(Code::FBIG));
+        };
+        // Space cannot be reserved in a deduplicating store: allocating extends the file with
+        // a hole, as on a file system with compression; the bytes are paid for when written.
+        self.with_content(ino, |content, volume| {
+            let mut fetch = |id: &dedup_store::Id| volume.store().fetch(id);
+            if zero {
+                content.punch(offset, length, &mut fetch).map_err(|e| volume.failure(e))?;
+            }
+            if !keep_size && end > content.size() {
+                content.set_size(end, &mut fetch).map_err(|e| volume.failure(e))?;
+            }
+            Ok(())
+        })?;
+        let now = now_ns();
+        if let Ok(inode) = self.volume.table().get_mut(ino) {
+            inode.mtime = now;
+            inode.ctime = now;
+        }
+        self.volume.changed();
+        Ok(())
+    }
+}
