@@ -17,26 +17,6 @@ use crate::id::Id;
 use crate::pack::pack_path;
 use crate::repo::Repository;
 
-/// What the guard decided, for carrying the plan out.
-#[derive(Debug, Default)]
-pub(crate) struct Safety {
-    /// Packs kept because they hold the only authentic copy of a reachable blob, with their
-    /// sizes (where their trailers are): indexed again from those trailers.
-    pub(crate) reindex: HashMap<Id, u64>,
-    /// Index entries (pack, blob, kind) whose blob did not open: left out of the new index.
-    pub(crate) unauthentic: HashSet<(Id, Id, BlobKind)>,
-    /// Listings of a pack beyond its first in the index files in force (the index keeps only
-    /// the first: another may name a blob it lacks).
-    pub(crate) packs_listed_again: u64,
-}
-
-impl Safety {
-    /// Whether the guard changed nothing.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.reindex.is_empty() && self.unauthentic.is_empty()
-    }
-}
-
 /// Keeps every pack the plan would delete or repack that holds a reachable blob whose resolved
 /// copy elsewhere does not open, warning naming blob and packs. `present` are the packs'
 /// sizes. Runs only when a blob may have more than one location: when the index dropped

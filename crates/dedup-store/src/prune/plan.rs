@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::authentic::{keep_the_only_authentic_copies, Safety};
 use super::mark::{mark, Marks};
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
@@ -128,10 +127,13 @@ struct Usage {
     unused_bytes: u64,
 }
 
-/// Works out what a prune with `options` would do, as if the snapshots in `gone` were not there
-/// (a dry run of `forget --prune`). Refuses on a repository whose snapshots, index or packs are
-/// damaged or missing, naming the object: `check` and `repair` come first.
-pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Result<Plan> {
+/// Marks and decides the fate of every pack, before the guard against misplaced blobs
+/// ([`super::plan`] runs both); returns the plan and the sizes of the packs present.
+pub(super) fn draft(
+    repo: &Repository,
+    options: &PruneOptions,
+    gone: &HashSet<Id>,
+) -> Result<(Plan, HashMap<Id, u64>)> {
     let (mut snapshots, bad) = repo.snapshots()?;
     snapshots.retain(|(id, _)| !gone.contains(id));
     if let Some(err) = bad.first() {
@@ -208,11 +210,7 @@ pub fn plan(repo: &Repository, options: &PruneOptions, gone: &HashSet<Id>) -> Re
     stats.bytes_freed += unindexed.iter().map(|id| present[id]).sum::<u64>();
     stats.index_files = (plan.index_files.len() + plan.superseded.len()) as u64;
     plan.unindexed = unindexed;
-    keep_the_only_authentic_copies(repo, &mut plan, &present)?;
-    if plan.is_empty() {
-        plan.stats.index_files = 0;
-    }
-    Ok(plan)
+    Ok((plan, present))
 }
 
 /// Reachable blobs and bytes per pack. Unless the index dropped copies of blobs stored twice,
@@ -316,6 +314,26 @@ fn decide(
         }
     }
     stats.packs_keep = stats.packs - stats.packs_delete - stats.packs_repack;
+}
+
+/// What the guard decided, for carrying the plan out.
+#[derive(Debug, Default)]
+pub(crate) struct Safety {
+    /// Packs kept because they hold the only authentic copy of a reachable blob, with their
+    /// sizes (where their trailers are): indexed again from those trailers.
+    pub(crate) reindex: HashMap<Id, u64>,
+    /// Index entries (pack, blob, kind) whose blob did not open: left out of the new index.
+    pub(crate) unauthentic: HashSet<(Id, Id, BlobKind)>,
+    /// Listings of a pack beyond its first in the index files in force (the index keeps only
+    /// the first: another may name a blob it lacks).
+    pub(crate) packs_listed_again: u64,
+}
+
+impl Safety {
+    /// Whether the guard changed nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.reindex.is_empty() && self.unauthentic.is_empty()
+    }
 }
 
 #[cfg(test)]
