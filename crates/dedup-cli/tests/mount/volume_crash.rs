@@ -4,7 +4,9 @@
 //! fails the writes with ENOSPC and the volume mounts again and checks clean.
 
 use crate::common;
-use crate::volume_helpers::{assert_checks_clean, commits, data, fuse_available, Volume};
+use crate::volume_helpers::{
+    assert_checks_clean, commits, data, fuse_available, on_a_small_disk, SmallDiskVolume, Volume,
+};
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -128,21 +130,8 @@ fn kill_9_at_several_points_of_commits_leaves_whole_files_and_a_clean_repository
 #[test]
 fn a_full_disk_fails_writes_with_enospc_and_the_volume_mounts_again_clean() {
     let test = "a_full_disk_fails_writes_with_enospc_and_the_volume_mounts_again_clean";
-    if !fuse_available(test) {
-        return;
-    }
-    let Some(small) = common::act::Tmpfs::new(test) else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let point = tmp.path().join("mnt");
-    fs::create_dir(&point).unwrap();
-    let repo = small.mnt.join("repo");
-    init_repo(&repo);
-    let volume = Volume::start(&repo, "full", &point, &["--commit-interval", "3600"]);
-    let kept = data(1 << 20, 9);
-    let mut file = File::create(volume.path("kept")).unwrap();
-    file.write_all(&kept).unwrap();
-    file.sync_all().unwrap();
-    drop(file);
+    let Some(disk) = on_a_small_disk(test, "full", 9) else { return };
+    let SmallDiskVolume { small: _small, _tmp, point, repo, volume, kept } = disk;
     // 96 MiB of new data into a 64 MiB file system: a write, the close or the fsync fails.
     let error = fill(&volume.path("big"), 96);
     assert_eq!(error.raw_os_error(), Some(28), "not ENOSPC: {error}");

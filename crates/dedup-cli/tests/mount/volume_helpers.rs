@@ -5,7 +5,7 @@ use crate::common;
 
 use std::ffi::OsStr;
 use std::fs;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -186,4 +186,37 @@ pub fn data(len: usize, seed: u64) -> Vec<u8> {
     let mut bytes = common::pattern(len, seed);
     bytes.truncate(len);
     bytes
+}
+
+/// A volume over a repository on a small tmpfs (the full-disk tests), holding `kept`: 1 MiB
+/// written and synced before the disk fills.
+pub struct SmallDiskVolume {
+    /// The tmpfs the repository lives on (unmounted when dropped).
+    pub small: common::act::Tmpfs,
+    /// Holds the mount point.
+    pub _tmp: tempfile::TempDir,
+    pub point: PathBuf,
+    pub repo: PathBuf,
+    pub volume: Volume,
+    pub kept: Vec<u8>,
+}
+
+/// Mounts volume `name` with no timed commits over a fresh repository on a small tmpfs and
+/// writes and syncs `kept` (data of `seed`); `None` when FUSE or tmpfs is missing (skipped).
+pub fn on_a_small_disk(test: &str, name: &str, seed: u64) -> Option<SmallDiskVolume> {
+    if !fuse_available(test) {
+        return None;
+    }
+    let small = common::act::Tmpfs::new(test)?;
+    let tmp = tempfile::tempdir().unwrap();
+    let point = tmp.path().join("mnt");
+    fs::create_dir(&point).unwrap();
+    let repo = small.mnt.join("repo");
+    common::store::init_repo(&repo);
+    let volume = Volume::start(&repo, name, &point, &["--commit-interval", "3600"]);
+    let kept = data(1 << 20, seed);
+    let mut file = fs::File::create(volume.path("kept")).unwrap();
+    file.write_all(&kept).unwrap();
+    file.sync_all().unwrap();
+    Some(SmallDiskVolume { small, _tmp: tmp, point, repo, volume, kept })
 }

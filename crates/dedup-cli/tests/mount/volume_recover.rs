@@ -3,14 +3,11 @@
 //! is whole: the chunks of the failed packs are stored again rather than named while missing,
 //! and a file deleted before space came back is not committed.
 
-use crate::common;
-use crate::volume_helpers::{assert_checks_clean, data, fuse_available, Volume};
+use crate::volume_helpers::{assert_checks_clean, data, on_a_small_disk, SmallDiskVolume, Volume};
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
-
-use common::store::init_repo;
 
 /// Fills the file system of `path` with a file there until it is full.
 fn fill_outside(path: &Path) {
@@ -22,21 +19,8 @@ fn fill_outside(path: &Path) {
 #[test]
 fn after_a_full_disk_the_next_fsync_commits_whole_once_space_is_freed() {
     let test = "after_a_full_disk_the_next_fsync_commits_whole_once_space_is_freed";
-    if !fuse_available(test) {
-        return;
-    }
-    let Some(small) = common::act::Tmpfs::new(test) else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let point = tmp.path().join("mnt");
-    fs::create_dir(&point).unwrap();
-    let repo = small.mnt.join("repo");
-    init_repo(&repo);
-    let volume = Volume::start(&repo, "back", &point, &["--commit-interval", "3600"]);
-    let kept = data(1 << 20, 21);
-    let mut file = File::create(volume.path("kept")).unwrap();
-    file.write_all(&kept).unwrap();
-    file.sync_all().unwrap();
-    drop(file);
+    let Some(disk) = on_a_small_disk(test, "back", 21) else { return };
+    let SmallDiskVolume { small, _tmp, point, repo, volume, kept } = disk;
 
     // Written and closed (its chunks go to the session's open packs), then the disk fills
     // beneath the repository: the commit of the fsync cannot write the packs.
