@@ -2,6 +2,7 @@
 //! chooses the exit status. The only place that prints.
 
 mod act;
+mod allocator;
 mod cache;
 mod cli;
 mod config;
@@ -46,7 +47,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<bool> {
     match cli.command {
         Command::Find(args) => {
-            tune_allocator_for_find();
+            allocator::tune(&allocator::FIND);
             find::run(args)
         }
         Command::Link(args) => act::run(act::Kind::Link, args, None),
@@ -59,29 +60,5 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         Command::Sync(args) => sync::run(args),
         Command::Completions(args) => generate::completions(args.shell),
         Command::Man(args) => generate::man_pages(&args.dir),
-    }
-}
-
-/// Caps glibc's malloc arenas at one per core and fixes its mmap threshold (glibc only). The
-/// finder starts and ends its walk and read threads stage by stage, and glibc gives up to eight
-/// arenas per core to threads that allocate at once; each arena keeps what its threads freed, so
-/// on a hundred thousand small files a quarter of the peak RSS sat in arenas of threads long
-/// gone. glibc also raises its mmap threshold each time a large block is freed, after which
-/// blocks of that size stay resident in the arenas once freed; fixed, every block from
-/// 256 KiB up is returned when freed. The exact stage's large read buffers are
-/// pooled (dedup_scan::read::pool), so they are not mapped again for every chunk.
-/// docs/BENCHMARKS.md has the figures (find, peak RSS).
-#[allow(unsafe_code)]
-fn tune_allocator_for_find() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        /// Blocks from this size up are mapped on their own and unmapped when freed.
-        const OWN_MAPPING_FROM: libc::c_int = 256 << 10;
-        let cores = std::thread::available_parallelism().map_or(2, usize::from).clamp(2, 64);
-        // SAFETY: mallopt only changes a tunable of the allocator, before any thread starts.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, cores as libc::c_int);
-            libc::mallopt(libc::M_MMAP_THRESHOLD, OWN_MAPPING_FROM);
-        }
     }
 }

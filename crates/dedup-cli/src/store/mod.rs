@@ -13,7 +13,6 @@ pub mod history_args;
 mod init;
 mod json_progress;
 mod key;
-mod memory;
 mod mount;
 mod mount_signals;
 mod mount_volume;
@@ -43,7 +42,7 @@ use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
 pub fn run(args: StoreArgs) -> Result<bool> {
     let args = profile_apply::apply(args)?;
     let common = &args.common;
-    memory::return_large_buffers();
+    crate::allocator::tune(&crate::allocator::STORE);
     match args.command {
         StoreCommand::Init(a) => init::run(common, a),
         StoreCommand::Backup(a) => backup::run(common, a),
