@@ -37,6 +37,10 @@ pub struct Copied {
     pub cloned: bool,
     /// Bytes cloned, or bytes of data copied (holes are not counted: nothing was read there).
     pub bytes: u64,
+    /// The kernel's copy (`copy_file_range`) was refused for a reason that holds for every
+    /// file between these two file systems (`EXDEV`, `EOPNOTSUPP`, `ENOSYS`), so that a caller
+    /// copying many files can stop asking ([`copy_data`] with `kernel` false).
+    pub kernel_refused: bool,
 }
 
 /// Make the new file `dst` (a [`TempFile`] nothing was written to yet, so neither `src` nor
@@ -77,8 +81,9 @@ pub fn copy_data(
     // A file with as many blocks as bytes has no hole to keep (preallocation past its end can
     // hide a small one, then copied as zeros: the same bytes); its data ranges need no seeks.
     let dense = (src_stat.st_blocks as u64).saturating_mul(512) >= src_stat.st_size as u64;
-    let bytes = Copier::new(kernel).copy(src, dst.file(), len, false, dense)?;
-    Ok(Copied { cloned: false, bytes })
+    let mut copier = Copier::new(kernel);
+    let bytes = copier.copy(src, dst.file(), len, false, dense)?;
+    Ok(Copied { cloned: false, bytes, kernel_refused: copier.refused_for_every_file })
 }
 
 /// A clone has the source's whole length, which must be at least `len`; cut it there.
@@ -90,19 +95,21 @@ fn cut_clone(dst: &File, len: u64) -> Result<Copied, FsError> {
     if size > len {
         ftruncate(dst, len)?;
     }
-    Ok(Copied { cloned: true, bytes: len })
+    Ok(Copied { cloned: true, bytes: len, kernel_refused: false })
 }
 
 /// A sparse-aware copy, remembering whether the kernel copies for it.
 struct Copier {
     /// `copy_file_range` still worth trying.
     kernel: bool,
+    /// `copy_file_range` was refused for a reason of the two file systems, not of this file.
+    refused_for_every_file: bool,
     buf: Option<ReadBuf>,
 }
 
 impl Copier {
     fn new(kernel: bool) -> Copier {
-        Copier { kernel, buf: None }
+        Copier { kernel, refused_for_every_file: false, buf: None }
     }
 
     /// Copy the data ranges of `src` below `len` (all of it when `dense`), then set the length
@@ -151,6 +158,9 @@ impl Copier {
                     Ok(n) => n,
                     Err(e) if unsupported(e, &[Errno::NOSYS]) => {
                         self.kernel = false;
+                        // EINVAL can be this file's own (a special file); the others hold for
+                        // every file between these file systems.
+                        self.refused_for_every_file = e != Errno::INVAL && e != Errno::NOTTY;
                         continue;
                     }
                     Err(e) => return Err(e.into()),
@@ -261,7 +271,7 @@ mod tests {
         for reflink in [Reflink::Auto, Reflink::Never] {
             let dst = temp_in(&dir);
             let copied = copy(&src, &dst, LEN, reflink).unwrap();
-            assert_eq!(copied, Copied { cloned: false, bytes: 8192 });
+            assert_eq!(copied, Copied { cloned: false, bytes: 8192, kernel_refused: false });
             assert!(same_content(&src, dst.file(), LEN).unwrap());
             assert!(allocated(dst.file()) <= 64 << 10);
         }
@@ -294,14 +304,14 @@ mod tests {
         for reflink in [Reflink::Auto, Reflink::Always] {
             let dst = temp_in(&dir);
             let copied = copy(&src, &dst, LEN - 1, reflink).unwrap();
-            assert_eq!(copied, Copied { cloned: true, bytes: LEN - 1 });
+            assert_eq!(copied, Copied { cloned: true, bytes: LEN - 1, kernel_refused: false });
             let whole = fs::read(fs.dir.join("sparse")).unwrap();
             let cut = fs::read(fs.dir.join(dst.name())).unwrap();
             assert!(cut[..] == whole[..whole.len() - 1], "{reflink:?}");
         }
         let dst = temp_in(&dir);
         let copied = copy(&src, &dst, LEN, Reflink::Never).unwrap();
-        assert_eq!(copied, Copied { cloned: false, bytes: 8192 });
+        assert_eq!(copied, Copied { cloned: false, bytes: 8192, kernel_refused: false });
         assert!(same_content(&src, dst.file(), LEN).unwrap());
         assert!(allocated(dst.file()) <= 64 << 10);
         // Never: the copy's blocks are its own, on a file system that could share them.

@@ -179,8 +179,9 @@ fn created_with(m: &Metadata, dest: &Dest<'_>, how: &How<'_>) -> Option<u32> {
     ours.then_some(m.mode & 0o777)
 }
 
-/// The content of `file` (status `st`) into `tmp`: with `--reflink auto`, a clone is asked for
-/// only while the file systems of this device pair have not refused one for every file.
+/// The content of `file` (status `st`) into `tmp`: with `--reflink auto`, a clone (and then the
+/// kernel's copy) is asked for only while the file systems of this device pair have not
+/// refused one for every file.
 fn content(
     file: &File,
     st: &Stat,
@@ -193,15 +194,33 @@ fn content(
         return copy_contents(file, st, tmp, len, how.reflink);
     };
     if how.refused.has(st.st_dev, dst_dev) {
-        return copy_data(file, st, tmp, len, true);
+        return copy_data_between(file, st, tmp, len, dst_dev, how);
     }
     match copy_contents(file, st, tmp, len, Reflink::Always) {
         Err(FsError::Unsupported(e)) => {
             how.refused.learn(st.st_dev, dst_dev, &e);
-            copy_data(file, st, tmp, len, true)
+            copy_data_between(file, st, tmp, len, dst_dev, how)
         }
         other => other,
     }
+}
+
+/// The data of `file` copied into `tmp` on device `dst_dev`, through the kernel's copy unless
+/// it was refused between these devices for every file before (then it is not asked again).
+fn copy_data_between(
+    file: &File,
+    st: &Stat,
+    tmp: &TempFile<'_>,
+    len: u64,
+    dst_dev: u64,
+    how: &How<'_>,
+) -> Result<Copied, FsError> {
+    let kernel = !how.refused.kernel_copy_refused(st.st_dev, dst_dev);
+    let copied = copy_data(file, st, tmp, len, kernel)?;
+    if copied.kernel_refused {
+        how.refused.learn_kernel_copy_refused(st.st_dev, dst_dev);
+    }
+    Ok(copied)
 }
 
 /// The current time in ns since the epoch, on the clock the file system stamps by.
