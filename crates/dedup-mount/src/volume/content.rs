@@ -425,15 +425,20 @@ mod tests {
             content.settle(&chunker, false, &mut |b| store.put(b)).unwrap();
         }
         content.settle(&chunker, true, &mut |b| store.put(b)).unwrap();
-        let mut whole = Vec::new();
-        let mut rest = &data[..];
+        let lens: Vec<u64> = content.pieces().map(|(_, p)| p.len()).collect();
+        assert_eq!(lens, cut_whole(&chunker, &data));
+    }
+
+    /// The chunk lengths `chunker` cuts `data` into when it sees it whole and in order.
+    fn cut_whole(chunker: &Chunker, data: &[u8]) -> Vec<u64> {
+        let mut lens = Vec::new();
+        let mut rest = data;
         while !rest.is_empty() {
             let n = chunker.cut(rest);
-            whole.push(n as u64);
+            lens.push(n as u64);
             rest = &rest[n..];
         }
-        let lens: Vec<u64> = content.pieces().map(|(_, p)| p.len()).collect();
-        assert_eq!(lens, whole);
+        lens
     }
 
     #[test]
@@ -453,15 +458,8 @@ mod tests {
             }
         }
         content.settle(&chunker, true, &mut |b| store.put(b)).unwrap();
-        let mut whole = Vec::new();
-        let mut rest = &data[..];
-        while !rest.is_empty() {
-            let n = chunker.cut(rest);
-            whole.push(n as u64);
-            rest = &rest[n..];
-        }
         let lens: Vec<u64> = content.pieces().map(|(_, p)| p.len()).collect();
-        assert_eq!(lens, whole);
+        assert_eq!(lens, cut_whole(&chunker, &data));
         assert_eq!(read_all(&content, &store), data);
     }
 
