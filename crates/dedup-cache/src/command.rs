@@ -86,3 +86,71 @@ pub fn run_command(
         say(&format!("cleared {shown}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use dedup_core::{Observer, Problem};
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Kept(Mutex<Vec<String>>);
+
+    impl Observer for Kept {
+        fn problem(&self, _problem: Problem) {}
+    }
+
+    impl Terminal for Kept {
+        fn line(&self, text: &str) {
+            self.0.lock().unwrap().push(text.to_owned());
+        }
+
+        fn out(&self, _text: &str) -> io::Result<()> {
+            unreachable!("cache commands write to the output handed in")
+        }
+    }
+
+    fn run(dir: &Path, command: CacheCommand) -> (Result<(), CommandError>, String) {
+        let mut out = Vec::new();
+        let result = run_command(dir, command, &mut out, &Kept::default());
+        (result, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn clearing_a_missing_cache_creates_nothing_and_each_command_says_what_it_did() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cache");
+        let (result, out) = run(&dir, CacheCommand::Clear);
+        assert!(result.is_ok() && out.is_empty() && !dir.exists());
+        let (result, out) = run(&dir, CacheCommand::Prune);
+        assert!(result.is_ok());
+        assert_eq!(out, "pruned 0 of 0 entries\n");
+        let (result, out) = run(&dir, CacheCommand::Stats);
+        assert!(result.is_ok());
+        assert!(out.starts_with(&format!("cache: {}\nentries: 0\n", dir.display())), "{out}");
+        let (result, out) = run(&dir, CacheCommand::Clear);
+        assert!(result.is_ok());
+        assert_eq!(out, format!("cleared {}\n", dir.display()));
+    }
+
+    #[test]
+    fn a_cache_in_use_is_refused_by_name_and_a_full_output_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let held = Cache::open(tmp.path()).unwrap();
+        let (result, _) = run(tmp.path(), CacheCommand::Prune);
+        let err = result.unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "the cache in {} is in use by another dedup process; try again later",
+                tmp.path().display()
+            )
+        );
+        drop(held);
+        let mut full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let result = run_command(tmp.path(), CacheCommand::Stats, &mut full, &Kept::default());
+        assert!(matches!(result, Err(CommandError::Output(_))), "{result:?}");
+    }
+}
