@@ -92,3 +92,125 @@ pub fn run(
     }
     Ok(plan.skipped.is_empty() && summary.skipped == 0 && clean_failures == 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
+    use std::sync::Mutex;
+
+    use dedup_core::{Observer, Problem};
+    use dedup_report::{Group, ReportFile, Summary, REPORT_VERSION};
+
+    use super::*;
+    use crate::KeepPolicy;
+
+    #[derive(Default)]
+    struct Kept(Mutex<Vec<String>>);
+
+    impl Observer for Kept {
+        fn problem(&self, _problem: Problem) {}
+    }
+
+    impl Terminal for Kept {
+        fn line(&self, text: &str) {
+            self.0.lock().unwrap().push(text.to_owned());
+        }
+
+        fn out(&self, _text: &str) -> std::io::Result<()> {
+            unreachable!("an action's changes go to the output handed in")
+        }
+    }
+
+    /// Three equal files and the report of their group.
+    fn three_copies(dir: &Path) -> Report {
+        let files = (0..3)
+            .map(|i| {
+                let path = dir.join(format!("f{i}"));
+                fs::write(&path, b"same").unwrap();
+                let m = fs::metadata(&path).unwrap();
+                ReportFile {
+                    path,
+                    dev: m.dev(),
+                    ino: m.ino(),
+                    mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+                    ctime_ns: Some(m.ctime() * 1_000_000_000 + m.ctime_nsec()),
+                }
+            })
+            .collect();
+        Report {
+            version: REPORT_VERSION,
+            tool: "test".into(),
+            roots: vec![],
+            groups: vec![Group { size: 4, files, cached: false }],
+            summary: Summary::default(),
+            dirs: None,
+            unique: None,
+            dir_summary: None,
+        }
+    }
+
+    fn options(action: Action, dry_run: bool, quiet: bool, log: Option<PathBuf>) -> RunOptions {
+        let keep = KeepPolicy::new(&[], &[]).unwrap();
+        RunOptions {
+            plan: PlanOptions { action, keep, isolate: false, dirs: false },
+            reference: vec![],
+            script: None,
+            dry_run,
+            quiet,
+            log,
+        }
+    }
+
+    #[test]
+    fn a_dry_run_shows_and_logs_every_change_and_makes_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let report = three_copies(tmp.path());
+        let log = tmp.path().join("log");
+        let (mut out, terminal) = (Vec::new(), Kept::default());
+        let options = options(Action::Remove, true, false, Some(log.clone()));
+        assert!(run(&report, &options, &mut out, &terminal).unwrap());
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 2);
+        assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 2);
+        let lines = terminal.0.into_inner().unwrap();
+        // What is freed counts the file system's blocks, whatever their size here.
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("dedup: remove (dry run): 2 files would be removed, "));
+        assert!(lines[0].ends_with(" would be freed"), "{lines:?}");
+        assert!((0..3).all(|i| tmp.path().join(format!("f{i}")).exists()));
+    }
+
+    #[test]
+    fn a_quiet_link_shows_neither_changes_nor_notes_and_a_loud_one_notes_the_shared_inode() {
+        let tmp = tempfile::tempdir().unwrap();
+        let report = three_copies(tmp.path());
+        let (mut out, terminal) = (Vec::new(), Kept::default());
+        assert!(
+            run(&report, &options(Action::Link, true, true, None), &mut out, &terminal).unwrap()
+        );
+        assert!(out.is_empty() && terminal.0.lock().unwrap().is_empty());
+        assert!(
+            run(&report, &options(Action::Link, false, false, None), &mut out, &terminal).unwrap()
+        );
+        let lines = terminal.0.into_inner().unwrap();
+        assert!(
+            lines[0].starts_with("dedup: note: hard-linked files share one inode"),
+            "{lines:?}"
+        );
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 2);
+        let inodes: Vec<u64> =
+            (0..3).map(|i| fs::metadata(tmp.path().join(format!("f{i}"))).unwrap().ino()).collect();
+        assert!(inodes.iter().all(|&ino| ino == inodes[0]), "{inodes:?}");
+    }
+
+    #[test]
+    fn output_that_cannot_be_written_fails_the_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let report = three_copies(tmp.path());
+        let mut full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let result =
+            run(&report, &options(Action::Remove, true, false, None), &mut full, &Kept::default());
+        assert!(matches!(result, Err(RunError::Output(_))), "{result:?}");
+    }
+}
