@@ -98,30 +98,12 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::MetadataExt;
     use std::path::Path;
-    use std::sync::Mutex;
 
-    use dedup_core::{Observer, Problem};
+    use dedup_core::KeptLines;
     use dedup_report::{Group, ReportFile, Summary, REPORT_VERSION};
 
     use super::*;
     use crate::KeepPolicy;
-
-    #[derive(Default)]
-    struct Kept(Mutex<Vec<String>>);
-
-    impl Observer for Kept {
-        fn problem(&self, _problem: Problem) {}
-    }
-
-    impl Terminal for Kept {
-        fn line(&self, text: &str) {
-            self.0.lock().unwrap().push(text.to_owned());
-        }
-
-        fn out(&self, _text: &str) -> std::io::Result<()> {
-            unreachable!("an action's changes go to the output handed in")
-        }
-    }
 
     /// Three equal files and the report of their group.
     fn three_copies(dir: &Path) -> Report {
@@ -168,12 +150,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let report = three_copies(tmp.path());
         let log = tmp.path().join("log");
-        let (mut out, terminal) = (Vec::new(), Kept::default());
+        let (mut out, terminal) = (Vec::new(), KeptLines::default());
         let options = options(Action::Remove, true, false, Some(log.clone()));
         assert!(run(&report, &options, &mut out, &terminal).unwrap());
         assert_eq!(String::from_utf8(out).unwrap().lines().count(), 2);
         assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 2);
-        let lines = terminal.0.into_inner().unwrap();
+        let lines = terminal.err_lines();
         // What is freed counts the file system's blocks, whatever their size here.
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].starts_with("dedup: remove (dry run): 2 files would be removed, "));
@@ -185,15 +167,15 @@ mod tests {
     fn a_quiet_link_shows_neither_changes_nor_notes_and_a_loud_one_notes_the_shared_inode() {
         let tmp = tempfile::tempdir().unwrap();
         let report = three_copies(tmp.path());
-        let (mut out, terminal) = (Vec::new(), Kept::default());
+        let (mut out, terminal) = (Vec::new(), KeptLines::default());
         assert!(
             run(&report, &options(Action::Link, true, true, None), &mut out, &terminal).unwrap()
         );
-        assert!(out.is_empty() && terminal.0.lock().unwrap().is_empty());
+        assert!(out.is_empty() && terminal.err_lines().is_empty());
         assert!(
             run(&report, &options(Action::Link, false, false, None), &mut out, &terminal).unwrap()
         );
-        let lines = terminal.0.into_inner().unwrap();
+        let lines = terminal.err_lines();
         assert!(
             lines[0].starts_with("dedup: note: hard-linked files share one inode"),
             "{lines:?}"
@@ -209,8 +191,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let report = three_copies(tmp.path());
         let mut full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-        let result =
-            run(&report, &options(Action::Remove, true, false, None), &mut full, &Kept::default());
+        let result = run(
+            &report,
+            &options(Action::Remove, true, false, None),
+            &mut full,
+            &KeptLines::default(),
+        );
         assert!(matches!(result, Err(RunError::Output(_))), "{result:?}");
     }
 }

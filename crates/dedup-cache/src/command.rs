@@ -89,32 +89,13 @@ pub fn run_command(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
-    use dedup_core::{Observer, Problem};
+    use dedup_core::KeptLines;
 
     use super::*;
 
-    #[derive(Default)]
-    struct Kept(Mutex<Vec<String>>);
-
-    impl Observer for Kept {
-        fn problem(&self, _problem: Problem) {}
-    }
-
-    impl Terminal for Kept {
-        fn line(&self, text: &str) {
-            self.0.lock().unwrap().push(text.to_owned());
-        }
-
-        fn out(&self, _text: &str) -> io::Result<()> {
-            unreachable!("cache commands write to the output handed in")
-        }
-    }
-
     fn run(dir: &Path, command: CacheCommand) -> (Result<(), CommandError>, String) {
         let mut out = Vec::new();
-        let result = run_command(dir, command, &mut out, &Kept::default());
+        let result = run_command(dir, command, &mut out, &KeptLines::default());
         (result, String::from_utf8(out).unwrap())
     }
 
@@ -150,7 +131,7 @@ mod tests {
         );
         drop(held);
         let mut full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-        let result = run_command(tmp.path(), CacheCommand::Stats, &mut full, &Kept::default());
+        let result = run_command(tmp.path(), CacheCommand::Stats, &mut full, &KeptLines::default());
         assert!(matches!(result, Err(CommandError::Output(_))), "{result:?}");
     }
 }

@@ -17,4 +17,4 @@ pub use events::Observer;
 pub use file::{nanos, FileId, FileMeta};
 pub use problem::{Problem, ProblemKind, Severity};
 pub use progress::{Phase, Progress, ProgressSnapshot, Shows, MAX_PHASES};
-pub use terminal::Terminal;
+pub use terminal::{KeptLines, Terminal};
