@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use dedup_store::commands::{self, DiffEntry};
-use dedup_store::text::{ls_long_line, quote, snapshot_line};
+use dedup_store::text::{ls_long_line, quote, snapshot_line, snapshot_record};
 
 use super::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
 use super::report::say;
@@ -19,8 +19,7 @@ pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
         eprintln!("dedup: error: {err}");
     }
     if args.json {
-        let all = list.snapshots.iter();
-        let json: Vec<_> = all.map(|(id, s)| super::snapshot_view::json(id, s)).collect();
+        let json: Vec<_> = list.snapshots.iter().map(|(id, s)| snapshot_record(id, s)).collect();
         say(serde_json::Value::from(json))?;
     } else {
         for (id, s) in &list.snapshots {
