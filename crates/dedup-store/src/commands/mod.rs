@@ -10,6 +10,7 @@ mod diff;
 mod dump;
 mod find;
 mod forget;
+mod forget_run;
 mod history_options;
 mod ls;
 mod pattern;
@@ -31,6 +32,7 @@ pub use diff::{diff, Change, DiffEntry};
 pub use dump::{open_file, write_file};
 pub use find::{find, FindOptions, FindReport, Found};
 pub use forget::{named_snapshots, plan_forget, remove_snapshots, ForgetPlan};
+pub use forget_run::{forget_snapshots, ForgetDone, ForgetRequest, ForgetShow};
 pub use history_options::{
     check_copy_pair, rewrite_patterns, selection_of, split_commas, tag_change,
 };

@@ -27,11 +27,11 @@ pub use backup::{
 pub use browse::{ls_long_line, snapshot_line};
 pub use find::{find_line, find_match_record, kind_name, FindWriter};
 pub use forget::{
-    forget_lines, forget_plan_refusal, forget_refusal, group_paths, parse_keep_within,
+    forget_done_line, forget_unreadable_lines, forget_verdict_lines, group_paths, parse_keep_within,
 };
 pub use history::{copy_lines, rewrite_lines, tag_lines, unreadable_lines};
 pub use json::{error_record, fraction, item, json_path};
-pub use prune::{prune_event_line, prune_plan_lines, prune_report_lines};
+pub use prune::{parse_max_unused, prune_event_line, prune_plan_lines, prune_report_lines};
 pub use repair::{
     index_repair_lines, index_repair_whole, snapshots_repair_lines, snapshots_repair_whole,
 };
