@@ -48,12 +48,7 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
 /// `dedup store check`: findings on stderr, a summary on stdout; `Ok(false)` when damaged.
 pub fn check(common: &CommonArgs, args: CheckArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let read = match &args.read_data_subset {
-        Some(spec) => ReadData::parse_subset(spec).ok_or_else(|| {
-            anyhow::anyhow!("--read-data-subset {spec}: give N% (0-100) or K/N (1 <= K <= N)")
-        })?,
-        None => ReadData::from(args.read_data),
-    };
+    let read = ReadData::from_options(args.read_data_subset.as_deref(), args.read_data)?;
     let report = dedup_store::commands::check(&repo, read)?;
     print(&report.lines(read), common.quiet)?;
     Ok(report.errors.is_empty())
