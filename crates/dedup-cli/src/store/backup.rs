@@ -65,8 +65,8 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
                     let errors = errors.load(Ordering::Relaxed);
                     text::backup_status_record(progress, expected, options, errors, elapsed)
                 };
-                let finished = &finished;
-                scope.spawn(move || json_progress::tick(interval, finished, status));
+                let (finished, out) = (&finished, &problems.out);
+                scope.spawn(move || json_progress::tick(interval, finished, out, status));
             }
             let estimate = (&expected, show || json_status.is_some());
             backup_counted(&repo, &options, &problems, &progress, estimate, &finished)
@@ -80,12 +80,13 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     })?;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
-        json_progress::print(&text::backup_summary_record(&outcome, args.dry_run, seconds));
+        problems.out.line(text::backup_summary_record(&outcome, args.dry_run, seconds));
     } else if !common.quiet {
         for line in text::backup_summary_lines(&outcome, seconds) {
-            println!("{line}");
+            problems.out.line(line);
         }
     }
+    problems.out.result()?;
     Ok(!outcome.snapshot.incomplete)
 }
 

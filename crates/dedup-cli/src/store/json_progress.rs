@@ -1,9 +1,13 @@
 //! `--json` on `backup` and `restore`, as restic prints it for monitoring scripts: JSON lines on
 //! stdout — `status` lines at a steady rate while the job runs, an `error` line for each entry
 //! that could not be read or restored (also named on stderr as without `--json`), and one
-//! `summary` line last. dedup-store's `text` words each record; this prints them.
+//! `summary` line last. dedup-store's `text` words each record; this prints them, and the
+//! job's other lines, without stopping the job when standard output fails.
 
+use std::fmt::Display;
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use dedup_core::{Observer, Problem, Severity};
@@ -28,21 +32,47 @@ pub fn status_interval() -> Option<Duration> {
     }
 }
 
-/// Prints `value` as one line on stdout.
-pub fn print(value: &Value) {
-    println!("{value}");
+/// Standard output for the lines of a job that runs on: from any thread, each line whole. The
+/// first line that cannot be written (a full disk, a closed pipe) stops the printing, not the
+/// job; [`Out::result`] names it once the job is done.
+#[derive(Default)]
+pub struct Out {
+    failed: Mutex<Option<io::Error>>,
+}
+
+impl Out {
+    /// Prints `text` as one line, unless a line could not be written before.
+    pub fn line(&self, text: impl Display) {
+        let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+        if failed.is_none() {
+            *failed = writeln!(io::stdout().lock(), "{text}").err();
+        }
+    }
+
+    /// The first line that could not be written, as an error.
+    pub fn result(&self) -> anyhow::Result<()> {
+        match self.failed.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            Some(err) => Err(anyhow::Error::new(err).context("cannot write to standard output")),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Calls `status` with the time elapsed and prints its line every `interval` until `finished`
 /// (checked often, so that no status line follows the summary by long).
-pub fn tick(interval: Duration, finished: &AtomicBool, status: impl Fn(Duration) -> Value) {
+pub fn tick(
+    interval: Duration,
+    finished: &AtomicBool,
+    out: &Out,
+    status: impl Fn(Duration) -> Value,
+) {
     let started = Instant::now();
     let mut next = interval;
     while !finished.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20).min(interval));
         let elapsed = started.elapsed();
         if elapsed >= next && !finished.load(Ordering::Relaxed) {
-            print(&status(elapsed));
+            out.line(status(elapsed));
             next = elapsed + interval;
         }
     }
@@ -56,12 +86,14 @@ pub struct JsonProblems {
     pub during: &'static str,
     /// Errors so far (restic's `error_count`).
     pub errors: AtomicU64,
+    /// Standard output, for the `error` lines and the job's others.
+    pub out: Out,
 }
 
 impl JsonProblems {
     /// Problems of a job that is `during` (`archival`, `restore`).
     pub fn new(messages: Messages, during: &'static str) -> JsonProblems {
-        JsonProblems { messages, during, errors: AtomicU64::new(0) }
+        JsonProblems { messages, during, errors: AtomicU64::new(0), out: Out::default() }
     }
 }
 
@@ -69,7 +101,7 @@ impl Observer for JsonProblems {
     fn problem(&self, problem: Problem) {
         if problem.severity == Severity::Error {
             self.errors.fetch_add(1, Ordering::Relaxed);
-            print(&dedup_store::text::error_record(&problem, self.during));
+            self.out.line(dedup_store::text::error_record(&problem, self.during));
         }
         self.messages.problem(problem);
     }

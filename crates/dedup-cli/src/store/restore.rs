@@ -38,10 +38,9 @@ impl Events for Render {
         if self.quiet || !text::restore_change_shown(change, self.problems.messages.verbose) {
             return;
         }
-        if self.json {
-            json_progress::print(&text::restore_change_record(change));
-        } else {
-            println!("{}", text::restore_line(change));
+        match self.json {
+            true => self.problems.out.line(text::restore_change_record(change)),
+            false => self.problems.out.line(text::restore_line(change)),
         }
     }
 
@@ -83,7 +82,7 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         if let Some(interval) = json_status {
             let (restored, render) = (&restored, &render);
             scope.spawn(move || {
-                json_progress::tick(interval, restored, |elapsed| {
+                json_progress::tick(interval, restored, &render.problems.out, |elapsed| {
                     let so_far = *render.so_far.lock().unwrap_or_else(PoisonError::into_inner);
                     let errors = render.problems.errors.load(Ordering::Relaxed);
                     text::restore_status_record(&so_far, errors, elapsed)
@@ -100,9 +99,11 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     let (id, s) = (&outcome.id, &outcome.summary);
     if args.json {
         let elapsed = started.elapsed();
-        json_progress::print(&text::restore_summary_record(id, args.dry_run, s, elapsed));
+        render.problems.out.line(text::restore_summary_record(id, args.dry_run, s, elapsed));
     } else if !common.quiet {
-        println!("{}", text::restore_summary_line(id, &args.target, args.dry_run, overwrite, s));
+        let line = text::restore_summary_line(id, &args.target, args.dry_run, overwrite, s);
+        render.problems.out.line(line);
     }
+    render.problems.out.result()?;
     Ok(outcome.complete())
 }
