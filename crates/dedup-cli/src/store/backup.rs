@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use dedup_core::Observer;
 use dedup_store::backup::{backup_stream, BackupProgress, Selection};
 use dedup_store::commands::{backup_counted, backup_options, BackupRequest, Expected};
 use dedup_store::text;
@@ -69,7 +70,12 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
                 scope.spawn(move || json_progress::tick(interval, finished, out, status));
             }
             let estimate = (&expected, show || json_status.is_some());
-            backup_counted(&repo, &options, &problems, &progress, estimate, &finished)
+            // Without --json, problems are stderr lines alone (no `error` record on stdout).
+            let observer: &dyn Observer = match args.json {
+                true => &problems,
+                false => &problems.messages,
+            };
+            backup_counted(&repo, &options, observer, &progress, estimate, &finished)
         })
     };
     let outcome = outcome.with_context(|| {
