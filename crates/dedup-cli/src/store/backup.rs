@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use dedup_core::Observer;
 use dedup_store::backup::{backup_stream, BackupProgress, Selection};
 use dedup_store::commands::{backup_counted, backup_options, BackupRequest, Expected};
 use dedup_store::text;
@@ -43,8 +42,11 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
         program: format!("dedup {}", env!("CARGO_PKG_VERSION")),
     };
     let options = backup_options(&repo, request)?;
-    let problems =
-        JsonProblems::new(Messages { verbose: common.verbose > 0, bar: None }, "archival");
+    let problems = JsonProblems::new(
+        Messages { verbose: common.verbose > 0, bar: None },
+        "archival",
+        args.json,
+    );
     let progress = BackupProgress::default();
     let started = Instant::now();
     let outcome = if args.stdin {
@@ -70,12 +72,7 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
                 scope.spawn(move || json_progress::tick(interval, finished, out, status));
             }
             let estimate = (&expected, show || json_status.is_some());
-            // Without --json, problems are stderr lines alone (no `error` record on stdout).
-            let observer: &dyn Observer = match args.json {
-                true => &problems,
-                false => &problems.messages,
-            };
-            backup_counted(&repo, &options, observer, &progress, estimate, &finished)
+            backup_counted(&repo, &options, &problems, &progress, estimate, &finished)
         })
     };
     let outcome = outcome.with_context(|| {

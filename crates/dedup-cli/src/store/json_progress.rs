@@ -78,7 +78,7 @@ pub fn tick(
     }
 }
 
-/// Problems as without `--json` (on stderr), and each error also as an `error` line.
+/// Problems as without `--json` (on stderr), and with it each error also as an `error` line.
 pub struct JsonProblems {
     /// The stderr lines.
     pub messages: Messages,
@@ -88,18 +88,21 @@ pub struct JsonProblems {
     pub errors: AtomicU64,
     /// Standard output, for the `error` lines and the job's others.
     pub out: Out,
+    /// Whether `--json` was given.
+    pub json: bool,
 }
 
 impl JsonProblems {
-    /// Problems of a job that is `during` (`archival`, `restore`).
-    pub fn new(messages: Messages, during: &'static str) -> JsonProblems {
-        JsonProblems { messages, during, errors: AtomicU64::new(0), out: Out::default() }
+    /// Problems of a job that is `during` (`archival`, `restore`), with `--json` or without.
+    pub fn new(messages: Messages, during: &'static str, json: bool) -> JsonProblems {
+        let (errors, out) = (AtomicU64::new(0), Out::default());
+        JsonProblems { messages, during, errors, out, json }
     }
 }
 
 impl Observer for JsonProblems {
     fn problem(&self, problem: Problem) {
-        if problem.severity == Severity::Error {
+        if self.json && problem.severity == Severity::Error {
             self.errors.fetch_add(1, Ordering::Relaxed);
             self.out.line(dedup_store::text::error_record(&problem, self.during));
         }

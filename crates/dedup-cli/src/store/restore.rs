@@ -19,17 +19,13 @@ use crate::messages::Messages;
 struct Render {
     problems: JsonProblems,
     quiet: bool,
-    json: bool,
     /// The counts after the last batch, for the status lines.
     so_far: Mutex<RestoreSummary>,
 }
 
 impl Observer for Render {
     fn problem(&self, problem: Problem) {
-        match self.json {
-            true => self.problems.problem(problem),
-            false => self.problems.messages.problem(problem),
-        }
+        self.problems.problem(problem);
     }
 }
 
@@ -38,7 +34,7 @@ impl Events for Render {
         if self.quiet || !text::restore_change_shown(change, self.problems.messages.verbose) {
             return;
         }
-        match self.json {
+        match self.problems.json {
             true => self.problems.out.line(text::restore_change_record(change)),
             false => self.problems.out.line(text::restore_line(change)),
         }
@@ -70,9 +66,12 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         verify: args.verify,
     };
     let render = Render {
-        problems: JsonProblems::new(Messages { verbose: common.verbose > 0, bar: None }, "restore"),
+        problems: JsonProblems::new(
+            Messages { verbose: common.verbose > 0, bar: None },
+            "restore",
+            args.json,
+        ),
         quiet: common.quiet,
-        json: args.json,
         so_far: Mutex::new(RestoreSummary::default()),
     };
     let started = Instant::now();
