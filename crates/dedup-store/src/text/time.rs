@@ -39,6 +39,10 @@ pub fn parse_time(text: &str, end: bool) -> Result<i64> {
     if clock[0] > 23 || clock[1] > 59 || clock[2] > 60 || clock.iter().any(|&n| n < 0) {
         return Err(bad());
     }
+    // A year far outside what a snapshot can hold is refused, not wrapped around.
+    if !(-1_000_000..=1_000_000).contains(&year) {
+        return Err(bad());
+    }
     let secs = days_from_civil(year, month, day) * 86_400
         + clock[0] * 3600
         + clock[1] * 60
@@ -60,6 +64,9 @@ mod tests {
         assert_eq!(parse_time("2023-11-14T22:13:20", false).unwrap(), 1_700_000_000_000_000_000);
         assert_eq!(parse_time("2023-11-14 22:13", true).unwrap(), 1_700_000_039_999_999_999);
         for bad in ["", "2023", "2023-13-01", "2023-01-01 25:00", "2023-01-01 1:2:3:4", "x-y-z"] {
+            assert!(parse_time(bad, false).is_err(), "{bad}");
+        }
+        for bad in ["99999999999999-01-01", "-99999999999999-01-01", "300000-01-01"] {
             assert!(parse_time(bad, false).is_err(), "{bad}");
         }
     }
