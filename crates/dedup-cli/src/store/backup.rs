@@ -1,47 +1,52 @@
-//! `dedup store backup`: choose the parent, run the backup beside its progress line, print the
-//! summary.
+//! `dedup store backup`: the options read, the library's backup run beside its progress line
+//! or `--json` status records, the summary printed (dedup-store's `text` words them).
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use dedup_store::backup::{backup, backup_stream, count_bytes, BackupOptions, BackupProgress};
-use indicatif::{HumanBytes, HumanCount};
+use dedup_store::backup::{backup_stream, BackupProgress, Selection};
+use dedup_store::commands::{backup_counted, backup_options, BackupRequest, Expected};
+use dedup_store::text;
 
 use super::args::{BackupArgs, CommonArgs};
-use super::backup_progress::{self, Expected};
 use super::json_progress::{self, JsonProblems};
 use crate::messages::Messages;
 
 /// Run `dedup store backup`; `Ok(false)` when some entries could not be read.
 pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let host = args.host.clone().unwrap_or_else(super::hostname);
-    let roots = super::backup_select::paths(&args)?;
-    let excludes = super::backup_select::excludes(&args)?;
-    let paths: Vec<Vec<u8>> = roots.iter().map(|p| super::absolute_bytes(p)).collect();
-    let parent = dedup_store::commands::choose_parent(
-        &repo,
-        args.parent.as_deref(),
-        &host,
-        &paths,
-        args.stdin,
-    )?;
-    let options = BackupOptions {
-        paths: roots,
-        host,
+    let request = BackupRequest {
+        paths: &args.paths,
+        files_from: &args.files_from,
+        host: args.host.clone().unwrap_or_else(super::hostname),
         user: super::username(),
         tags: args.tags.clone(),
-        excludes,
-        selection: super::backup_select::selection(&args),
+        excludes: &args.excludes,
+        exclude_files: &args.exclude_files,
+        iexcludes: &args.iexcludes,
+        selection: Selection {
+            larger_than: args.exclude_larger_than,
+            if_present: args
+                .exclude_if_present
+                .iter()
+                .map(|n| n.as_encoded_bytes().to_vec())
+                .collect(),
+            caches: args.exclude_caches,
+        },
         one_file_system: args.one_file_system,
         dry_run: args.dry_run,
-        parent,
+        stdin: args.stdin,
+        parent: args.parent.as_deref(),
         program: format!("dedup {}", env!("CARGO_PKG_VERSION")),
     };
-    let problems =
-        JsonProblems::new(Messages { verbose: common.verbose > 0, bar: None }, "archival");
+    let options = backup_options(&repo, request)?;
+    let problems = JsonProblems::new(
+        Messages { verbose: common.verbose > 0, bar: None },
+        "archival",
+        args.json,
+    );
     let progress = BackupProgress::default();
     let started = Instant::now();
     let outcome = if args.stdin {
@@ -50,44 +55,24 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     } else {
         let show = !common.quiet && !args.json && std::io::stderr().is_terminal();
         let json_status = if args.json { json_progress::status_interval() } else { None };
-        let expected = Expected::default();
-        if let Some((_, parent)) = &options.parent {
-            expected.total.store(parent.summary.bytes_total, Ordering::Relaxed);
-            expected.known.store(true, Ordering::Relaxed);
-        }
+        let expected = Expected::before(&options);
         let finished = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            if (show || json_status.is_some()) && options.parent.is_none() {
-                scope.spawn(|| {
-                    if count_bytes(&options, &expected.total, &finished).is_ok() {
-                        expected.known.store(!finished.load(Ordering::Relaxed), Ordering::Relaxed);
-                    }
-                });
-            }
             if show {
-                scope.spawn(|| backup_progress::tick(&progress, &expected, &finished));
+                scope.spawn(|| show_progress(&progress, &expected, &finished));
             }
             if let Some(interval) = json_status {
-                let parent_files = options.parent.as_ref().map(|(_, p)| {
-                    let s = &p.summary;
-                    s.files_new + s.files_changed + s.files_unchanged
-                });
-                let (progress, expected, errors) = (&progress, &expected, &problems.errors);
+                let (progress, expected, options) = (&progress, &expected, &options);
+                let errors = &problems.errors;
                 let status = move |elapsed| {
-                    backup_progress::json_status(
-                        progress,
-                        expected,
-                        parent_files,
-                        errors.load(Ordering::Relaxed),
-                        elapsed,
-                    )
+                    let errors = errors.load(Ordering::Relaxed);
+                    text::backup_status_record(progress, expected, options, errors, elapsed)
                 };
-                let finished = &finished;
-                scope.spawn(move || json_progress::tick(interval, finished, status));
+                let (finished, out) = (&finished, &problems.out);
+                scope.spawn(move || json_progress::tick(interval, finished, out, status));
             }
-            let result = backup(&repo, &options, &problems, &progress);
-            finished.store(true, Ordering::Relaxed);
-            result
+            let estimate = (&expected, show || json_status.is_some());
+            backup_counted(&repo, &options, &problems, &progress, estimate, &finished)
         })
     };
     let outcome = outcome.with_context(|| {
@@ -96,58 +81,24 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
             super::location(common).unwrap_or_default().display()
         )
     })?;
-    let s = &outcome.snapshot.summary;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
-        let files_processed = s.files_new + s.files_changed + s.files_unchanged;
-        // restic's summary fields, then the ones dedup printed before them (kept for scripts).
-        let json = serde_json::json!({
-            "message_type": "summary",
-            "snapshot_id": outcome.id.map(|id| id.to_hex()),
-            "files_unmodified": s.files_unchanged,
-            "data_added": s.bytes_added,
-            "total_files_processed": files_processed,
-            "total_bytes_processed": s.bytes_total,
-            "total_duration": seconds,
-            "snapshot": outcome.id.map(|id| id.to_hex()),
-            "dry_run": args.dry_run,
-            "incomplete": outcome.snapshot.incomplete,
-            "files_new": s.files_new, "files_changed": s.files_changed, "files_unchanged": s.files_unchanged,
-            "dirs": s.dirs, "others": s.others, "errors": s.errors,
-            "bytes_read": s.bytes_read, "bytes_total": s.bytes_total, "bytes_added": s.bytes_added,
-            "blobs_added": s.blobs_added, "packs_written": outcome.packs_written,
-            "packs_adopted": outcome.packs_adopted, "seconds": seconds,
-        });
-        json_progress::print(&json);
+        problems.out.line(text::backup_summary_record(&outcome, args.dry_run, seconds));
     } else if !common.quiet {
-        println!(
-            "files: {} new, {} changed, {} unchanged; {} dirs, {} other entries",
-            HumanCount(s.files_new),
-            HumanCount(s.files_changed),
-            HumanCount(s.files_unchanged),
-            HumanCount(s.dirs),
-            HumanCount(s.others)
-        );
-        println!(
-            "read {} of {}; added {} to the repository ({} blobs, {} packs) in {seconds:.2} s",
-            HumanBytes(s.bytes_read),
-            HumanBytes(s.bytes_total),
-            HumanBytes(s.bytes_added),
-            HumanCount(s.blobs_added),
-            HumanCount(outcome.packs_written)
-        );
-        match outcome.id {
-            Some(id) if outcome.snapshot.incomplete => {
-                println!(
-                    "snapshot {} saved, INCOMPLETE: {} entries or paths could not be read whole \
-                     (each is named above with what the snapshot holds of it)",
-                    id.short(8),
-                    s.errors
-                )
-            }
-            Some(id) => println!("snapshot {} saved", id.short(8)),
-            None => println!("dry run: nothing written"),
+        for line in text::backup_summary_lines(&outcome, seconds) {
+            problems.out.line(line);
         }
     }
+    problems.out.result()?;
     Ok(!outcome.snapshot.incomplete)
+}
+
+/// Redraws the progress line on stderr five times a second until `finished`.
+fn show_progress(progress: &BackupProgress, expected: &Expected, finished: &AtomicBool) {
+    let started = Instant::now();
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(200));
+        eprint!("\r\x1b[K{}", text::backup_progress_line(progress, expected, started.elapsed()));
+    }
+    eprint!("\r\x1b[K");
 }

@@ -5,8 +5,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
 use anyhow::Result;
-use dedup_store::commands::{self, DiffEntry};
-use dedup_store::text::{ls_long_line, quote, snapshot_line};
+use dedup_store::commands::{self, DiffEntry, Dumped};
+use dedup_store::text::{ls_long_line, snapshot_line, snapshot_record};
 
 use super::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
 use super::report::say;
@@ -19,8 +19,7 @@ pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
         eprintln!("dedup: error: {err}");
     }
     if args.json {
-        let all = list.snapshots.iter();
-        let json: Vec<_> = all.map(|(id, s)| super::snapshot_view::json(id, s)).collect();
+        let json: Vec<_> = list.snapshots.iter().map(|(id, s)| snapshot_record(id, s)).collect();
         say(serde_json::Value::from(json))?;
     } else {
         for (id, s) in &list.snapshots {
@@ -58,24 +57,16 @@ pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
 /// place whole). A file the backup could not read whole is refused.
 pub fn dump(common: &CommonArgs, args: DumpArgs) -> Result<bool> {
     let repo = Arc::new(super::open(common)?);
-    let asked = args.file.as_bytes();
-    let filter = super::filter(&args.filter);
-    let (node, file) = commands::open_file(&repo, &args.snapshot, &filter, asked)?;
-    if node.incomplete {
-        eprintln!("dedup: error: {}: {}", quote(asked), dedup_store::restore::NOT_READ_WHOLE);
-        return Ok(false);
-    }
-    match &args.output {
-        Some(path) => commands::write_file(&file, node.mode, path)?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            for chunk in file.chunks() {
-                out.write_all(&chunk?.bytes)?;
-            }
-            out.flush()?;
+    let snapshot = (args.snapshot.as_str(), &super::filter(&args.filter));
+    let mut out = std::io::stdout().lock();
+    let output = args.output.as_deref();
+    match commands::dump_file(&repo, snapshot, args.file.as_bytes(), output, &mut out)? {
+        Dumped::Written => Ok(true),
+        Dumped::Refused(why) => {
+            eprintln!("dedup: error: {why}");
+            Ok(false)
         }
     }
-    Ok(true)
 }
 
 /// `dedup store diff`: entries added (+), removed (-) and modified (M).

@@ -1,14 +1,17 @@
 //! `--json` on `backup` and `restore`, as restic prints it for monitoring scripts: JSON lines on
 //! stdout — `status` lines at a steady rate while the job runs, an `error` line for each entry
 //! that could not be read or restored (also named on stderr as without `--json`), and one
-//! `summary` line last — with restic's field names where the meaning is the same.
+//! `summary` line last. dedup-store's `text` words each record; this prints them, and the
+//! job's other lines, without stopping the job when standard output fails.
 
-use std::os::unix::ffi::OsStrExt;
+use std::fmt::Display;
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use dedup_core::{Observer, Problem, Severity};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::messages::Messages;
 
@@ -29,98 +32,80 @@ pub fn status_interval() -> Option<Duration> {
     }
 }
 
-/// Prints `value` as one line on stdout.
-pub fn print(value: &Value) {
-    println!("{value}");
+/// Standard output for the lines of a job that runs on: from any thread, each line whole. The
+/// first line that cannot be written (a full disk, a closed pipe) stops the printing, not the
+/// job; [`Out::result`] names it once the job is done.
+#[derive(Default)]
+pub struct Out {
+    failed: Mutex<Option<io::Error>>,
+}
+
+impl Out {
+    /// Prints `text` as one line, unless a line could not be written before.
+    pub fn line(&self, text: impl Display) {
+        let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+        if failed.is_none() {
+            *failed = writeln!(io::stdout().lock(), "{text}").err();
+        }
+    }
+
+    /// The first line that could not be written, as an error.
+    pub fn result(&self) -> anyhow::Result<()> {
+        match self.failed.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            Some(err) => Err(anyhow::Error::new(err).context("cannot write to standard output")),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Calls `status` with the time elapsed and prints its line every `interval` until `finished`
 /// (checked often, so that no status line follows the summary by long).
-pub fn tick(interval: Duration, finished: &AtomicBool, status: impl Fn(Duration) -> Value) {
+pub fn tick(
+    interval: Duration,
+    finished: &AtomicBool,
+    out: &Out,
+    status: impl Fn(Duration) -> Value,
+) {
     let started = Instant::now();
     let mut next = interval;
     while !finished.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20).min(interval));
         let elapsed = started.elapsed();
         if elapsed >= next && !finished.load(Ordering::Relaxed) {
-            print(&status(elapsed));
+            out.line(status(elapsed));
             next = elapsed + interval;
         }
     }
 }
 
-/// A path as restic writes an item: text (lossy where it is not UTF-8).
-pub fn item(path: &std::path::Path) -> String {
-    String::from_utf8_lossy(path.as_os_str().as_bytes()).into_owned()
-}
-
-/// The `error` line for `problem`, met while `during` (`archival`, `restore`).
-pub fn error_line(problem: &Problem, during: &str) -> Value {
-    json!({
-        "message_type": "error",
-        "error": { "message": problem.kind.to_string() },
-        "during": during,
-        "item": item(&problem.path),
-    })
-}
-
-/// Problems as without `--json` (on stderr), and each error also as an `error` line.
+/// Problems as without `--json` (on stderr), and with it each error also as an `error` line.
 pub struct JsonProblems {
     /// The stderr lines.
     pub messages: Messages,
-    /// What the job was doing, for the `during` field.
+    /// What the job was doing, for the `during` field (`archival`, `restore`).
     pub during: &'static str,
     /// Errors so far (restic's `error_count`).
     pub errors: AtomicU64,
+    /// Standard output, for the `error` lines and the job's others.
+    pub out: Out,
+    /// Whether `--json` was given.
+    pub json: bool,
 }
 
 impl JsonProblems {
-    /// Problems of a job that is `during` (`archival`, `restore`).
-    pub fn new(messages: Messages, during: &'static str) -> JsonProblems {
-        JsonProblems { messages, during, errors: AtomicU64::new(0) }
+    /// Problems of a job that is `during` (`archival`, `restore`), with `--json` or without.
+    pub fn new(messages: Messages, during: &'static str, json: bool) -> JsonProblems {
+        let (errors, out) = (AtomicU64::new(0), Out::default());
+        JsonProblems { messages, during, errors, out, json }
     }
 }
 
 impl Observer for JsonProblems {
     fn problem(&self, problem: Problem) {
-        if problem.severity == Severity::Error {
+        if self.json && problem.severity == Severity::Error {
             self.errors.fetch_add(1, Ordering::Relaxed);
-            print(&error_line(&problem, self.during));
+            self.out.line(dedup_store::text::error_record(&problem, self.during));
         }
         self.messages.problem(problem);
-    }
-}
-
-/// `part` of `total` as restic's `percent_done` (0 to 1), 0 while the total is unknown.
-pub fn fraction(part: u64, total: Option<u64>) -> f64 {
-    match total {
-        Some(total) if total > 0 => (part as f64 / total as f64).min(1.0),
-        _ => 0.0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use dedup_core::ProblemKind;
-
-    #[test]
-    fn an_error_line_names_the_item_and_the_reason_as_restic_does() {
-        let problem =
-            Problem::error("/src/secret", ProblemKind::Io(std::io::Error::from_raw_os_error(13)));
-        let line = error_line(&problem, "archival");
-        assert_eq!(line["message_type"], "error");
-        assert_eq!(line["item"], "/src/secret");
-        assert_eq!(line["during"], "archival");
-        let message = line["error"]["message"].as_str().unwrap();
-        assert!(message.contains("Permission denied"), "{message}");
-    }
-
-    #[test]
-    fn the_fraction_done_is_zero_until_the_total_is_known_and_never_above_one() {
-        assert_eq!(fraction(5, None), 0.0);
-        assert_eq!(fraction(5, Some(0)), 0.0);
-        assert_eq!(fraction(5, Some(20)), 0.25);
-        assert_eq!(fraction(30, Some(20)), 1.0);
     }
 }

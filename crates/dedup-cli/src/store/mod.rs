@@ -3,12 +3,10 @@
 
 pub mod args;
 mod backup;
-mod backup_progress;
-mod backup_select;
 mod browse;
-mod copy;
 mod find;
 mod help_examples;
+mod history;
 pub mod history_args;
 mod init;
 mod json_progress;
@@ -21,10 +19,6 @@ mod profile;
 mod profile_apply;
 mod report;
 mod restore;
-mod rewrite;
-mod selection;
-mod snapshot_view;
-mod tag;
 mod trust;
 mod upkeep;
 mod user_name;
@@ -60,9 +54,9 @@ pub fn run(args: StoreArgs) -> Result<bool> {
         StoreCommand::Prune(a) => upkeep::prune(common, a),
         StoreCommand::Repair(a) => upkeep::repair(common, a),
         StoreCommand::Find(a) => find::run(common, a),
-        StoreCommand::Tag(a) => tag::run(common, a),
-        StoreCommand::Rewrite(a) => rewrite::run(common, a),
-        StoreCommand::Copy(a) => copy::run(common, a),
+        StoreCommand::Tag(a) => history::tag(common, a),
+        StoreCommand::Rewrite(a) => history::rewrite(common, a),
+        StoreCommand::Copy(a) => history::copy(common, a),
     }
 }
 

@@ -36,17 +36,7 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let s = dedup_store::commands::stats(&repo)?;
     if args.json {
-        let json = serde_json::json!({
-            "snapshots": s.snapshots, "logical_bytes": s.logical_bytes,
-            "unique_bytes": s.unique_bytes, "stored_data_bytes": s.stored_data_bytes,
-            "pack_bytes": s.pack_bytes, "stored_bytes": s.stored_bytes,
-            "dedup_ratio": s.dedup_ratio(), "compression_ratio": s.compression_ratio(),
-            "total_ratio": s.total_ratio(), "data_blobs": s.data_blobs,
-            "tree_blobs": s.tree_blobs, "stored_tree_bytes": s.stored_tree_bytes,
-            "tree_bytes": s.tree_bytes, "packs": s.packs, "data_packs": s.data_packs,
-            "tree_packs": s.tree_packs, "index_bytes_per_blob": s.index_bytes_per_blob,
-        });
-        say(json)?;
+        say(s.record())?;
         return Ok(true);
     }
     for line in s.lines() {
@@ -58,12 +48,7 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
 /// `dedup store check`: findings on stderr, a summary on stdout; `Ok(false)` when damaged.
 pub fn check(common: &CommonArgs, args: CheckArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let read = match &args.read_data_subset {
-        Some(spec) => ReadData::parse_subset(spec).ok_or_else(|| {
-            anyhow::anyhow!("--read-data-subset {spec}: give N% (0-100) or K/N (1 <= K <= N)")
-        })?,
-        None => ReadData::from(args.read_data),
-    };
+    let read = ReadData::from_options(args.read_data_subset.as_deref(), args.read_data)?;
     let report = dedup_store::commands::check(&repo, read)?;
     print(&report.lines(read), common.quiet)?;
     Ok(report.errors.is_empty())

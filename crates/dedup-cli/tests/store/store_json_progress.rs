@@ -168,3 +168,21 @@ fn an_unreadable_file_is_an_error_line_and_the_backup_exits_1() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Permission denied"), "still named on stderr: {stderr}");
 }
+
+/// Without `--json`, a backup's stdout is its summary alone: an entry it could not read (here a
+/// path that is not there) is named on stderr, with no JSON `error` line among the text.
+#[test]
+fn without_json_an_entry_not_read_is_named_on_stderr_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    tree(&src, 1, 10);
+    init_repo(&repo);
+    let missing = dir.path().join("missing");
+    let out = store(&repo, &[OsStr::new("backup"), src.as_os_str(), missing.as_os_str()]);
+    out.assert_code(1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("message_type"), "{stdout}");
+    assert!(stdout.lines().all(|l| !l.starts_with('{')), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(missing.to_str().unwrap()), "named on stderr: {stderr}");
+}

@@ -85,3 +85,37 @@ fn commands_whose_output_cannot_be_written_say_so_without_panicking() {
     let listed = store(&repo).args(["snapshots"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 2, "forget removed none");
 }
+
+/// The commands that print while they work (backup, restore, each also with `--json`) and
+/// those that make new snapshots (tag), with stdout on a full disk: the work is done, the
+/// failure to print is named (exit 2), never a panic (exit 101).
+#[test]
+fn commands_that_print_as_they_work_name_a_stdout_that_cannot_be_written() {
+    let d = tempfile::tempdir().unwrap();
+    let (repo, src) = (d.path().join("repo"), d.path().join("src"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("f"), b"x").unwrap();
+    let init = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"];
+    assert!(store(&repo).args(init).status().unwrap().success());
+    let src_arg = src.to_str().unwrap().to_string();
+    let spec = format!("latest:{src_arg}");
+    let target = |n: u32| d.path().join(format!("target{n}")).to_str().unwrap().to_string();
+    let runs: Vec<Vec<String>> = vec![
+        vec!["backup".into(), src_arg.clone()],
+        vec!["backup".into(), "--json".into(), src_arg.clone()],
+        vec!["restore".into(), spec.clone(), "--target".into(), target(1)],
+        vec!["restore".into(), spec.clone(), "--json".into(), "--target".into(), target(2)],
+        vec!["tag".into(), "--add".into(), "t".into()],
+        vec!["find".into(), "f".into()],
+    ];
+    for args in &runs {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = store(&repo).args(args).stdout(full).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("standard output"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let restored = std::fs::read(Path::new(&target(1)).join("f")).unwrap();
+    assert_eq!(restored, b"x", "the restore was done whole");
+}

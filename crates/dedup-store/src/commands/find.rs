@@ -54,6 +54,14 @@ pub struct FindReport {
     pub problems: Vec<Error>,
 }
 
+impl FindReport {
+    /// Whether every snapshot selected and every tree was searched, `unreadable` being the
+    /// snapshots that could not be read: finding nothing is no error (restic's rule).
+    pub fn complete(&self, unreadable: &[Error]) -> bool {
+        unreadable.is_empty() && self.problems.is_empty()
+    }
+}
+
 /// Searches `snapshots` in turn, handing each entry that `options` wants to `emit`.
 pub fn find(
     repo: &Repository,

@@ -17,6 +17,16 @@ impl ReadData {
         let (k, n): (u64, u64) = (k.parse().ok()?, n.parse().ok()?);
         (k != 0 && k <= n).then_some(ReadData::Slice { k, n })
     }
+
+    /// What `--read-data-subset` (`subset`) or `--read-data` (`all`) asks to read.
+    pub fn from_options(subset: Option<&str>, all: bool) -> crate::error::Result<ReadData> {
+        let Some(spec) = subset else { return Ok(ReadData::from(all)) };
+        ReadData::parse_subset(spec).ok_or_else(|| {
+            crate::Error::Invalid(format!(
+                "--read-data-subset {spec}: give N% (0-100) or K/N (1 <= K <= N)"
+            ))
+        })
+    }
 }
 
 impl CheckReport {

@@ -2,49 +2,17 @@
 //! `--keep-within` duration read from its text.
 
 use super::{quote, show_time, Line};
-use crate::commands::ForgetPlan;
-use crate::forget::KeepPolicy;
+use crate::commands::{ForgetDone, ForgetPlan};
 
-/// Why `forget` refuses to remove anything, if it does: both ways of choosing at once (`named`:
-/// snapshots named; `policy`: the --keep-* options), or a policy that would keep no snapshot
-/// without `remove_all` (--unsafe-allow-remove-all).
-pub fn forget_refusal(policy: &KeepPolicy, named: bool, remove_all: bool) -> Option<&'static str> {
-    if named {
-        return (!policy.is_empty() || remove_all)
-            .then_some("give either SNAPSHOTs or --keep-* options, not both");
-    }
-    if !policy.keeps_nothing() || remove_all {
-        return None;
-    }
-    Some(if policy.is_empty() {
-        "no snapshot and no --keep-* option given: nothing would be kept, so nothing is removed \
-         (--unsafe-allow-remove-all removes every snapshot)"
-    } else {
-        "this policy keeps no snapshot (every --keep-* count is 0), so nothing is removed \
-         (--unsafe-allow-remove-all removes every snapshot)"
-    })
+/// The plan's snapshot files that could not be read (problems).
+pub fn forget_unreadable_lines(plan: &ForgetPlan) -> Vec<Line> {
+    plan.unreadable.iter().map(|err| Line::Problem(format!("{err} (left alone)"))).collect()
 }
 
-/// Why a plan must not be carried out without --unsafe-allow-remove-all, if it must not: a
-/// group of which it keeps no snapshot (only --keep-tag alone can do that: any count or
-/// --keep-within keeps a group's newest).
-pub fn forget_plan_refusal(plan: &ForgetPlan) -> Option<String> {
-    let (key, verdicts) = plan.group_left_empty()?;
-    Some(format!(
-        "host {}, paths {}: the policy keeps none of its {} snapshot(s), so nothing is removed \
-         (--unsafe-allow-remove-all removes them all)",
-        quote(key.host.as_bytes()),
-        group_paths(&key.paths),
-        verdicts.len()
-    ))
-}
-
-/// The plan's lines: snapshot files that could not be read (problems), then each group (host
-/// and paths) with how many it keeps, and one line per snapshot: kept (by which rules) or
-/// removed.
-pub fn forget_lines(plan: &ForgetPlan) -> Vec<Line> {
-    let mut lines: Vec<Line> =
-        plan.unreadable.iter().map(|err| Line::Problem(format!("{err} (left alone)"))).collect();
+/// The plan's verdicts: each group (host and paths) with how many it keeps, and one line per
+/// snapshot: kept (by which rules) or removed.
+pub fn forget_verdict_lines(plan: &ForgetPlan) -> Vec<Line> {
+    let mut lines = Vec::new();
     for (key, verdicts) in &plan.groups {
         let keep = verdicts.iter().filter(|v| !v.kept_by.is_empty()).count();
         lines.push(Line::Info(format!(
@@ -66,6 +34,12 @@ pub fn forget_lines(plan: &ForgetPlan) -> Vec<Line> {
         }
     }
     lines
+}
+
+/// What `forget` removed (or would remove).
+pub fn forget_done_line(done: &ForgetDone) -> Line {
+    let verb = if done.dry_run { "would remove" } else { "removed" };
+    Line::Info(format!("{verb} {} snapshot(s)", done.doomed.len()))
 }
 
 /// A group's paths, quoted, on one line.
@@ -107,20 +81,6 @@ pub fn parse_keep_within(text: &str) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn forget_refuses_to_choose_twice_or_to_keep_nothing() {
-        let none = KeepPolicy::default();
-        let last = KeepPolicy { last: Some(1), ..KeepPolicy::default() };
-        let zero = KeepPolicy { last: Some(0), ..KeepPolicy::default() };
-        assert!(forget_refusal(&none, true, false).is_none());
-        assert!(forget_refusal(&last, true, false).unwrap().contains("not both"));
-        assert!(forget_refusal(&none, true, true).unwrap().contains("not both"));
-        assert!(forget_refusal(&none, false, false).unwrap().starts_with("no snapshot"));
-        assert!(forget_refusal(&zero, false, false).unwrap().contains("keeps no snapshot"));
-        assert!(forget_refusal(&zero, false, true).is_none());
-        assert!(forget_refusal(&last, false, false).is_none());
-    }
 
     #[test]
     fn durations_add_their_units() {

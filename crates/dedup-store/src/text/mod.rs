@@ -1,27 +1,46 @@
 //! The store's commands in the words a person reads: each command's result as lines, each
 //! marked with where it goes (the answer, what was done, a problem), and the few shared forms
-//! (a time, a label quoted so that no byte of it can forge a line). The binary prints them;
-//! nothing here prints. JSON views stay with the binary, which owns the output formats.
+//! (a time, a label quoted so that no byte of it can forge a line), and the records of each
+//! command's `--json` output. The binary prints them; nothing here prints.
 
+mod backup;
 mod browse;
 mod check;
+mod find;
 mod forget;
+mod history;
+mod json;
 mod prune;
 mod repair;
+mod restore;
+mod snapshot_record;
 mod stats;
+mod time;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-pub use browse::{ls_long_line, snapshot_line};
-pub use forget::{
-    forget_lines, forget_plan_refusal, forget_refusal, group_paths, parse_keep_within,
+pub use backup::{
+    backup_progress_line, backup_status_record, backup_summary_lines, backup_summary_record,
 };
-pub use prune::{prune_event_line, prune_plan_lines, prune_report_lines};
+pub use browse::{ls_long_line, snapshot_line};
+pub use find::{find_line, find_match_record, kind_name, FindWriter};
+pub use forget::{
+    forget_done_line, forget_unreadable_lines, forget_verdict_lines, group_paths, parse_keep_within,
+};
+pub use history::{copy_lines, rewrite_lines, tag_lines, unreadable_lines};
+pub use json::{error_record, fraction, item, json_path};
+pub use prune::{parse_max_unused, prune_event_line, prune_plan_lines, prune_report_lines};
 pub use repair::{
     index_repair_lines, index_repair_whole, snapshots_repair_lines, snapshots_repair_whole,
 };
+pub use restore::{
+    restore_change_record, restore_change_shown, restore_line, restore_status_record,
+    restore_summary_line, restore_summary_record,
+};
+pub use snapshot_record::snapshot_record;
+pub use time::parse_time;
 
 /// One line of a command's output, and where it goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,19 @@ use dedup_core::text::{Bytes, Count};
 
 use super::Line;
 use crate::commands::{PruneEvent, PruneReport};
+use crate::error::{Error, Result};
 use crate::prune::PruneStats;
+
+/// `--max-unused`: a percentage from 0 to 100 (its `%` optional), as a share from 0 to 1.
+pub fn parse_max_unused(text: &str) -> Result<f64> {
+    let percent = text.trim_end_matches('%').parse::<f64>().ok();
+    match percent.filter(|p| (0.0..=100.0).contains(p)) {
+        Some(percent) => Ok(percent / 100.0),
+        None => {
+            Err(Error::Invalid(format!("--max-unused {text}: give a percentage from 0 to 100")))
+        }
+    }
+}
 
 /// The line of a step of a prune, as it happens.
 pub fn prune_event_line(event: &PruneEvent<'_>, dry_run: bool) -> Vec<Line> {
@@ -64,5 +76,20 @@ pub fn prune_report_lines(report: &PruneReport) -> Vec<Line> {
             outcome.packs_written, outcome.waiting_for
         ))],
         None => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_unused_is_a_percentage() {
+        assert_eq!(parse_max_unused("5%").unwrap(), 0.05);
+        assert_eq!(parse_max_unused("0").unwrap(), 0.0);
+        assert_eq!(parse_max_unused("100").unwrap(), 1.0);
+        for bad in ["101", "-1", "x", "", "NaN"] {
+            assert!(parse_max_unused(bad).is_err(), "{bad}");
+        }
     }
 }

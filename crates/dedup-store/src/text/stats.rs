@@ -2,10 +2,26 @@
 //! between, each line with what its figure means.
 
 use dedup_core::text::{Bytes, Count};
+use serde_json::{json, Value};
 
 use crate::commands::RepoStats;
 
 impl RepoStats {
+    /// The figures as `stats --json` gives them.
+    pub fn record(&self) -> Value {
+        let s = self;
+        json!({
+            "snapshots": s.snapshots, "logical_bytes": s.logical_bytes,
+            "unique_bytes": s.unique_bytes, "stored_data_bytes": s.stored_data_bytes,
+            "pack_bytes": s.pack_bytes, "stored_bytes": s.stored_bytes,
+            "dedup_ratio": s.dedup_ratio(), "compression_ratio": s.compression_ratio(),
+            "total_ratio": s.total_ratio(), "data_blobs": s.data_blobs,
+            "tree_blobs": s.tree_blobs, "stored_tree_bytes": s.stored_tree_bytes,
+            "tree_bytes": s.tree_bytes, "packs": s.packs, "data_packs": s.data_packs,
+            "tree_packs": s.tree_packs, "index_bytes_per_blob": s.index_bytes_per_blob,
+        })
+    }
+
     /// The figures as `stats` shows them, one per line.
     pub fn lines(&self) -> Vec<String> {
         let s = self;

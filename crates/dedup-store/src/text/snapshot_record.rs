@@ -1,19 +1,11 @@
 //! A snapshot's JSON object in `snapshots --json`, with RFC 3339 times and restic's field names
-//! beside dedup's own (its line is dedup-store's `text::snapshot_line`).
+//! beside dedup's own (its line is [`super::snapshot_line`]).
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
-use dedup_store::format::Snapshot;
-use dedup_store::text::rfc3339;
-use dedup_store::Id;
+use serde_json::{json, Value};
 
-/// A path in JSON: text when UTF-8, else `{"bytes": base64}` (the report's convention).
-pub fn json_path(bytes: &[u8]) -> serde_json::Value {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => serde_json::Value::from(text),
-        Err(_) => serde_json::json!({ "bytes": STANDARD.encode(bytes) }),
-    }
-}
+use super::{json_path, rfc3339};
+use crate::format::Snapshot;
+use crate::id::Id;
 
 /// The uid of a user recorded as `uid<N>`: what a backup records when the user id has no name.
 fn bare_uid(user: &str) -> Option<u32> {
@@ -23,8 +15,8 @@ fn bare_uid(user: &str) -> Option<u32> {
 /// The JSON object of a snapshot in `snapshots --json`. `user` is the user name, or null with
 /// `uid` when the backup knew only the user id; `hostname`, `username` and `program_version`
 /// are restic's names for the same things.
-pub fn json(id: &Id, s: &Snapshot) -> serde_json::Value {
-    let mut object = serde_json::json!({
+pub fn snapshot_record(id: &Id, s: &Snapshot) -> Value {
+    let mut object = json!({
         "id": id.to_hex(), "short_id": id.short(8), "time": rfc3339(s.time), "time_ns": s.time,
         "host": s.host, "hostname": s.host,
         "paths": s.paths.iter().map(|p| json_path(p)).collect::<Vec<_>>(),
@@ -34,14 +26,14 @@ pub fn json(id: &Id, s: &Snapshot) -> serde_json::Value {
     });
     if let Some(original) = s.original {
         // restic's field: the snapshot a tag, rewrite or copy made this one from.
-        object["original"] = serde_json::Value::from(original.to_hex());
+        object["original"] = Value::from(original.to_hex());
     }
     let user = match bare_uid(&s.user) {
         Some(uid) => {
-            object["uid"] = serde_json::Value::from(uid);
-            serde_json::Value::Null
+            object["uid"] = Value::from(uid);
+            Value::Null
         }
-        None => serde_json::Value::from(s.user.as_str()),
+        None => Value::from(s.user.as_str()),
     };
     object["user"] = user.clone();
     object["username"] = user;
@@ -55,10 +47,10 @@ mod tests {
     #[test]
     fn a_user_known_only_by_id_shows_as_a_number() {
         let named = Snapshot { user: "alice".into(), ..Snapshot::default() };
-        let value = json(&Id([2; 32]), &named);
+        let value = snapshot_record(&Id([2; 32]), &named);
         assert_eq!((value["user"].as_str(), value.get("uid")), (Some("alice"), None));
         let bare = Snapshot { user: "uid1000".into(), ..Snapshot::default() };
-        let value = json(&Id([2; 32]), &bare);
+        let value = snapshot_record(&Id([2; 32]), &bare);
         assert_eq!((value["user"].is_null(), value["uid"].as_u64()), (true, Some(1000)));
         assert_eq!(bare_uid("uidx"), None);
         assert_eq!(bare_uid("uid"), None);

@@ -1,23 +1,16 @@
-//! The backup's progress line on a terminal: files and bytes gone through out of the expected
-//! total, bytes read, the rate, and an ETA. The total comes from the parent snapshot when there
-//! is one (no extra work), else from a count that walks the tree beside the backup.
+//! `backup`'s words: the progress line on a terminal (files and bytes gone through out of the
+//! expected total, bytes read, the rate, an ETA), its `--json` status and summary records, and
+//! the summary lines.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use dedup_store::backup::BackupProgress;
-use indicatif::{HumanBytes, HumanCount};
+use dedup_core::text::{Bytes, Count};
+use serde_json::{json, Value};
 
-use super::json_progress;
-
-/// The bytes the backup is expected to go through.
-#[derive(Debug, Default)]
-pub struct Expected {
-    /// Bytes of regular files, so far.
-    pub total: AtomicU64,
-    /// Whether `total` is complete (the count finished, or the parent's was taken).
-    pub known: AtomicBool,
-}
+use super::json::{fraction, item};
+use crate::backup::{BackupOptions, BackupOutcome, BackupProgress};
+use crate::commands::Expected;
 
 /// The time left at the rate so far, once the total is known and there is a rate.
 fn eta(done: u64, total: u64, elapsed: Duration) -> Option<Duration> {
@@ -38,8 +31,12 @@ fn short(duration: Duration) -> String {
     }
 }
 
-/// The line for the counters as they are, `elapsed` after the start.
-fn line(progress: &BackupProgress, expected: &Expected, elapsed: Duration) -> String {
+/// The progress line for the counters as they are, `elapsed` after the start.
+pub fn backup_progress_line(
+    progress: &BackupProgress,
+    expected: &Expected,
+    elapsed: Duration,
+) -> String {
     let files = progress.files.load(Ordering::Relaxed);
     let done = progress.bytes_done.load(Ordering::Relaxed);
     let read = progress.bytes_read.load(Ordering::Relaxed);
@@ -47,40 +44,35 @@ fn line(progress: &BackupProgress, expected: &Expected, elapsed: Duration) -> St
     let total = expected.total.load(Ordering::Relaxed);
     let known = expected.known.load(Ordering::Relaxed);
     let of = if known && total >= done {
-        format!("{} of {}", HumanBytes(done), HumanBytes(total))
+        format!("{} of {}", Bytes(done), Bytes(total))
     } else {
-        format!("{} done", HumanBytes(done))
+        format!("{} done", Bytes(done))
     };
     let eta = match eta(done, total, elapsed).filter(|_| known) {
         Some(left) => format!(", ETA {}", short(left)),
         None => String::new(),
     };
-    format!(
-        "{} files, {of}, {} read, {}/s{eta}",
-        HumanCount(files),
-        HumanBytes(read),
-        HumanBytes(rate as u64)
-    )
+    format!("{} files, {of}, {} read, {}/s{eta}", Count(files), Bytes(read), Bytes(rate as u64))
 }
 
-/// The `--json` status line for the counters as they are, `elapsed` after the start: restic's
-/// fields (`total_files` only when the parent snapshot gives it, `seconds_remaining` once the
-/// total is known).
-pub fn json_status(
+/// The `--json` status record for the counters as they are, `elapsed` after the start:
+/// restic's fields (`total_files` only when the parent snapshot gives it, `seconds_remaining`
+/// once the total is known).
+pub fn backup_status_record(
     progress: &BackupProgress,
     expected: &Expected,
-    total_files: Option<u64>,
+    options: &BackupOptions,
     error_count: u64,
     elapsed: Duration,
-) -> serde_json::Value {
+) -> Value {
     let files = progress.files.load(Ordering::Relaxed);
     let done = progress.bytes_done.load(Ordering::Relaxed);
     let total =
         expected.known.load(Ordering::Relaxed).then(|| expected.total.load(Ordering::Relaxed));
-    let mut status = serde_json::json!({
+    let mut status = json!({
         "message_type": "status",
         "seconds_elapsed": elapsed.as_secs(),
-        "percent_done": json_progress::fraction(done, total),
+        "percent_done": fraction(done, total),
         "files_done": files,
         "bytes_done": done,
         "bytes_read": progress.bytes_read.load(Ordering::Relaxed),
@@ -92,28 +84,77 @@ pub fn json_status(
             status["seconds_remaining"] = left.as_secs().into();
         }
     }
-    if let Some(total_files) = total_files {
-        status["total_files"] = total_files.into();
+    if let Some((_, parent)) = &options.parent {
+        let s = &parent.summary;
+        status["total_files"] = (s.files_new + s.files_changed + s.files_unchanged).into();
     }
     if let Some(current) = progress.current_file() {
-        status["current_files"] = serde_json::json!([json_progress::item(&current)]);
+        status["current_files"] = json!([item(&current)]);
     }
     status
 }
 
-/// Redraws the progress line on stderr five times a second until `finished`.
-pub fn tick(progress: &BackupProgress, expected: &Expected, finished: &AtomicBool) {
-    let started = Instant::now();
-    while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(200));
-        eprint!("\r\x1b[K{}", line(progress, expected, started.elapsed()));
-    }
-    eprint!("\r\x1b[K");
+/// The `--json` summary: restic's fields, then the ones dedup printed before them (kept for
+/// scripts).
+pub fn backup_summary_record(outcome: &BackupOutcome, dry_run: bool, seconds: f64) -> Value {
+    let s = &outcome.snapshot.summary;
+    let files_processed = s.files_new + s.files_changed + s.files_unchanged;
+    json!({
+        "message_type": "summary",
+        "snapshot_id": outcome.id.map(|id| id.to_hex()),
+        "files_unmodified": s.files_unchanged,
+        "data_added": s.bytes_added,
+        "total_files_processed": files_processed,
+        "total_bytes_processed": s.bytes_total,
+        "total_duration": seconds,
+        "snapshot": outcome.id.map(|id| id.to_hex()),
+        "dry_run": dry_run,
+        "incomplete": outcome.snapshot.incomplete,
+        "files_new": s.files_new, "files_changed": s.files_changed, "files_unchanged": s.files_unchanged,
+        "dirs": s.dirs, "others": s.others, "errors": s.errors,
+        "bytes_read": s.bytes_read, "bytes_total": s.bytes_total, "bytes_added": s.bytes_added,
+        "blobs_added": s.blobs_added, "packs_written": outcome.packs_written,
+        "packs_adopted": outcome.packs_adopted, "seconds": seconds,
+    })
+}
+
+/// The summary lines: the files by kind of change, the bytes, and the snapshot saved.
+pub fn backup_summary_lines(outcome: &BackupOutcome, seconds: f64) -> [String; 3] {
+    let s = &outcome.snapshot.summary;
+    let files = format!(
+        "files: {} new, {} changed, {} unchanged; {} dirs, {} other entries",
+        Count(s.files_new),
+        Count(s.files_changed),
+        Count(s.files_unchanged),
+        Count(s.dirs),
+        Count(s.others)
+    );
+    let bytes = format!(
+        "read {} of {}; added {} to the repository ({} blobs, {} packs) in {seconds:.2} s",
+        Bytes(s.bytes_read),
+        Bytes(s.bytes_total),
+        Bytes(s.bytes_added),
+        Count(s.blobs_added),
+        Count(outcome.packs_written)
+    );
+    let saved = match outcome.id {
+        Some(id) if outcome.snapshot.incomplete => format!(
+            "snapshot {} saved, INCOMPLETE: {} entries or paths could not be read whole (each \
+             is named above with what the snapshot holds of it)",
+            id.short(8),
+            s.errors
+        ),
+        Some(id) => format!("snapshot {} saved", id.short(8)),
+        None => "dry run: nothing written".to_string(),
+    };
+    [files, bytes, saved]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::Snapshot;
+    use crate::id::Id;
 
     #[test]
     fn the_eta_is_what_is_left_at_the_rate_so_far() {
@@ -127,14 +168,19 @@ mod tests {
     }
 
     #[test]
-    fn a_json_status_line_has_restics_fields_and_the_file_being_read() {
+    fn a_json_status_record_has_restics_fields_and_the_file_being_read() {
         let progress = BackupProgress::default();
         progress.files.store(3, Ordering::Relaxed);
         progress.bytes_done.store(1 << 20, Ordering::Relaxed);
         *progress.current.lock().unwrap() = Some("/src/big".into());
+        let mut parent = Snapshot::default();
+        parent.summary.files_new = 9;
+        let options =
+            BackupOptions { parent: Some((Id([1; 32]), parent)), ..BackupOptions::default() };
         let expected = Expected::default();
         expected.total.store(4 << 20, Ordering::Relaxed);
-        let status = |e: &Expected| json_status(&progress, e, Some(9), 2, Duration::from_secs(2));
+        let status =
+            |e: &Expected| backup_status_record(&progress, e, &options, 2, Duration::from_secs(2));
         let unknown = status(&expected);
         assert_eq!(unknown["message_type"], "status");
         assert_eq!(unknown["percent_done"], 0.0, "the total is not known yet");
@@ -152,7 +198,7 @@ mod tests {
             (Some(3), Some(9))
         );
         assert_eq!(known["error_count"], 2);
-        assert_eq!(known["current_files"], serde_json::json!(["/src/big"]));
+        assert_eq!(known["current_files"], json!(["/src/big"]));
     }
 
     #[test]
@@ -163,7 +209,7 @@ mod tests {
         progress.bytes_read.store(1 << 19, Ordering::Relaxed);
         let expected = Expected::default();
         expected.total.store(4 << 20, Ordering::Relaxed);
-        let line_now = |e: &Expected| line(&progress, e, Duration::from_secs(2));
+        let line_now = |e: &Expected| backup_progress_line(&progress, e, Duration::from_secs(2));
         assert_eq!(line_now(&expected), "3 files, 1.00 MiB done, 512.00 KiB read, 512.00 KiB/s");
         expected.known.store(true, Ordering::Relaxed);
         assert_eq!(
