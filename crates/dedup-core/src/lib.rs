@@ -5,6 +5,7 @@ mod events;
 mod file;
 mod problem;
 mod progress;
+pub mod size;
 pub mod text;
 
 pub use events::Observer;
