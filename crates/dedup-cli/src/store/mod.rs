@@ -100,7 +100,12 @@ fn open_with(
     password: &dyn Fn() -> Result<Password, PasswordError>,
 ) -> Result<Repository> {
     let location = location(common)?;
-    let opened = client::open(&OpenRequest {
+    let tell = |warning: Warning| match warning {
+        Warning::KeyOrigin(line) if common.verbose > 0 => eprintln!("dedup: {line}"),
+        Warning::KeyOrigin(_) => {}
+        warning => warn(warning),
+    };
+    Ok(client::open(&OpenRequest {
         location: &location,
         reach: reach(common),
         no_cache: common.no_cache,
@@ -108,12 +113,8 @@ fn open_with(
         accept_change: common.accept_repository_change,
         password_given: password::sources(common).given(),
         password,
-        warn: &warn,
-    })?;
-    if let Some(origin) = opened.key_origin.filter(|_| common.verbose > 0) {
-        eprintln!("dedup: {origin}");
-    }
-    Ok(opened.repository)
+        warn: &tell,
+    })?)
 }
 
 /// The library's snapshot filter from `--host` and `--path` (made absolute).

@@ -16,5 +16,5 @@ pub mod trust;
 pub mod user_name;
 mod warning;
 
-pub use open::{open, OpenError, OpenRequest, Opened, Reach};
+pub use open::{open, OpenError, OpenRequest, Reach};
 pub use warning::Warning;

@@ -49,17 +49,8 @@ pub struct OpenRequest<'a> {
     pub password_given: bool,
     /// The password, asked for only where one is needed.
     pub password: &'a dyn Fn() -> Result<Password, PasswordError>,
-    /// Told each warning as it is met.
+    /// Told each warning (and where the key came from) as it is met.
     pub warn: &'a dyn Fn(Warning),
-}
-
-/// An open repository.
-pub struct Opened {
-    /// The repository.
-    pub repository: Repository,
-    /// Where its key came from, when a password opened it (`key 1a2b3c4d: from this client's
-    /// key cache`), for a verbose run to show.
-    pub key_origin: Option<String>,
 }
 
 /// Why a repository was not opened.
@@ -186,7 +177,7 @@ fn identity(repo: &Repository) -> Identity {
 
 /// Opens the repository at `request.location`, asking for the password where one is needed,
 /// and checks it against what this client remembers of the location.
-pub fn open(request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
+pub fn open(request: &OpenRequest<'_>) -> Result<Repository, OpenError> {
     let warn = request.warn;
     let location = request.location;
     warn_of_plain_http(location, request.reach, warn);
@@ -237,13 +228,13 @@ pub fn open(request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
     for note in opened.notes {
         warn(Warning::Slots(note));
     }
-    let key_origin = password.is_some().then(|| {
+    if password.is_some() {
         let key = opened.repository.key_id().short(8);
-        match opened.key_from_cache {
+        warn(Warning::KeyOrigin(match opened.key_from_cache {
             true => format!("key {key}: from this client's key cache"),
             false => format!("key {key}: derived from the password"),
-        }
-    });
+        }));
+    }
     drop(password);
     let repo = opened.repository;
     let now = identity(&repo);
@@ -288,7 +279,7 @@ pub fn open(request: &OpenRequest<'_>) -> Result<Opened, OpenError> {
     if let (Some(cache), Some(dir)) = (&cache, CachedBackend::default_dir(&repo.config().id)) {
         cache.attach(dir);
     }
-    Ok(Opened { repository: repo, key_origin })
+    Ok(repo)
 }
 
 /// Refuses to open a repository whose keys take no password where this client expects one:

@@ -1,5 +1,6 @@
 //! What a client tells its user while it opens a repository without refusing it: the binary
-//! prints each line as `dedup: warning: …`.
+//! prints each line as `dedup: warning: …`, except [`Warning::KeyOrigin`], a note for a
+//! verbose run.
 
 use std::fmt;
 
@@ -39,6 +40,9 @@ pub enum Warning {
     NotKept(StateError),
     /// The key cache could not forget a key (`key remove`, `key passwd`).
     KeyCache(String),
+    /// Not a warning: where the key came from when a password opened the repository (`key
+    /// 1a2b3c4d: from this client's key cache`), for a verbose run to show.
+    KeyOrigin(String),
 }
 
 impl Warning {
@@ -75,6 +79,7 @@ impl fmt::Display for Warning {
                 write!(f, "cannot keep what this client remembers of the repository: {err}")
             }
             Warning::KeyCache(why) => write!(f, "key cache: {why}"),
+            Warning::KeyOrigin(line) => f.write_str(line),
         }
     }
 }
