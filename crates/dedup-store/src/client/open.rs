@@ -317,3 +317,29 @@ pub fn remember_new(repo: &Repository, warn: &dyn Fn(Warning)) {
         warn(Warning::NotKept(err));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::Id;
+
+    fn record(encrypted: bool) -> Record {
+        Record::new("/r", Identity { repository: Id([7; 32]), encrypted, key: [1; 32] })
+    }
+
+    #[test]
+    fn a_repository_without_passwords_is_refused_where_one_was_expected() {
+        let refused = |given, known: Option<&Record>| refuse_passwordless(given, known, "/r");
+        let was_encrypted = refused(false, Some(&record(true))).unwrap_err().to_string();
+        assert!(was_encrypted.contains("was encrypted when this client last used it"));
+        let unknown_with_password = refused(true, None).unwrap_err().to_string();
+        assert!(unknown_with_password.contains("a password was given"));
+        assert!(refused(false, None).is_ok());
+        assert!(refused(true, Some(&record(false))).is_ok());
+    }
+
+    #[test]
+    fn a_location_given_comes_before_dedup_repo() {
+        assert_eq!(location(Some(Path::new("/given"))).unwrap(), Path::new("/given"));
+    }
+}
