@@ -1,4 +1,5 @@
-//! Sizes as users write them: `4096`, `64K`, `1.5M`, `2GiB`, `10 MB` (powers of 1024).
+//! Sizes as users write them: `4096`, `64K`, `1.5M`, `2GiB`, `10 MB` (powers of 1024), for every
+//! job's options (find's `--min-size`, the store's pack sizes) and the tuning variables.
 
 /// Parse a size with an optional K/M/G/T suffix (case-insensitive, `B`/`iB` allowed).
 pub fn parse_size(text: &str) -> Result<u64, String> {

@@ -93,7 +93,7 @@ impl KeyCache {
 
     /// `$XDG_CACHE_HOME/dedup/keys`, else `~/.cache/dedup/keys`; None without a home.
     pub fn default_dir() -> Option<PathBuf> {
-        Some(crate::client::dirs::xdg_dir("XDG_CACHE_HOME", ".cache")?.join("dedup/keys"))
+        Some(dedup_core::xdg::xdg_dir("XDG_CACHE_HOME", ".cache")?.join("dedup/keys"))
     }
 
     /// The file of `location`.

@@ -5,7 +5,6 @@
 //! repository or change its keys (`init`, `keys`). Nothing here prompts or prints: the caller
 //! supplies the prompt and is told each [`Warning`].
 
-mod dirs;
 pub mod init;
 pub mod key_cache;
 pub mod keys;

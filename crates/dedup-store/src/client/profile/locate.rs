@@ -47,7 +47,7 @@ fn places(name: &OsStr) -> Result<Vec<PathBuf>, ProfileError> {
     let mut file_name = name.to_os_string();
     file_name.push(".toml");
     let mut dirs = Vec::new();
-    if let Some(config) = crate::client::dirs::xdg_dir("XDG_CONFIG_HOME", ".config") {
+    if let Some(config) = dedup_core::xdg::xdg_dir("XDG_CONFIG_HOME", ".config") {
         dirs.push(config.join("dedup"));
     }
     match std::env::var_os(SYSTEM_DIR_VAR) {

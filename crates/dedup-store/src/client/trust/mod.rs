@@ -134,7 +134,7 @@ impl ClientState {
     /// `$XDG_STATE_HOME/dedup/store` (an absolute XDG_STATE_HOME only, as the XDG base
     /// directory specification says), else `~/.local/state/dedup/store`; None without a home.
     pub fn default_dir() -> Option<PathBuf> {
-        Some(crate::client::dirs::xdg_dir("XDG_STATE_HOME", ".local/state")?.join("dedup/store"))
+        Some(dedup_core::xdg::xdg_dir("XDG_STATE_HOME", ".local/state")?.join("dedup/store"))
     }
 
     /// The directory.

@@ -1,6 +1,7 @@
-//! The configuration file, `dedup.toml` in `$XDG_CONFIG_HOME/dedup/` (else
-//! `~/.config/dedup/`; a file that is missing or cannot be reached is no file), and where the cache settings come from: the command line first, then the
-//! file, then the XDG defaults.
+//! Where the cache is and whether a scan uses it: the command line first, then the
+//! configuration file, then the XDG defaults. The file is `dedup.toml` in
+//! `$XDG_CONFIG_HOME/dedup/` (else `~/.config/dedup/`; a file that is missing or cannot be
+//! reached is no file):
 //!
 //! ```toml
 //! [cache]
@@ -8,15 +9,12 @@
 //! dir = "/srv/dedup-cache"        # instead of $XDG_CACHE_HOME/dedup or ~/.cache/dedup
 //! ```
 
-use std::env;
+use std::io;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use dedup_find::CacheOptions;
+use dedup_core::text::quote_path;
+use dedup_core::xdg::xdg_dir;
 use serde::Deserialize;
-
-use crate::find::args::SelectArgs;
-use crate::messages::quote_path;
 
 /// The settings `dedup.toml` may hold.
 #[derive(Debug, Default, Deserialize, PartialEq, Eq)]
@@ -38,13 +36,29 @@ pub struct CacheConfig {
     pub dir: Option<PathBuf>,
 }
 
-/// The XDG base directory `var` names, else `$HOME/fallback`.
-pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
-    match env::var_os(var) {
-        // The XDG spec: relative paths are invalid and to be ignored.
-        Some(dir) if Path::new(&dir).is_absolute() => Some(PathBuf::from(dir)),
-        _ => env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| Path::new(&h).join(fallback)),
-    }
+/// What the command line says about the cache.
+#[derive(Debug, Default, Clone)]
+pub struct CacheFlags {
+    /// `--cache`.
+    pub cache: bool,
+    /// `--no-cache`: off, whatever the file says.
+    pub no_cache: bool,
+    /// `--cache-dir DIR`.
+    pub dir: Option<PathBuf>,
+}
+
+/// The settings could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// `dedup.toml` is not what it may hold.
+    #[error("bad configuration file {}", quote_path(.0))]
+    Bad(PathBuf, #[source] toml::de::Error),
+    /// `dedup.toml` exists but cannot be read.
+    #[error("cannot read {}", quote_path(.0))]
+    Read(PathBuf, #[source] io::Error),
+    /// Nowhere to put the cache.
+    #[error("no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir")]
+    NoDir,
 }
 
 /// Where `dedup.toml` is looked for.
@@ -53,46 +67,41 @@ pub fn config_path() -> Option<PathBuf> {
 }
 
 /// Read `dedup.toml`; a missing file is an empty configuration, a malformed one an error.
-pub fn load() -> Result<Config> {
+pub fn load() -> Result<Config, SettingsError> {
     use std::io::ErrorKind::{NotADirectory, NotFound, PermissionDenied};
     let Some(path) = config_path() else { return Ok(Config::default()) };
     match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            parse(&text).with_context(|| format!("bad configuration file {}", quote_path(&path)))
-        }
+        Ok(text) => parse(&text).map_err(|e| SettingsError::Bad(path, e)),
         // Missing, or out of reach (another user's HOME, as when run through sudo -u): none.
         Err(e) if matches!(e.kind(), NotFound | PermissionDenied | NotADirectory) => {
             Ok(Config::default())
         }
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", quote_path(&path))),
+        Err(e) => Err(SettingsError::Read(path, e)),
     }
 }
 
-fn parse(text: &str) -> Result<Config> {
-    Ok(toml::from_str(text)?)
+fn parse(text: &str) -> Result<Config, toml::de::Error> {
+    toml::from_str(text)
 }
 
 /// The cache directory: `--cache-dir`, else the file's, else the XDG default.
-pub fn cache_dir(flag: Option<&Path>, config: &Config) -> Result<PathBuf> {
+pub fn cache_dir(flag: Option<&Path>, config: &Config) -> Result<PathBuf, SettingsError> {
     if let Some(dir) = flag.or(config.cache.dir.as_deref()) {
         return Ok(dir.to_owned());
     }
-    xdg_dir("XDG_CACHE_HOME", ".cache")
-        .map(|d| d.join("dedup"))
-        .context("no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir")
+    xdg_dir("XDG_CACHE_HOME", ".cache").map(|d| d.join("dedup")).ok_or(SettingsError::NoDir)
 }
 
-/// The cache settings of a scan, or `None` when it runs without the cache.
-pub fn cache_options(args: &SelectArgs) -> Result<Option<CacheOptions>> {
-    if args.no_cache {
+/// The cache directory a scan uses, or `None` when it runs without the cache.
+pub fn scan_cache_dir(flags: &CacheFlags) -> Result<Option<PathBuf>, SettingsError> {
+    if flags.no_cache {
         return Ok(None);
     }
     let config = load()?;
-    if !(args.cache || args.cache_dir.is_some() || config.cache.enabled) {
+    if !(flags.cache || flags.dir.is_some() || config.cache.enabled) {
         return Ok(None);
     }
-    let dir = cache_dir(args.cache_dir.as_deref(), &config)?;
-    Ok(Some(CacheOptions { dir, verify: args.verify }))
+    cache_dir(flags.dir.as_deref(), &config).map(Some)
 }
 
 #[cfg(test)]
