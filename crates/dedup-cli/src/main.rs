@@ -5,7 +5,6 @@ mod act;
 mod allocator;
 mod cache;
 mod cli;
-mod config;
 mod find;
 mod generate;
 mod messages;

@@ -11,6 +11,7 @@ pub mod backup;
 pub mod blob;
 mod check;
 pub mod chunker;
+pub mod client;
 pub mod commands;
 // Building blocks the examples and tests reach; not part of the store's surface.
 #[doc(hidden)]
@@ -23,7 +24,6 @@ pub mod format;
 pub mod id;
 #[doc(hidden)]
 pub mod index;
-pub mod key_cache;
 pub mod live_index;
 #[doc(hidden)]
 pub mod pack;
@@ -33,7 +33,6 @@ pub mod repo;
 pub mod restore;
 pub mod text;
 pub mod tree_walk;
-pub mod trust;
 pub mod volume_lock;
 
 /// Where the repository's files are kept (the `dedup-backend` crate).

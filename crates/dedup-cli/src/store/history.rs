@@ -60,7 +60,7 @@ pub fn copy(common: &CommonArgs, args: CopyArgs) -> Result<bool> {
     source.password_command = args.from_password_command.clone();
     let (file, command) =
         (args.from_password_file.as_deref(), args.from_password_command.as_deref());
-    let from = super::trust::open_with(&source, &|| source_password(file, command))?;
+    let from = super::open_with(&source, &|| source_password(file, command))?;
     let to = super::open(common)?;
     commands::check_copy_pair(&from, &to)?;
     let selected = commands::select(&from, &selection(&args.select))?;

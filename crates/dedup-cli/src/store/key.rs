@@ -1,64 +1,31 @@
-//! `dedup store key list|add|remove|passwd`.
+//! `dedup store key list|add|remove|passwd`: the library does the work
+//! (dedup_store::client::keys) and returns the lines to show.
 
 use anyhow::Result;
-use dedup_store::format::KdfParams;
-use dedup_store::key_cache::KeyCache;
-use dedup_store::repo::Repository;
+use dedup_store::client::keys;
+use dedup_store::client::password::{new_password, Password, PasswordError};
+use dedup_store::client::user_name::key_label;
 
-use super::args::{CommonArgs, KeyAction, KeyArgs};
-use super::password::new_password;
-use super::show_time;
+use super::args::{CommonArgs, KeyAction, KeyArgs, NewPasswordArgs};
+use super::password::prompt;
 
 /// Run `dedup store key`.
 pub fn run(common: &CommonArgs, args: KeyArgs) -> Result<bool> {
     let mut repo = super::open(common)?;
-    let label = format!("{}@{}", super::username(), super::hostname());
-    match args.action {
-        KeyAction::List => {
-            for slot in repo.key_slots()? {
-                let mark = if slot.current { "*" } else { " " };
-                // A label is read before anything authenticates it: shown escaped, so that a
-                // planted key file cannot write control sequences to the terminal.
-                let label = slot.label.escape_debug();
-                match &slot.damaged {
-                    None if slot.passwordless && repo.encrypted() => println!(
-                        "{mark}{}  {}  {label}  (no password: never used here; remove it)",
-                        slot.id.short(8),
-                        show_time(slot.created),
-                    ),
-                    None => {
-                        println!("{mark}{}  {}  {label}", slot.id.short(8), show_time(slot.created))
-                    }
-                    Some(why) => println!("{mark}{}  {}", slot.id.short(8), why.escape_debug()),
-                }
-            }
-        }
-        KeyAction::Add(a) => {
-            let password = new_password(None, Some(&a))?;
-            let id = repo.add_key(&password, KdfParams::default(), label)?;
-            println!("added key {}", id.short(8));
-        }
-        KeyAction::Remove { id } => {
-            let id = repo.remove_key(&id)?;
-            forget_cached_key(&repo);
-            println!("removed key {}", id.short(8));
-        }
+    let lines = match args.action {
+        KeyAction::List => keys::list(&repo)?,
+        KeyAction::Add(a) => vec![keys::add(&repo, &new(&a)?, key_label())?],
+        KeyAction::Remove { id } => vec![keys::remove(&repo, &id, &super::warn)?],
         KeyAction::Passwd(a) => {
-            let password = new_password(None, Some(&a))?;
-            let id = repo.change_password(&password, KdfParams::default(), label)?;
-            forget_cached_key(&repo);
-            println!("password changed; the key is now {}", id.short(8));
+            vec![keys::change_password(&mut repo, &new(&a)?, key_label(), &super::warn)?]
         }
+    };
+    for line in lines {
+        println!("{line}");
     }
     Ok(true)
 }
 
-/// Removes this client's cached key of the repository, so that the old password (or a removed
-/// slot) opens nothing here any more; the next open keeps the key anew.
-fn forget_cached_key(repo: &Repository) {
-    // Whatever --no-key-cache says: a key cached by an earlier run must not outlive its slot.
-    let Some(cache) = KeyCache::default_dir().map(KeyCache::new) else { return };
-    if let Err(err) = cache.forget(&repo.backend().location()) {
-        eprintln!("dedup: warning: key cache: {err}");
-    }
+fn new(args: &NewPasswordArgs) -> Result<Password, PasswordError> {
+    new_password(args.new_password_file.as_deref(), None, &prompt)
 }

@@ -1,5 +1,6 @@
-//! `dedup store …`: argument handling, opening the repository with a password, and one module
-//! per group of commands. Library errors become messages here; the exit status is main's.
+//! `dedup store …`: argument handling, the glue that opens the repository through the store's
+//! client (a password prompt, warnings printed), and one module per group of commands. Library
+//! errors become messages here; the exit status is main's.
 
 pub mod args;
 mod backup;
@@ -15,19 +16,16 @@ mod mount;
 mod mount_signals;
 mod mount_volume;
 mod password;
-mod profile;
 mod profile_apply;
 mod report;
 mod restore;
-mod trust;
 mod upkeep;
-mod user_name;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
-use dedup_store::backend::{open_backend, Backend, S3Options};
+use anyhow::Result;
+use dedup_store::client::password::{Password, PasswordError};
+use dedup_store::client::{self, OpenRequest, Reach, Warning};
 use dedup_store::repo::{Repository, SnapshotFilter};
 
 use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
@@ -62,31 +60,55 @@ pub fn run(args: StoreArgs) -> Result<bool> {
 
 /// The repository location from `-r` or DEDUP_REPO.
 fn location(common: &CommonArgs) -> Result<PathBuf> {
-    if let Some(repo) = &common.repo {
-        return Ok(repo.clone());
-    }
-    match std::env::var_os("DEDUP_REPO") {
-        Some(repo) if !repo.is_empty() => Ok(PathBuf::from(repo)),
-        _ => bail!("no repository given: use -r/--repo REPO or set DEDUP_REPO"),
+    Ok(client::open::location(common.repo.as_deref())?)
+}
+
+/// How the repository's storage is reached.
+fn reach(common: &CommonArgs) -> Reach {
+    Reach {
+        connections: common.connections,
+        s3_virtual_host: common.s3_virtual_host,
+        accept_new_host_key: common.accept_new_host_key,
+        insecure_http: common.insecure_http,
     }
 }
 
-/// The storage behind the repository location (a directory, or `s3:…`).
-fn backend(common: &CommonArgs, location: &std::path::Path) -> Result<Arc<dyn Backend>> {
-    let options = S3Options {
-        connections: common.connections.unwrap_or(8).max(1),
-        virtual_host: common.s3_virtual_host,
-        accept_new_host_key: common.accept_new_host_key,
-        ..S3Options::default()
-    };
-    open_backend(location, &options)
-        .with_context(|| format!("cannot use the repository location {}", location.display()))
+/// Prints a warning of the store's client.
+fn warn(warning: Warning) {
+    for line in warning.lines() {
+        eprintln!("dedup: warning: {line}");
+    }
 }
 
 /// Opens the repository, asking for the password where one is needed, and checks it against
-/// what this client remembers of its location (trust.rs).
+/// what this client remembers of its location (dedup_store::client::open).
 fn open(common: &CommonArgs) -> Result<Repository> {
-    trust::open(common)
+    let sources = password::sources(common);
+    open_with(common, &|| sources.password(&password::prompt))
+}
+
+/// [`open`], with the password taken from `password` where one is needed (the source
+/// repository of `copy` has sources of its own).
+fn open_with(
+    common: &CommonArgs,
+    password: &dyn Fn() -> Result<Password, PasswordError>,
+) -> Result<Repository> {
+    let location = location(common)?;
+    let tell = |warning: Warning| match warning {
+        Warning::KeyOrigin(line) if common.verbose > 0 => eprintln!("dedup: {line}"),
+        Warning::KeyOrigin(_) => {}
+        warning => warn(warning),
+    };
+    Ok(client::open(&OpenRequest {
+        location: &location,
+        reach: reach(common),
+        no_cache: common.no_cache,
+        no_key_cache: common.no_key_cache,
+        accept_change: common.accept_repository_change,
+        password_given: password::sources(common).given(),
+        password,
+        warn: &tell,
+    })?)
 }
 
 /// The library's snapshot filter from `--host` and `--path` (made absolute).
@@ -110,14 +132,7 @@ fn hostname() -> String {
     dedup_store::repo::this_host()
 }
 
-/// The user's name, for key labels and snapshots: the name of the effective user id (see
-/// `user_name`), else `uid<N>` (which `snapshots --json` shows as the number).
+/// The user's name, for snapshots (dedup_store::client::user_name).
 fn username() -> String {
-    let uid = rustix::process::geteuid().as_raw();
-    user_name::of_uid(uid).unwrap_or_else(|| format!("uid{uid}"))
-}
-
-/// A time in ns since the epoch as `YYYY-MM-DD HH:MM:SS` UTC (dedup-store's words, tested there).
-fn show_time(ns: i64) -> String {
-    dedup_store::text::show_time(ns)
+    client::user_name::current()
 }

@@ -16,11 +16,11 @@ use std::sync::Arc;
 use super::key_slots::{load_slots, LoadedSlot};
 use super::{Repository, CONFIG};
 use crate::backend::Backend;
+use crate::client::key_cache::KeyCache;
 use crate::crypto::keys::{self, MasterKey};
 use crate::error::{Error, Result};
 use crate::format::{Header, Kdf, KdfParams, KeyFile, Magic};
 use crate::id::Id;
-use crate::key_cache::KeyCache;
 
 /// How to open a repository.
 #[derive(Clone, Copy, Default)]
@@ -160,7 +160,7 @@ impl Repository {
 
     /// Opens the repository in `backend` as `options` say, trying first the master key that
     /// `cache` keeps for this location under the password, and keeping there the key a slot
-    /// opened (crate::key_cache). A cached key is only taken while the slot it mirrors is in
+    /// opened (crate::client::key_cache). A cached key is only taken while the slot it mirrors is in
     /// the repository, and like a slot's it must open the config.
     pub fn open_with_cache(
         backend: Arc<dyn Backend>,

@@ -134,15 +134,7 @@ impl ClientState {
     /// `$XDG_STATE_HOME/dedup/store` (an absolute XDG_STATE_HOME only, as the XDG base
     /// directory specification says), else `~/.local/state/dedup/store`; None without a home.
     pub fn default_dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .filter(|dir| dir.is_absolute())
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|home| !home.is_empty())
-                    .map(|home| Path::new(&home).join(".local/state"))
-            })?;
-        Some(base.join("dedup/store"))
+        Some(dedup_core::xdg::xdg_dir("XDG_STATE_HOME", ".local/state")?.join("dedup/store"))
     }
 
     /// The directory.

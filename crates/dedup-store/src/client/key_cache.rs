@@ -93,15 +93,7 @@ impl KeyCache {
 
     /// `$XDG_CACHE_HOME/dedup/keys`, else `~/.cache/dedup/keys`; None without a home.
     pub fn default_dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .filter(|dir| dir.is_absolute())
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|home| !home.is_empty())
-                    .map(|home| Path::new(&home).join(".cache"))
-            })?;
-        Some(base.join("dedup/keys"))
+        Some(dedup_core::xdg::xdg_dir("XDG_CACHE_HOME", ".cache")?.join("dedup/keys"))
     }
 
     /// The file of `location`.

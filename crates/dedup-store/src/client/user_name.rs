@@ -33,6 +33,18 @@ pub fn of_uid(uid: u32) -> Option<String> {
     name_of(&passwd, uid, std::env::var("USER").ok())
 }
 
+/// The user's name, for key labels and snapshots: the name of the effective user id, else
+/// `uid<N>` (which `snapshots --json` shows as the number).
+pub fn current() -> String {
+    let uid = rustix::process::geteuid().as_raw();
+    of_uid(uid).unwrap_or_else(|| format!("uid{uid}"))
+}
+
+/// The label of a key this client makes: `user@host`.
+pub fn key_label() -> String {
+    format!("{}@{}", current(), crate::repo::this_host())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
