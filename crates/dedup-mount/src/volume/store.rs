@@ -24,8 +24,8 @@ const SEAL_HERE_BELOW: usize = 64 << 10;
 
 /// Bytes of opened chunks kept for reads: the read-ahead window ([`READ_AHEAD_BYTES`]) and the
 /// chunks being read (a reader going through a file in requests smaller than a chunk opens each
-/// chunk once).
-const CACHED_BYTES: usize = 32 << 20;
+/// chunk once). They stay resident once read, so no more than that.
+const CACHED_BYTES: usize = 16 << 20;
 
 /// Threads that open (read, decrypt, decompress, verify) the chunks ahead of a sequential
 /// reader, so that the FUSE threads copy rather than decrypt; the machine kind has 2 cores.
@@ -33,7 +33,7 @@ const READ_AHEAD_THREADS: usize = 2;
 
 /// How far ahead of a sequential reader chunks are opened, at most: enough to keep both
 /// read-ahead threads busy while the kernel asks for its next 4 MiB.
-pub const READ_AHEAD_BYTES: u64 = 16 << 20;
+pub const READ_AHEAD_BYTES: u64 = 8 << 20;
 
 /// Stored chunks kept in memory until their pack is written, when they become readable from it.
 struct Unpacked {
@@ -54,7 +54,7 @@ const SWEEP_STEP: usize = 8 << 20;
 /// Past this bound the open packs are written at once (smaller packs rather than more memory),
 /// so what is held stays below it plus [`SWEEP_STEP`] plus the chunks being sealed meanwhile
 /// (the sealing queue's and one per thread), whatever the volume's size.
-const HELD_MAX: usize = 48 << 20;
+const HELD_MAX: usize = 32 << 20;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
