@@ -14,8 +14,16 @@ use dedup_store::{Error, Id};
 
 use super::seal_pool::SealPool;
 
-/// Threads that compress, seal and pack new chunks beside the FUSE threads.
-const SEAL_THREADS: usize = 2;
+/// Threads that compress, seal and pack new chunks beside the FUSE threads: one per core, at
+/// least two (on 2 cores sealing is most of a first write's work) and at most this many (the
+/// kernel sends a file's pages 1 MiB at a time to two FUSE threads, and the chunker and the
+/// hashing of a first write stay on those).
+const MOST_SEAL_THREADS: usize = 8;
+
+/// How many sealing threads this machine gets.
+fn seal_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from).clamp(2, MOST_SEAL_THREADS)
+}
 
 /// Chunks smaller than this are sealed on the thread that cut them: handing one to a sealing
 /// thread, and waiting for it at `close`, costs two thread switches, more than sealing it (the
@@ -94,7 +102,7 @@ impl VolumeStore {
         let zero_chunk = repo.chunker().cut(&vec![0; max]);
         let sink = Arc::new(sink);
         let failures = Arc::new(AtomicU64::new(0));
-        let pool = SealPool::start(&sink, SEAL_THREADS, &failures);
+        let pool = SealPool::start(&sink, seal_threads(), &failures);
         VolumeStore {
             repo,
             cache,
@@ -360,7 +368,7 @@ mod tests {
             most = most.max(lock(&store.unpacked).bytes);
         }
         // The chunks being sealed meanwhile: the queue's and one per sealing thread.
-        let sealing = (8 + SEAL_THREADS) << 20;
+        let sealing = (8 + seal_threads()) << 20;
         assert!(most <= HELD_MAX + SWEEP_STEP + sealing, "{} MiB held", most >> 20);
         store.flush().unwrap();
         assert_eq!(lock(&store.unpacked).bytes, 0, "a flush lets go of every chunk");
