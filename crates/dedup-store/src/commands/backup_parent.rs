@@ -19,10 +19,7 @@ pub fn choose_parent(
     let of_host = SnapshotFilter { host: Some(host.to_string()), paths: Vec::new() };
     match spec {
         Some(spec) => Ok(Some(repo.find_snapshot(spec, &of_host)?)),
-        None if !stdin => {
-            let (all, _) = repo.snapshots()?;
-            Ok(all.into_iter().rev().find(|(_, s)| s.host == host && s.paths == paths))
-        }
+        None if !stdin => repo.newest_of(host, paths),
         None => Ok(None),
     }
 }

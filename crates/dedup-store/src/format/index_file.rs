@@ -49,22 +49,35 @@ impl IndexFile {
 
     /// Decodes the plaintext.
     pub fn decode(bytes: &[u8]) -> Result<IndexFile, DecodeError> {
+        let mut packs = Vec::new();
+        let supersedes = IndexFile::decode_each(bytes, |pack| packs.push(pack))?;
+        Ok(IndexFile { supersedes, packs })
+    }
+
+    /// Decodes the plaintext one pack at a time, handing each to `each` as it is decoded, so
+    /// that a reader building its own table never holds the whole file decoded (for a large
+    /// index file, as much again as its plaintext); returns the index files it supersedes. On
+    /// an error, `each` has seen the packs before it: a reader that must take a file whole or
+    /// not at all decodes it once with an `each` that keeps nothing first.
+    pub fn decode_each(
+        bytes: &[u8],
+        mut each: impl FnMut(IndexedPack),
+    ) -> Result<Vec<Id>, DecodeError> {
         let mut input = Reader::new(bytes);
         input.version(1)?;
         let count = input.count(32, "supersedes")?;
         let supersedes = (0..count).map(|_| input.id()).collect::<Result<_, _>>()?;
         let count = input.count(37, "packs")?;
-        let mut packs = Vec::with_capacity(count);
         for _ in 0..count {
             let id = input.id()?;
             let kind = BlobKind::from_code(input.u8()?)?;
             let blobs = input.count(ENTRY_LEN, "blobs")?;
             let blobs =
                 (0..blobs).map(|_| BlobEntry::decode(&mut input)).collect::<Result<_, _>>()?;
-            packs.push(IndexedPack { id, kind, blobs });
+            each(IndexedPack { id, kind, blobs });
         }
         input.finish()?;
-        Ok(IndexFile { supersedes, packs })
+        Ok(supersedes)
     }
 }
 
@@ -94,6 +107,14 @@ mod tests {
         #[test]
         fn index_round_trips(index in index_strategy()) {
             prop_assert_eq!(IndexFile::decode(&index.encode()), Ok(index));
+        }
+
+        #[test]
+        fn decoding_pack_by_pack_hands_over_what_decoding_whole_gives(index in index_strategy()) {
+            let mut packs = Vec::new();
+            let supersedes = IndexFile::decode_each(&index.encode(), |pack| packs.push(pack));
+            prop_assert_eq!(supersedes, Ok(index.supersedes));
+            prop_assert_eq!(packs, index.packs);
         }
 
         #[test]

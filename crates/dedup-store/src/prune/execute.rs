@@ -15,8 +15,10 @@ use crate::id::Id;
 use crate::pack::{pack_path, read_trailer};
 use crate::repo::{now_ns, Repository, WriterMarker, STALE_AFTER};
 
-/// Blob entries per new index file before the next is started.
-const BLOBS_PER_INDEX_FILE: usize = 100_000;
+/// Blob entries per new index file before the next is started: a batch is held decoded, then
+/// encoded, then sealed (about 48 bytes per blob each time), which is most of what a prune of a
+/// small repository holds at its peak; restic's index files hold at most 50,000.
+const BLOBS_PER_INDEX_FILE: usize = 32_768;
 
 /// What carrying out a plan did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -92,7 +94,13 @@ fn write_index(repo: &Repository, plan: &Plan, new_packs: Vec<IndexedPack>) -> R
         kept.push(repo, IndexedPack { id: *pack, kind: parsed.kind, blobs })?;
     }
     for file_id in &plan.index_files {
-        for mut pack in repo.read_index_file(file_id)?.packs {
+        // Pack by pack: an old index file is never held decoded whole beside the batches.
+        let plain = repo.read_index_checked(file_id)?;
+        let mut failed = None;
+        IndexFile::decode_each(&plain, |mut pack| {
+            if failed.is_some() {
+                return;
+            }
             if !plan.safety.unauthentic.is_empty() {
                 pack.blobs = without_unauthentic(plan, &pack.id, pack.kind, pack.blobs);
             }
@@ -101,11 +109,15 @@ fn write_index(repo: &Repository, plan: &Plan, new_packs: Vec<IndexedPack>) -> R
                 Some(Fate::Delete | Fate::Repack) => &mut doomed,
                 // An earlier plan's, indexed until that plan is executed.
                 None if plan.planned.contains(&pack.id) => &mut doomed,
-                None => continue,
+                None => return,
             };
             if emitted.insert(pack.id) {
-                batch.push(repo, pack)?;
+                failed = batch.push(repo, pack).err();
             }
+        })
+        .map_err(|e| Error::decode(format!("index/{file_id}"), e))?;
+        if let Some(err) = failed {
+            return Err(err);
         }
     }
     doomed.flush(repo)?;

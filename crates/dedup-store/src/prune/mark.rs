@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
-use crate::format::{Content, NodeKind, Snapshot};
+use crate::format::{Content, NodeKind, Snapshot, Tree};
 use crate::id::Id;
 use crate::index::Index;
 use crate::repo::Repository;
@@ -87,20 +87,25 @@ pub fn mark(
             if !marks.set(at) {
                 continue;
             }
-            let tree = repo.read_tree(index, &tree_id)?;
-            for node in tree.nodes {
-                match node.content {
-                    Content::Subtree(id) => pending.push(id),
-                    Content::Chunks(chunks) if node.kind == NodeKind::File => {
-                        for chunk in &chunks {
-                            let at = index
-                                .position(chunk, BlobKind::Data)
-                                .ok_or_else(|| missing(BlobKind::Data, chunk))?;
-                            marks.set(at);
+            // Entry by entry, never the whole tree decoded: a large directory's entries take
+            // megabytes decoded, and marking needs only their ids.
+            let plain = repo.read_blob(index, &tree_id, BlobKind::Tree)?;
+            let mut lacking = None;
+            Tree::decode_each(&plain, |node, _| match node.content {
+                Content::Subtree(id) => pending.push(id),
+                Content::Chunks(chunks) if node.kind == NodeKind::File => {
+                    for chunk in &chunks {
+                        match index.position(chunk, BlobKind::Data) {
+                            Some(at) => _ = marks.set(at),
+                            None => _ = lacking.get_or_insert(*chunk),
                         }
                     }
-                    _ => {}
                 }
+                _ => {}
+            })
+            .map_err(|e| Error::decode(format!("tree blob {tree_id}"), e))?;
+            if let Some(chunk) = lacking {
+                return Err(missing(BlobKind::Data, &chunk));
             }
         }
         // Status trees are referenced blobs too: without them the next backup reads every file.

@@ -40,6 +40,17 @@ impl Repository {
         IndexFile::decode(&plain).map_err(|e| Error::decode(format!("index/{id}"), e))
     }
 
+    /// Reads one index file and checks that it decodes whole, returning its plaintext for
+    /// [`IndexFile::decode_each`]: a reader that then takes it pack by pack (never holding it
+    /// decoded whole, as much again as its plaintext) meets no error half-way, and a file that
+    /// does not decode is refused before any of it is used, as one that does not open.
+    pub(crate) fn read_index_checked(&self, id: &Id) -> Result<Vec<u8>> {
+        let plain = self.read_sealed("index", Magic::Index, id)?;
+        IndexFile::decode_each(&plain, drop)
+            .map_err(|e| Error::decode(format!("index/{id}"), e))?;
+        Ok(plain)
+    }
+
     /// Writes an index file; returns its id.
     pub fn write_index_file(&self, file: &IndexFile) -> Result<Id> {
         let written = self.write_sealed("index", Magic::Index, &file.encode());
@@ -103,24 +114,28 @@ impl Repository {
         // of the pack loaded first. Few (those of waiting deletion plans), so held until then.
         let mut deferred: Vec<(usize, IndexedPack)> = Vec::new();
         for id in ids {
-            match self.read_index_file(&id) {
-                Ok(file) => {
-                    superseded.extend(file.supersedes.iter().copied());
-                    let mut packs = Vec::new();
-                    for pack in file.packs {
-                        if left_out.contains(&pack.id) {
-                            continue;
-                        }
-                        if last.contains(&pack.id) {
-                            deferred.push((loaded.len(), pack));
-                        } else {
-                            packs.push(index.load_pack(pack.id, pack.kind, &pack.blobs));
-                        }
-                    }
-                    loaded.push((id, packs));
+            // Decoded pack by pack into the table, never whole.
+            let plain = match self.read_index_checked(&id) {
+                Ok(plain) => plain,
+                Err(err) => {
+                    problems.push(err);
+                    continue;
                 }
-                Err(err) => problems.push(err),
-            }
+            };
+            let mut packs = Vec::new();
+            let supersedes = IndexFile::decode_each(&plain, |pack| {
+                if left_out.contains(&pack.id) {
+                    return;
+                }
+                if last.contains(&pack.id) {
+                    deferred.push((loaded.len(), pack));
+                } else {
+                    packs.push(index.load_pack(pack.id, pack.kind, &pack.blobs));
+                }
+            })
+            .map_err(|e| Error::decode(format!("index/{id}"), e))?;
+            superseded.extend(supersedes);
+            loaded.push((id, packs));
         }
         for (file, pack) in deferred {
             let number = index.load_pack(pack.id, pack.kind, &pack.blobs);

@@ -96,6 +96,23 @@ impl Repository {
         Ok((good, bad))
     }
 
+    /// The newest snapshot of `host` whose paths are `paths`, as they were given (a backup's
+    /// parent), from one listing; each snapshot is read once and only the newest match so far
+    /// is kept, not every snapshot decoded. Snapshots that do not read are passed over: the
+    /// parent only spares reads, and without one every file is read.
+    pub fn newest_of(&self, host: &str, paths: &[Vec<u8>]) -> Result<Option<(Id, Snapshot)>> {
+        let mut newest: Option<(Id, Snapshot)> = None;
+        for id in self.list_snapshot_ids()? {
+            let Ok(snapshot) = self.load_snapshot(&id) else { continue };
+            let newer =
+                newest.as_ref().is_none_or(|(best, s)| (snapshot.time, id) > (s.time, *best));
+            if newer && snapshot.host == host && snapshot.paths == paths {
+                newest = Some((id, snapshot));
+            }
+        }
+        Ok(newest)
+    }
+
     /// Writes a snapshot: the commit point of a backup. Returns its id.
     pub fn save_snapshot(&self, snapshot: &Snapshot) -> Result<Id> {
         self.write_sealed("snapshots", Magic::Snapshot, &snapshot.encode())

@@ -38,7 +38,7 @@ impl BackupVisitor<'_, '_> {
     pub(super) fn file(
         &self,
         mut node: Node,
-        before: Option<&Node>,
+        before: Option<&mut Node>,
         known: bool,
         open: impl FnOnce() -> io::Result<File>,
         shown: impl Fn() -> PathBuf,
@@ -52,6 +52,7 @@ impl BackupVisitor<'_, '_> {
         bump(&self.bytes_total, node.size);
         bump(&self.progress.files, 1);
         bump(&self.progress.bytes_done, node.size);
+        let in_parent = before.is_some();
         if let Some(chunks) = self.unchanged(&node, before, known) {
             // (Attributes not proven unchanged mean contents not proven unchanged either.)
             if let Some(read) = xattrs_by_fd {
@@ -70,14 +71,14 @@ impl BackupVisitor<'_, '_> {
             }
             Err(err) => {
                 // One message for the file: its attributes are not read by path either.
-                bump(if before.is_some() { &self.files_changed } else { &self.files_new }, 1);
+                bump(if in_parent { &self.files_changed } else { &self.files_new }, 1);
                 node.incomplete = true;
                 node.content = Content::Chunks(Vec::new());
                 self.report(problems::unreadable(shown(), &err));
                 return self.deliver(home, node);
             }
         };
-        bump(if before.is_some() { &self.files_changed } else { &self.files_new }, 1);
+        bump(if in_parent { &self.files_changed } else { &self.files_new }, 1);
         if xattrs_by_fd.is_some() {
             let read = || dedup_scan::read_xattrs_fd(std::os::fd::AsFd::as_fd(&file));
             node.xattrs = self.read_xattrs(read, &shown);

@@ -50,17 +50,18 @@ impl BackupVisitor<'_, '_> {
         *lock(&self.parent_roots) = roots;
     }
 
-    /// Whether `node` can take the parent's chunks without reading the file; `known`: whether
-    /// `before`'s status (inode, ctime) is known, without which nothing is proven.
+    /// The parent's chunks of `node`, taken out of `before` (the parent tree is read for this
+    /// listing only, so they are moved rather than copied), when they can stand for the file
+    /// without a read; `known`: whether `before`'s status (inode, ctime) is known, without which
+    /// nothing is proven.
     pub(super) fn unchanged(
         &self,
         node: &Node,
-        before: Option<&Node>,
+        before: Option<&mut Node>,
         known: bool,
     ) -> Option<Vec<Id>> {
         let before = before.filter(|_| known)?;
         let parent_time = self.parent_time?;
-        let Content::Chunks(chunks) = &before.content else { return None };
         let same = before.kind == NodeKind::File
             && !before.incomplete
             && before.size == node.size
@@ -68,7 +69,8 @@ impl BackupVisitor<'_, '_> {
             && before.ctime == node.ctime
             && before.ino == node.ino
             && node.mtime.max(node.ctime) + RACY_NS <= parent_time;
+        let Content::Chunks(chunks) = &mut before.content else { return None };
         (same && chunks.iter().all(|id| self.sink.contains(id, BlobKind::Data)))
-            .then(|| chunks.clone())
+            .then(|| std::mem::take(chunks))
     }
 }

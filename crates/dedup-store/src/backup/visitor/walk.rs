@@ -25,25 +25,26 @@ impl Visitor for BackupVisitor<'_, '_> {
         let entry = root.entry?;
         let meta = entry.meta.as_ref()?;
         let index = root.index as usize;
-        let parent = lock(&self.parent_roots).get(index).cloned().flatten();
-        let (before, known) = match &parent {
+        let mut parent = lock(&self.parent_roots).get(index).cloned().flatten();
+        let (mut before, known) = match &mut parent {
             Some((node, known)) => (Some(node), *known),
             None => (None, false),
         };
         let mut node = node_of(&last_name(root.path), meta, Some(entry));
         let read = || dedup_scan::read_xattrs(root.path, true);
-        node.xattrs = self.xattrs(&node, before, known, read, || root.path.to_path_buf());
+        node.xattrs =
+            self.xattrs(&node, before.as_deref(), known, read, || root.path.to_path_buf());
         match node.kind {
             NodeKind::Dir => {
                 bump(&self.dirs, 1);
                 let root_dev = self.one_file_system.then_some(meta.dev);
-                let state = DirState::new(node, Home::Root(index), before, root_dev);
+                let state = DirState::new(node, Home::Root(index), before.as_deref(), root_dev);
                 return Some(Arc::new(state));
             }
             NodeKind::File => {
                 let open = || File::open(root.path);
                 let shown = || root.path.to_path_buf();
-                self.file(node, before, known, open, shown, Home::Root(index), None);
+                self.file(node, before.take(), known, open, shown, Home::Root(index), None);
                 return None;
             }
             _ => bump(&self.others, 1),
@@ -57,6 +58,10 @@ impl Visitor for BackupVisitor<'_, '_> {
             return Vec::new();
         }
         dir.listed.store(true, Ordering::Release);
+        // Room for every entry at once: grown by doubling as nodes arrive, a directory of tens
+        // of thousands of entries would copy its nodes (about 240 bytes each) several times and
+        // keep the abandoned copies' pages.
+        lock(&dir.children).reserve_exact(listing.entries.len());
         {
             // The open directory's own stat is the fresher; its xattrs came with its entry.
             let mut own = lock(&dir.node);
@@ -66,7 +71,7 @@ impl Visitor for BackupVisitor<'_, '_> {
         }
         // A parent tree of version 2 whose status tree is missing or damaged proves nothing
         // unchanged: its files are read again (safe), and the backup goes on.
-        let before = dir
+        let mut before = dir
             .parent_tree
             .and_then(|id| self.sink.read_tree_with_status(&id, dir.parent_status.as_ref()).ok())
             .unwrap_or_default();
@@ -80,13 +85,13 @@ impl Visitor for BackupVisitor<'_, '_> {
             }
             let Some(meta) = entry.meta.as_ref() else { continue };
             let mut node = node_of(&entry.name, meta, Some(entry));
-            let previous = before.find(&entry.name);
+            let previous = before.find_mut(&entry.name);
             let path = || listing.path.join(OsStr::from_bytes(&entry.name));
             let read = || match std::ffi::CString::new(entry.name.as_slice()) {
                 Ok(name) => dedup_scan::read_xattrs_at(listing.fd, &name, path, entry.followed),
                 Err(_) => dedup_scan::read_xattrs(&path(), entry.followed),
             };
-            let kept = self.kept_xattrs(&node, previous, known);
+            let kept = self.kept_xattrs(&node, previous.as_deref(), known);
             // A regular file to be read: its attributes are read through its descriptor.
             let by_fd = kept.is_none() && node.kind == NodeKind::File && !entry.followed;
             node.xattrs = match kept {
@@ -98,7 +103,7 @@ impl Visitor for BackupVisitor<'_, '_> {
                 NodeKind::Dir => {
                     bump(&self.dirs, 1);
                     let home = Home::Dir(Arc::clone(dir));
-                    let state = DirState::new(node, home, previous, dir.root_dev);
+                    let state = DirState::new(node, home, previous.as_deref(), dir.root_dev);
                     subdirs.push((i, Arc::new(state)));
                     continue;
                 }
