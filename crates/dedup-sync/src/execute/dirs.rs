@@ -6,6 +6,7 @@ use std::os::fd::AsFd;
 use dedup_fs::{create_dir_at, remove_tree_at, rename_at, set_times, FsError, Target};
 use rustix::fs::{statat, AtFlags, FileType};
 
+use super::created::has_default_acl;
 use super::{meta, name_of, Exec};
 use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
@@ -105,7 +106,14 @@ fn set(x: &Exec<'_>, d: &DirPlan) -> Result<(), FsError> {
     };
     if d.set_meta {
         if d.state == DirState::Create {
-            return meta::apply(target, &d.src, Some(&[]), x.rules);
+            // A new directory has no attributes, unless its parent gave it ACLs (DST itself,
+            // whose parent is not open here, is read).
+            let inherits = match target {
+                Target::At(parent, _) => has_default_acl(parent),
+                Target::Fd(_) => true,
+            };
+            let old: Option<&[_]> = if inherits { None } else { Some(&[]) };
+            return meta::apply(target, &d.src, old, x.rules);
         }
         // As walked (renamed or not, the same inode): most often only its times differ, its
         // entries having changed.
