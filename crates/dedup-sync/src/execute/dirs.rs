@@ -6,7 +6,6 @@ use std::os::fd::AsFd;
 use dedup_fs::{create_dir_at, remove_tree_at, rename_at, set_times, FsError, Target};
 use rustix::fs::{statat, AtFlags, FileType};
 
-use super::created::has_default_acl;
 use super::{meta, name_of, Exec};
 use crate::change::{Change, ChangeKind, Item};
 use crate::dry_run::path;
@@ -97,6 +96,13 @@ pub fn finish(x: &Exec<'_>, plan: &Plan) {
 }
 
 fn set(x: &Exec<'_>, d: &DirPlan) -> Result<(), FsError> {
+    if d.set_meta && d.state == DirState::Create && !d.rel.is_empty() {
+        // Made by this run (ours, `WORKING_MODE`): opened itself, so that owner, mode,
+        // attributes and times are each one call on it, not a lookup by name each. It has no
+        // attributes unless its parent gave it ACLs: they are read.
+        let dir = x.dst_dir(&d.rel)?;
+        return meta::apply(Target::Fd(dir.as_fd()), &d.src, None, x.rules);
+    }
     let parent;
     let target = if d.rel.is_empty() {
         Target::Fd(x.dst_fd.as_fd())
@@ -106,14 +112,8 @@ fn set(x: &Exec<'_>, d: &DirPlan) -> Result<(), FsError> {
     };
     if d.set_meta {
         if d.state == DirState::Create {
-            // A new directory has no attributes, unless its parent gave it ACLs (DST itself,
-            // whose parent is not open here, is read).
-            let inherits = match target {
-                Target::At(parent, _) => has_default_acl(parent),
-                Target::Fd(_) => true,
-            };
-            let old: Option<&[_]> = if inherits { None } else { Some(&[]) };
-            return meta::apply(target, &d.src, old, x.rules);
+            // DST itself: its attributes are read, as those of the directories above.
+            return meta::apply(target, &d.src, None, x.rules);
         }
         // As walked (renamed or not, the same inode): most often only its times differ, its
         // entries having changed.
