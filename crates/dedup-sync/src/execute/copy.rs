@@ -63,6 +63,9 @@ pub struct Dest<'a> {
     pub stat: Option<&'a Stat>,
     /// What a file created in it starts with.
     pub new_file: NewFile,
+    /// Nothing stands at the copy's name (as planned): the copy is made without a name and
+    /// linked there when complete.
+    pub name_free: bool,
 }
 
 /// How every copy of a run is made.
@@ -95,9 +98,11 @@ pub fn copy_file(
         // From the source's status now, not as walked: a mode narrowed since is not widened.
         let final_mode = Metadata::from_stat(&st).and_then(|m| created_with(&m, dest, how));
         let started = now_ns();
-        let tmp = match final_mode {
-            Some(mode) => TempFile::with_mode(dest.dir, mode)?,
-            None => TempFile::new_in(dest.dir)?,
+        let mode = final_mode.unwrap_or(0o600);
+        let tmp = if dest.name_free {
+            TempFile::unnamed_with_mode(dest.dir, mode)?
+        } else {
+            TempFile::with_mode(dest.dir, mode)?
         };
         let copied = match &from {
             From::Clone(old) => {

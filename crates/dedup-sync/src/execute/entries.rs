@@ -85,7 +85,7 @@ impl Dir {
             Some((st, created.in_dir(fd.as_fd(), st.st_dev)))
         });
         let new_file = stat.as_ref().map_or(NewFile::Asked, |s| s.1);
-        Dest { dir: self.fd.as_fd(), stat: stat.as_ref().map(|s| &s.0), new_file }
+        Dest { dir: self.fd.as_fd(), stat: stat.as_ref().map(|s| &s.0), new_file, name_free: false }
     }
 }
 
@@ -209,15 +209,9 @@ fn copy(
         }
         Ok(())
     };
-    let result = copy_file(
-        src_fd.as_fd(),
-        &dir.dest(&x.created),
-        &action.src,
-        action.name(),
-        from,
-        &how,
-        &before,
-    );
+    let mut dest = dir.dest(&x.created);
+    dest.name_free = action.old.is_none() && action.before == Before::Nothing;
+    let result = copy_file(src_fd.as_fd(), &dest, &action.src, action.name(), from, &how, &before);
     let bytes = result.as_ref().map_or(0, |w| w.bytes);
     permit.done(bytes);
     x.progress.read(bytes);
