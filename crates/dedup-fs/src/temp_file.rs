@@ -9,6 +9,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{
     fsync, linkat, openat, renameat, renameat_with, unlinkat, AtFlags, Mode, OFlags, RenameFlags,
@@ -80,6 +81,9 @@ impl<'d> TempFile<'d> {
     /// without a name (`O_TMPFILE`), so that nothing of it is seen, or left by a crash, before
     /// the commit links it at its name; under a temporary name where the file system cannot.
     pub fn unnamed_with_mode(dir: BorrowedFd<'d>, mode: u32) -> Result<TempFile<'d>, FsError> {
+        if LINK_BY_FD_REFUSED.load(Ordering::Relaxed) {
+            return TempFile::with_mode(dir, mode);
+        }
         let flags = OFlags::RDWR | OFlags::TMPFILE | OFlags::CLOEXEC;
         match openat(dir, c".", flags, Mode::from_raw_mode(mode & 0o777)) {
             Ok(fd) => {
@@ -164,11 +168,17 @@ fn link_unnamed(
     Ok(file)
 }
 
+/// The kernel refused to link a file by its descriptor (`AT_EMPTY_PATH`, for the privileged only
+/// before Linux 6.10): later files get a temporary name instead, which costs less than linking
+/// through `/proc/self/fd`.
+static LINK_BY_FD_REFUSED: AtomicBool = AtomicBool::new(false);
+
 /// Link the unnamed open `file` at `name` in `dir`: through its descriptor, or, where the kernel
-/// allows that only to the privileged (before Linux 6.10), through its `/proc/self/fd` entry.
+/// allows that only to the privileged, through its `/proc/self/fd` entry.
 fn link_at(file: &File, dir: BorrowedFd<'_>, name: &OsStr) -> Result<(), Errno> {
     match linkat(file, c"", dir, name, AtFlags::EMPTY_PATH) {
         Err(Errno::NOENT | Errno::PERM) => {
+            LINK_BY_FD_REFUSED.store(true, Ordering::Relaxed);
             let own = format!("/proc/self/fd/{}", file.as_raw_fd());
             linkat(CWD, own.as_str(), dir, name, AtFlags::SYMLINK_FOLLOW)
         }
