@@ -16,7 +16,9 @@
 //! [`Cache::prune`]; lookups never use them, so a rename or move keeps a file's entry and any
 //! path bytes are fine.
 
+mod command;
 pub mod format;
+pub mod settings;
 mod stats_lines;
 
 use std::fs::{self, File, OpenOptions};
@@ -29,6 +31,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use dedup_core::{FileId, FileMeta};
 use rustix::fs::{flock, FlockOperation};
 
+pub use command::{run_command, CacheCommand, CommandError};
 pub use format::{
     Contents, Damaged, Digest, Entry, Fingerprint, FingerprintKind, LastRun, Record, MAX_SAMPLE_LEN,
 };

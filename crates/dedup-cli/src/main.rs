@@ -13,11 +13,11 @@ mod progress;
 mod size;
 mod store;
 mod sync;
-mod tuning;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use dedup_act::Action;
 
 use crate::cli::{Cli, Command};
 
@@ -50,11 +50,11 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             allocator::tune(&allocator::FIND);
             find::run(args)
         }
-        Command::Link(args) => act::run(act::Kind::Link, args, None),
-        Command::Reflink(args) => act::run(act::Kind::Reflink, args, None),
-        Command::Symlink(args) => act::run(act::Kind::Symlink, args, None),
-        Command::Remove(args) => act::run(act::Kind::Remove, args, None),
-        Command::Move(args) => act::run(act::Kind::Move, args.act, Some(args.to)),
+        Command::Link(args) => act::run(Action::Link, args),
+        Command::Reflink(args) => act::run(Action::Reflink, args),
+        Command::Symlink(args) => act::run(Action::Symlink, args),
+        Command::Remove(args) => act::run(Action::Remove, args),
+        Command::Move(args) => act::run(act::move_to(&args.to)?, args.act),
         Command::Cache(args) => cache::run(args),
         Command::Store(args) => store::run(args),
         Command::Sync(args) => sync::run(args),

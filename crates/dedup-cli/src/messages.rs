@@ -1,10 +1,10 @@
 //! What the user reads on stderr: one line per problem naming the path and the reason, kept on
 //! one line whatever bytes the path holds, and drawn around the progress display.
 
-use std::io;
+use std::io::{self, Write};
 
-pub use dedup_core::text::{count, quote_path};
-use dedup_core::{Observer, Problem, Severity};
+pub use dedup_core::text::quote_path;
+use dedup_core::{Observer, Problem, Terminal};
 use indicatif::ProgressBar;
 
 /// Prints problems as they happen.
@@ -27,13 +27,23 @@ impl Messages {
 
 impl Observer for Messages {
     fn problem(&self, problem: Problem) {
-        let label = match problem.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Note if self.verbose => "note",
-            Severity::Note => return,
-        };
-        self.line(&format!("dedup: {label}: {}: {}", quote_path(&problem.path), problem.kind));
+        if let Some(line) = problem.line(self.verbose) {
+            self.line(&line);
+        }
+    }
+}
+
+impl Terminal for Messages {
+    fn line(&self, text: &str) {
+        Messages::line(self, text);
+    }
+
+    fn out(&self, text: &str) -> io::Result<()> {
+        let write = || writeln!(io::stdout().lock(), "{text}");
+        match &self.bar {
+            Some(bar) => bar.suspend(write),
+            None => write(),
+        }
     }
 }
 

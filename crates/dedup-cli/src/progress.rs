@@ -1,7 +1,6 @@
 //! The progress line on stderr: drawn only on a terminal, from a timer thread that reads the
-//! job's counters ten times a second, so the job itself never waits for drawing. It draws
-//! whatever phases the job declared (`dedup_core::Phase`): the phase's label, then the counters
-//! the phase asks for.
+//! job's counters ten times a second, so the job itself never waits for drawing. It draws the
+//! line dedup-core words for whatever phases the job declared (`dedup_core::Phase`).
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,8 +8,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use dedup_core::{Phase, Progress, ProgressSnapshot, Shows};
-use indicatif::{HumanBytes, HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use dedup_core::Progress;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A running progress display; stops when [`Display::finish`] is called.
 pub struct Display {
@@ -33,7 +32,7 @@ impl Display {
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let snapshot = progress.snapshot();
-                    bar.set_message(describe(progress.phases().get(snapshot.phase), &snapshot));
+                    bar.set_message(snapshot.line(progress.phases()));
                     bar.tick();
                     std::thread::sleep(Duration::from_millis(100));
                 }
@@ -57,28 +56,9 @@ impl Display {
     }
 }
 
-/// The line for the current phase; empty for a job that named no phases.
-fn describe(phase: Option<&Phase>, s: &ProgressSnapshot) -> String {
-    let Some(phase) = phase else { return String::new() };
-    let label = phase.label;
-    match phase.shows {
-        Shows::Label => label.to_owned(),
-        Shows::Found { unit } => {
-            format!("{label} {} {unit}, {}", HumanCount(s.files_found), HumanBytes(s.bytes_found))
-        }
-        Shows::Items { unit } => format!(
-            "{label} {}/{}{} ({} read)",
-            HumanCount(s.phase_done),
-            HumanCount(s.phase_total),
-            unit.map(|unit| format!(" {unit}")).unwrap_or_default(),
-            HumanBytes(s.bytes_read)
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use dedup_core::ProgressSnapshot;
     use dedup_find::PHASES;
 
     #[test]
@@ -91,7 +71,7 @@ mod tests {
             phase_done: 1_234,
             bytes_read: 1536,
         };
-        let lines: Vec<String> = PHASES.iter().map(|phase| describe(Some(phase), &s)).collect();
+        let lines: Vec<String> = PHASES.iter().map(|phase| phase.line(&s)).collect();
         assert_eq!(
             lines,
             [
@@ -102,6 +82,6 @@ mod tests {
                 "writing report",
             ]
         );
-        assert_eq!(describe(None, &s), "");
+        assert_eq!(s.line(&[]), "");
     }
 }

@@ -10,6 +10,7 @@
 
 mod analysis;
 mod cache;
+mod closing_lines;
 mod group_order;
 mod phases;
 mod pipeline;
@@ -19,6 +20,7 @@ mod stages;
 mod testtree;
 mod tree;
 mod tuning;
+mod tuning_env;
 mod verbose_lines;
 
 /// Fewer items of computing work than this (groups to build or sort, cache entries to order)

@@ -6,12 +6,16 @@
 //! does not pull in the finder's pipeline, as ripgrep keeps its printer apart from its searcher.
 //! The finder builds a [`Report`]; ordering its groups is the finder's business.
 
+mod format;
 pub mod json_path;
+mod load;
 mod model;
 mod read;
 mod summary_line;
 mod write;
 
+pub use format::ReportFormat;
+pub use load::{load, LoadError};
 pub use model::{
     DirCopy, DirGroup, DirKind, DirSummary, Group, Report, ReportFile, SharedWith, Summary,
     REPORT_VERSION,

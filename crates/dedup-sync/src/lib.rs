@@ -12,13 +12,16 @@
 
 pub mod backup;
 pub mod change;
+mod change_log;
 pub mod compare;
+mod disk_order_env;
 pub mod dry_run;
 mod execute;
 pub mod files_from;
 pub mod filter;
 pub mod item;
 mod lines;
+pub mod list_files;
 pub mod options;
 pub mod plan;
 mod precision;
@@ -26,6 +29,7 @@ mod readable;
 mod rel_path;
 mod roots;
 mod select;
+mod show;
 mod space;
 pub mod summary;
 pub mod tree;
@@ -45,8 +49,10 @@ use dedup_scan::{open_dir, Detail, WalkOptions};
 use plan::LinkDest;
 
 pub use change::{Change, ChangeKind, Events};
+pub use change_log::ChangeLog;
 pub use options::DiskOrder;
 pub use options::{DedupMode, SyncOptions};
+pub use show::Show;
 pub use summary::Summary;
 
 /// Listing both trees.

@@ -1,8 +1,7 @@
 //! `dedup find`: settings from arguments, the scan, the report in the chosen format, and the
-//! summary line.
+//! closing lines (dedup-find and dedup-report word them).
 
 pub mod args;
-mod verbose;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -11,19 +10,21 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use dedup_cache::settings::{scan_cache_dir, CacheFlags};
 use dedup_core::Progress;
-use dedup_find::{find_run, Analysis, FindOptions, Replication, Run, Selection, PHASES};
-use dedup_report::{write_csv, write_dir_summary, write_json, write_text, Report, TextStyle};
+use dedup_find::{find_run, verbose_lines, Analysis, CacheOptions, FindOptions, Replication};
+use dedup_find::{Run, Selection, Tuning, PHASES};
+use dedup_report::{ReportFormat, TextStyle};
 use dedup_scan::io::Concurrency;
 use dedup_scan::WalkOptions;
 
 use self::args::{FindArgs, Format, SelectArgs};
-use crate::messages::{count, quote_path, Messages};
+use crate::messages::{quote_path, Messages};
 use crate::progress::Display;
 
 /// Run the finder; `Ok(true)` when the report is complete.
 pub fn run(args: FindArgs) -> Result<bool> {
-    let options = options(&args)?;
+    let (options, format) = options(&args)?;
     let roots = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
     // Open the output first: a typo in -o should fail before a long scan, not after it.
     let mut out: Box<dyn Write> = match &args.output {
@@ -33,33 +34,21 @@ pub fn run(args: FindArgs) -> Result<bool> {
         None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
     };
 
-    let progress = Arc::new(Progress::new(PHASES));
-    let display = Display::start(progress.clone(), args.quiet);
-    let messages = Messages { verbose: args.verbose, bar: display.as_ref().map(Display::bar) };
     let started = Instant::now();
-    let run = find_run(&roots, &options, &messages, &progress);
-    if let Some(display) = display {
-        display.finish();
+    let run = scan(&roots, &options, (args.quiet, args.verbose), args.verbose);
+    let written = format.write(&run.report, &mut out);
+    match &args.output {
+        Some(path) => written.with_context(|| format!("cannot write {}", quote_path(path)))?,
+        None => written.context("cannot write to standard output")?,
     }
-    if args.verbose {
-        verbose::show(&messages, &progress, &run);
-    }
-    let Run { report, cache, .. } = run;
-    write_report(&report, &args, &mut out)?;
     drop(out);
     if !args.quiet {
-        eprintln!("{}", report.summary_line(started.elapsed().as_secs_f64()));
-        if let Some(cache) = cache.filter(|c| c.cached_groups > 0) {
-            eprintln!(
-                "dedup: {} rest on cached digests (--verify compares them byte for byte)",
-                count(cache.cached_groups, "group", "groups")
-            );
-        }
+        run.closing_lines(started.elapsed().as_secs_f64()).iter().for_each(|l| eprintln!("{l}"));
     }
-    Ok(report.summary.errors == 0)
+    Ok(run.report.summary.errors == 0)
 }
 
-fn options(args: &FindArgs) -> Result<FindOptions> {
+fn options(args: &FindArgs) -> Result<(FindOptions, ReportFormat)> {
     if args.print0 && args.format != Format::Text {
         anyhow::bail!("--print0 applies to the text format only");
     }
@@ -73,7 +62,37 @@ fn options(args: &FindArgs) -> Result<FindOptions> {
         Replication { over: args.rf_over, under: args.rf_under }
     };
     options.analysis = Analysis { dirs: args.dirs, replication, dir_summary: args.summary };
-    Ok(options)
+    let format = match args.format {
+        Format::Text if args.summary => ReportFormat::DirSummary,
+        Format::Text if args.print0 => ReportFormat::Text(TextStyle::Nul),
+        Format::Text => ReportFormat::Text(TextStyle::Lines),
+        Format::Json => ReportFormat::Json,
+        Format::Csv => ReportFormat::Csv,
+    };
+    Ok((options, format))
+}
+
+/// Scan `roots` under the progress display (unless `quiet`), problems on stderr (notes too when
+/// `verbose`); then, with `how_it_went`, find's `-v` lines.
+pub fn scan(
+    roots: &[PathBuf],
+    options: &FindOptions,
+    (quiet, verbose): (bool, bool),
+    how_it_went: bool,
+) -> Run {
+    let progress = Arc::new(Progress::new(PHASES));
+    let display = Display::start(progress.clone(), quiet);
+    let messages = Messages { verbose, bar: display.as_ref().map(Display::bar) };
+    let run = find_run(roots, options, &messages, &progress);
+    if let Some(display) = display {
+        display.finish();
+    }
+    if how_it_went {
+        for line in verbose_lines(&progress, &run) {
+            messages.line(&format!("dedup: {line}"));
+        }
+    }
+    run
 }
 
 /// Scan settings from the selection options (shared with the actions).
@@ -95,26 +114,14 @@ pub fn find_options(args: &SelectArgs) -> Result<FindOptions> {
         Some(n) => Concurrency::Fixed(usize::from(n)),
         None => Concurrency::default(),
     };
+    let cache_flags =
+        CacheFlags { cache: args.cache, no_cache: args.no_cache, dir: args.cache_dir.clone() };
     Ok(FindOptions {
         selection,
         hardlinks: args.hardlinks,
         concurrency,
-        tuning: crate::tuning::from_env()?,
+        tuning: Tuning::from_env()?,
         analysis: Analysis::default(),
-        cache: crate::config::cache_options(args)?,
+        cache: scan_cache_dir(&cache_flags)?.map(|dir| CacheOptions { dir, verify: args.verify }),
     })
-}
-
-fn write_report(report: &Report, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
-    let written = match args.format {
-        Format::Text if args.summary => write_dir_summary(report, out),
-        Format::Text if args.print0 => write_text(report, TextStyle::Nul, out),
-        Format::Text => write_text(report, TextStyle::Lines, out),
-        Format::Json => write_json(report, out),
-        Format::Csv => write_csv(report, out),
-    };
-    match &args.output {
-        Some(path) => written.with_context(|| format!("cannot write {}", quote_path(path))),
-        None => written.context("cannot write to standard output"),
-    }
 }

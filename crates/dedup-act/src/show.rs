@@ -1,58 +1,56 @@
-//! What an action shows and logs as it runs: one line per change on stdout (the same in a dry
-//! run), each skip with its reason on stderr, a JSON line per step in `--log`. dedup-act
-//! formats the lines and the records; this file prints and writes them.
+//! What an action shows and logs as it runs: one line per change on standard output (the same
+//! in a dry run), each skip with its reason on the terminal, a JSON line per step in `--log`.
+//! The first failure to write the output or the log stops the showing and fails the run.
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use dedup_act::{
-    cleaned_line, not_cleaned_line, skipped_line, DirRemoval, Done, LogRecord, SkipReason, Step,
-    StepEvents,
-};
+use dedup_core::Terminal;
 
-use crate::messages::Messages;
+use crate::lines::{cleaned_line, not_cleaned_line, skipped_line};
+use crate::run_error::RunError;
+use crate::{DirRemoval, Done, LogRecord, SkipReason, Step, StepEvents};
 
-/// Prints and logs each step as it ends.
-pub struct Events<'a> {
+/// Shows and logs each step as it ends.
+pub(crate) struct ShowSteps<'a> {
     verb: &'static str,
     dry_run: bool,
     quiet: bool,
-    out: RefCell<BufWriter<io::StdoutLock<'static>>>,
+    out: RefCell<&'a mut dyn Write>,
     log: RefCell<Option<File>>,
-    messages: &'a Messages,
+    terminal: &'a dyn Terminal,
     /// The first failure to write output or log: the run stops reporting and fails.
-    failed: RefCell<Option<anyhow::Error>>,
+    failed: RefCell<Option<RunError>>,
     clean_failures: RefCell<u64>,
 }
 
-impl<'a> Events<'a> {
-    /// Show steps of `verb` on stdout (unless `quiet`) and append them to `log`.
-    pub fn new(
+impl<'a> ShowSteps<'a> {
+    /// Show steps of `verb` on `out` (unless `quiet`) and append them to `log`.
+    pub(crate) fn new(
         verb: &'static str,
-        dry_run: bool,
-        quiet: bool,
+        (dry_run, quiet): (bool, bool),
+        out: &'a mut dyn Write,
         log: Option<File>,
-        messages: &'a Messages,
+        terminal: &'a dyn Terminal,
     ) -> Self {
-        Events {
+        ShowSteps {
             verb,
             dry_run,
             quiet,
-            out: RefCell::new(BufWriter::new(io::stdout().lock())),
+            out: RefCell::new(out),
             log: RefCell::new(log),
-            messages,
+            terminal,
             failed: RefCell::new(None),
             clean_failures: RefCell::new(0),
         }
     }
 
-    /// Flush what was printed; the number of temporary names that could not be removed, or the
+    /// Flush what was shown; the number of temporary names that could not be removed, or the
     /// first failure to write the output or the log.
-    pub fn finish(self) -> Result<u64> {
-        self.out.into_inner().flush().context("cannot write to standard output")?;
+    pub(crate) fn finish(self) -> Result<u64, RunError> {
+        self.out.into_inner().flush().map_err(RunError::Stdout)?;
         match self.failed.into_inner() {
             Some(err) => Err(err),
             None => Ok(self.clean_failures.into_inner()),
@@ -64,7 +62,7 @@ impl<'a> Events<'a> {
             return;
         }
         if let Err(e) = writeln!(self.out.borrow_mut(), "{line}") {
-            *self.failed.borrow_mut() = Some(anyhow::Error::new(e).context("cannot write output"));
+            *self.failed.borrow_mut() = Some(RunError::Output(e));
         }
     }
 
@@ -77,13 +75,13 @@ impl<'a> Events<'a> {
     }
 }
 
-impl StepEvents for Events<'_> {
+impl StepEvents for ShowSteps<'_> {
     fn cleaned(&self, path: &Path, result: &Result<(), SkipReason>) {
         match result {
             Ok(()) => self.print(&cleaned_line(path)),
             Err(reason) => {
                 *self.clean_failures.borrow_mut() += 1;
-                self.messages.line(&not_cleaned_line(path, reason));
+                self.terminal.line(&not_cleaned_line(path, reason));
             }
         }
         if !self.dry_run {
@@ -94,7 +92,7 @@ impl StepEvents for Events<'_> {
     fn step(&self, step: &Step, result: &Result<Done, SkipReason>) {
         match result {
             Ok(_) => self.print(&step.line(self.verb)),
-            Err(reason) => self.messages.line(&skipped_line(&step.target.path, reason)),
+            Err(reason) => self.terminal.line(&skipped_line(&step.target.path, reason)),
         }
         self.log(&LogRecord::step(self.verb, step, result, self.dry_run));
     }
@@ -102,7 +100,7 @@ impl StepEvents for Events<'_> {
     fn dir_removed(&self, removal: &DirRemoval, result: &Result<(), SkipReason>) {
         match result {
             Ok(()) => self.print(&removal.line()),
-            Err(reason) => self.messages.line(&skipped_line(&removal.dir, reason)),
+            Err(reason) => self.terminal.line(&skipped_line(&removal.dir, reason)),
         }
         let record =
             LogRecord::dir_removed(self.verb, &removal.dir, &removal.kept, result, self.dry_run);
@@ -110,8 +108,9 @@ impl StepEvents for Events<'_> {
     }
 }
 
-pub fn write_record(log: &mut File, record: &LogRecord) -> Result<()> {
+/// Append `record` to the log as one line.
+pub(crate) fn write_record(log: &mut File, record: &LogRecord) -> Result<(), RunError> {
     let mut line = Vec::with_capacity(256);
-    record.write_line(&mut line)?;
-    log.write_all(&line).context("cannot write the log")
+    record.write_line(&mut line).map_err(RunError::Record)?;
+    log.write_all(&line).map_err(RunError::Log)
 }
