@@ -41,3 +41,30 @@ fn new_copies_get_the_sources_bits_whatever_the_umask() {
         }
     }
 }
+
+/// A set-group-ID directory in DST hands its group to every file made in it: a copy of a file
+/// of group root, made there, must still end up of group root, or the directory's group could
+/// read what the source kept from it.
+#[test]
+fn a_copy_made_in_a_set_group_id_directory_keeps_the_sources_group() {
+    use std::os::unix::fs::MetadataExt;
+    if !require(is_root(), "a_copy_made_in_a_set_group_id_directory…", "needs root") {
+        return;
+    }
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    let secret = write(&s, "shared/secret", b"root and its group only");
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::chown(&secret, Some(0), Some(0)).unwrap();
+    // DST's directory already there, of group nogroup (65534), set-group-ID.
+    fs::create_dir_all(d.join("shared")).unwrap();
+    std::os::unix::fs::chown(d.join("shared"), Some(0), Some(65534)).unwrap();
+    fs::set_permissions(d.join("shared"), fs::Permissions::from_mode(0o2775)).unwrap();
+    std::os::unix::fs::chown(s.join("shared"), Some(0), Some(65534)).unwrap();
+    fs::set_permissions(s.join("shared"), fs::Permissions::from_mode(0o2775)).unwrap();
+    sync_under_umask("022", &s, &d).assert_code(0);
+    let copy = fs::metadata(d.join("shared/secret")).unwrap();
+    assert_eq!((copy.uid(), copy.gid()), (0, 0), "the copy's owner and group");
+    assert_eq!(copy.mode() & 0o7777, 0o640);
+    assert_mirror(&s, &d);
+}
