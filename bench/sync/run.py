@@ -127,7 +127,8 @@ def bench_special(name, base, names, dedup, rounds, linux_src, usr_src="/usr/sha
         write_random(os.path.join(src, "readme.txt"), 1000, rng)
     settle()
     table = deleting(dedup) if name == "renamed" else tools(dedup)
-    times = {t: ({"renamed": []} if name == "renamed" else {"first": [], "noop": []}) for t in names}
+    steps = ("renamed",) if name == "renamed" else ("first", "noop")
+    times = {t: {k: [] for k in steps + tuple(s + "_cpu" for s in steps)} for t in names}
     dst = lambda t: os.path.join(root, "dst-" + t)
     for r in range(rounds):
         order = names[r % len(names):] + names[: r % len(names)]
@@ -142,15 +143,15 @@ def bench_special(name, base, names, dedup, rounds, linux_src, usr_src="/usr/sha
             os.rename(old, new)
             subprocess.run(["sync"])
             for t in order:
-                times[t]["renamed"].append(timed(table[t][1](src, dst(t))))
+                times[t]["renamed"].append(timed(table[t][1](src, dst(t)), times[t]["renamed_cpu"]))
             continue
         for t in order:
             fresh_dst(t, dst(t))
             subprocess.run(["sync"])
-            times[t]["first"].append(timed(table[t][0](src, dst(t))))
+            times[t]["first"].append(timed(table[t][0](src, dst(t)), times[t]["first_cpu"]))
         for t in order:
             if table[t][1]:
-                times[t]["noop"].append(timed(table[t][1](src, dst(t))))
+                times[t]["noop"].append(timed(table[t][1](src, dst(t)), times[t]["noop_cpu"]))
     for t in names:
         # cp -au cannot delete the old name; rclone skips symlinks (the real trees have some).
         if not (name == "renamed" and t == "cp") and not (name in ("linux", "usr") and t == "rclone"):

@@ -1,15 +1,19 @@
 //! A new file written under a temporary name in its final directory and renamed over the final
 //! name only when complete, so that name always holds either the old file or the whole new one.
 //! Dropped without a commit, the temporary name is removed; after a crash it is left behind in a
-//! form [`crate::check_stray`] recognises as ours.
+//! form [`crate::check_stray`] recognises as ours. A file whose final name is expected to be free
+//! may be written with no name at all (`O_TMPFILE`) and linked at its name when complete: one
+//! name made instead of two, and nothing left by a crash.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{
-    fsync, openat, renameat, renameat_with, unlinkat, AtFlags, Mode, OFlags, RenameFlags,
+    fsync, linkat, openat, renameat, renameat_with, unlinkat, AtFlags, Mode, OFlags, RenameFlags,
+    CWD,
 };
 use rustix::io::Errno;
 
@@ -22,6 +26,8 @@ use crate::stray::{temp_name, TempKind};
 pub struct TempFile<'d> {
     file: File,
     name: TempName<'d>,
+    /// Created without a name (`O_TMPFILE`): the commit links it.
+    unnamed: bool,
 }
 
 /// The temporary name, removed when dropped unless it was renamed away.
@@ -62,7 +68,7 @@ impl<'d> TempFile<'d> {
             match openat(dir, &name, flags | OFlags::CLOEXEC, mode) {
                 Ok(fd) => {
                     let name = TempName { dir, name, pending: true };
-                    return Ok(TempFile { file: File::from(fd), name });
+                    return Ok(TempFile { file: File::from(fd), name, unnamed: false });
                 }
                 Err(Errno::EXIST) => continue,
                 Err(e) => return Err(e.into()),
@@ -71,12 +77,32 @@ impl<'d> TempFile<'d> {
         Err(FsError::Io(io::Error::other("cannot find a free temporary name")))
     }
 
+    /// Like [`TempFile::with_mode`], for a file whose final name is expected to be free: made
+    /// without a name (`O_TMPFILE`), so that nothing of it is seen, or left by a crash, before
+    /// the commit links it at its name; under a temporary name where the file system cannot.
+    pub fn unnamed_with_mode(dir: BorrowedFd<'d>, mode: u32) -> Result<TempFile<'d>, FsError> {
+        if LINK_BY_FD_REFUSED.load(Ordering::Relaxed) {
+            return TempFile::with_mode(dir, mode);
+        }
+        let flags = OFlags::RDWR | OFlags::TMPFILE | OFlags::CLOEXEC;
+        match openat(dir, c".", flags, Mode::from_raw_mode(mode & 0o777)) {
+            Ok(fd) => {
+                let name = TempName { dir, name: OsString::new(), pending: false };
+                Ok(TempFile { file: File::from(fd), name, unnamed: true })
+            }
+            // No `O_TMPFILE` on this file system (or kernel: `EISDIR`).
+            Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => TempFile::with_mode(dir, mode),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The open file, to write its content and set its metadata before the commit.
     pub fn file(&self) -> &File {
         &self.file
     }
 
     /// The temporary name in the directory.
+    /// (Empty for a file made without a name.)
     pub fn name(&self) -> &OsStr {
         &self.name.name
     }
@@ -90,10 +116,13 @@ impl<'d> TempFile<'d> {
     /// Put the file at `name` in the same directory as `how` says, and return it still open.
     /// On an error the temporary name is removed.
     pub fn commit_with(self, name: &OsStr, how: Commit) -> Result<File, FsError> {
-        let TempFile { file, name: mut tmp } = self;
+        let TempFile { file, name: mut tmp, unnamed } = self;
         check_name(name)?;
         if how.durable {
             fsync(&file)?;
+        }
+        if unnamed {
+            return link_unnamed(file, tmp.dir, name, how);
         }
         let renamed = if how.no_replace {
             renameat_with(tmp.dir, &tmp.name, tmp.dir, name, RenameFlags::NOREPLACE)
@@ -109,6 +138,51 @@ impl<'d> TempFile<'d> {
             sync_dir(tmp.dir)?;
         }
         Ok(file)
+    }
+}
+
+/// Give the unnamed file `file` the name `name` in `dir` as [`TempFile::commit_with`] says: linked
+/// there when the name is free; when something took it meanwhile, linked under a temporary name
+/// first and renamed over it, unless `how` says not to replace.
+fn link_unnamed(
+    file: File,
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    how: Commit,
+) -> Result<File, FsError> {
+    match link_at(&file, dir, name) {
+        Ok(()) => {}
+        Err(Errno::EXIST) if how.no_replace => return Err(FsError::Exists),
+        Err(Errno::EXIST) => {
+            let mut tmp = TempName { dir, name: temp_name(TempKind::File), pending: false };
+            link_at(&file, dir, &tmp.name)?;
+            tmp.pending = true;
+            renameat(dir, &tmp.name, dir, name)?;
+            tmp.pending = false;
+        }
+        Err(e) => return Err(e.into()),
+    }
+    if how.durable {
+        sync_dir(dir)?;
+    }
+    Ok(file)
+}
+
+/// The kernel refused to link a file by its descriptor (`AT_EMPTY_PATH`, for the privileged only
+/// before Linux 6.10): later files get a temporary name instead, which costs less than linking
+/// through `/proc/self/fd`.
+static LINK_BY_FD_REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// Link the unnamed open `file` at `name` in `dir`: through its descriptor, or, where the kernel
+/// allows that only to the privileged, through its `/proc/self/fd` entry.
+fn link_at(file: &File, dir: BorrowedFd<'_>, name: &OsStr) -> Result<(), Errno> {
+    match linkat(file, c"", dir, name, AtFlags::EMPTY_PATH) {
+        Err(Errno::NOENT | Errno::PERM) => {
+            LINK_BY_FD_REFUSED.store(true, Ordering::Relaxed);
+            let own = format!("/proc/self/fd/{}", file.as_raw_fd());
+            linkat(CWD, own.as_str(), dir, name, AtFlags::SYMLINK_FOLLOW)
+        }
+        other => other,
     }
 }
 
@@ -189,5 +263,41 @@ mod tests {
         assert!(check_stray(&left).is_ok(), "what a crash would leave is recognised");
         drop(t);
         assert!(names(tmp.path()).is_empty());
+    }
+    #[test]
+    fn an_unnamed_file_is_seen_only_once_linked_and_leaves_nothing_dropped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_dir(tmp.path(), true).unwrap();
+        let t = TempFile::unnamed_with_mode(dir.as_fd(), 0o640).unwrap();
+        t.file().write_all(b"whole").unwrap();
+        if t.unnamed {
+            assert!(names(tmp.path()).is_empty(), "nothing seen before the commit");
+        }
+        let f = t.commit(OsStr::new("f")).unwrap();
+        assert_eq!(fs::read(tmp.path().join("f")).unwrap(), b"whole");
+        let mode = f.metadata().unwrap().permissions().mode();
+        assert_eq!(mode & 0o777 & !0o640, 0, "no bit that was not asked for");
+        assert_eq!(names(tmp.path()), ["f"]);
+        let t = TempFile::unnamed_with_mode(dir.as_fd(), 0o600).unwrap();
+        t.file().write_all(b"half").unwrap();
+        drop(t);
+        assert_eq!(names(tmp.path()), ["f"], "a file dropped before its commit leaves nothing");
+    }
+
+    #[test]
+    fn an_unnamed_file_whose_name_was_taken_replaces_it_unless_told_not_to() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("f"), b"old").unwrap();
+        let dir = open_dir(tmp.path(), true).unwrap();
+        let t = TempFile::unnamed_with_mode(dir.as_fd(), 0o600).unwrap();
+        t.file().write_all(b"new").unwrap();
+        let how = Commit { no_replace: true, durable: false };
+        assert!(matches!(t.commit_with(OsStr::new("f"), how), Err(FsError::Exists)));
+        assert_eq!(fs::read(tmp.path().join("f")).unwrap(), b"old");
+        let t = TempFile::unnamed_with_mode(dir.as_fd(), 0o600).unwrap();
+        t.file().write_all(b"new").unwrap();
+        t.commit(OsStr::new("f")).unwrap();
+        assert_eq!(fs::read(tmp.path().join("f")).unwrap(), b"new");
+        assert_eq!(names(tmp.path()), ["f"]);
     }
 }

@@ -269,6 +269,7 @@ pub fn sync(
             src_failed: AtomicBool::new(false),
             touched: Mutex::default(),
             refused: execute::Refused::default(),
+            created: execute::Created::default(),
             ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
             racy: execute::Pending::default(),
             backups: backup.clone().map(execute::Backups::new),

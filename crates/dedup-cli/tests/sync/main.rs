@@ -14,6 +14,7 @@ mod sync_delete;
 mod sync_disk_order;
 mod sync_kill;
 mod sync_link_dest;
+mod sync_modes;
 mod sync_moves;
 mod sync_options;
 mod sync_oracle;

@@ -94,3 +94,69 @@ fn attributes_taken_from_or_changed_in_dst_are_noticed_and_set_again() {
     assert!(changes(&out).is_empty(), "{}", out.dump());
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// A POSIX ACL in the kernel's extended-attribute form: (tag, permissions, id) entries.
+fn posix_acl(entries: &[(u16, u16, u32)]) -> Vec<u8> {
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for &(tag, perm, id) in entries {
+        acl.extend(tag.to_le_bytes());
+        acl.extend(perm.to_le_bytes());
+        acl.extend(id.to_le_bytes());
+    }
+    acl
+}
+
+fn xattr_names(p: &Path) -> Vec<String> {
+    let mut buf = vec![0u8; 4096];
+    let n = rustix::fs::llistxattr(p, &mut buf[..]).unwrap();
+    buf[..n]
+        .split(|&b| b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect()
+}
+
+#[test]
+fn a_default_acl_in_dst_gives_the_mirror_no_acl_the_source_lacks() {
+    let test = "a_default_acl_in_dst_gives_the_mirror_no_acl_the_source_lacks";
+    if !require(is_root(), test, "removing system attributes needs root") {
+        return;
+    }
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "f", &pattern(3_000, 4));
+    write(&s, "sub/g", &pattern(2_000, 5));
+    fs::set_permissions(s.join("f"), std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    let fifo = s.join("sub/pipe");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    // DST's default ACL lets the user nobody in: every entry made in it would inherit an access
+    // ACL granting nobody what the group may do, which the source never granted.
+    fs::create_dir(&d).unwrap();
+    let acl = posix_acl(&[
+        (1, 7, u32::MAX),
+        (2, 7, 65534),
+        (4, 5, u32::MAX),
+        (0x10, 7, u32::MAX),
+        (0x20, 5, u32::MAX),
+    ]);
+    let flags = rustix::fs::XattrFlags::empty();
+    if !require(
+        rustix::fs::lsetxattr(&d, "system.posix_acl_default", &acl, flags).is_ok(),
+        test,
+        "the temporary directory's file system takes no ACLs",
+    ) {
+        return;
+    }
+    sync(&[s.clone(), d.clone()]).assert_code(0);
+    assert_mirror(&s, &d);
+    for rel in ["", "f", "sub", "sub/g", "sub/pipe"] {
+        assert_eq!(xattr_names(&d.join(rel)), Vec::<String>::new(), "{rel}");
+    }
+}

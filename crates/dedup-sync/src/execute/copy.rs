@@ -22,10 +22,11 @@ use dedup_fs::{
     copy_contents, copy_data, open_file_at, regular, set_times, Copied, FsError, Reflink, Target,
     TempFile,
 };
-use dedup_scan::{Entry, Metadata};
+use dedup_scan::{Entry, Metadata, Xattr};
 use rustix::fs::{fstat, Stat};
 
 use super::clones::Refused;
+use super::created::NewFile;
 use super::meta;
 use crate::compare::{racy_until, tick_until, Rules};
 use crate::verify::{Comparer, Depth};
@@ -60,6 +61,11 @@ pub struct Dest<'a> {
     /// Its status, taken once for its entries (`None` when it could not be): its device and
     /// its group, which a new file in it may get.
     pub stat: Option<&'a Stat>,
+    /// What a file created in it starts with.
+    pub new_file: NewFile,
+    /// Nothing stands at the copy's name (as planned): the copy is made without a name and
+    /// linked there when complete.
+    pub name_free: bool,
 }
 
 /// How every copy of a run is made.
@@ -92,9 +98,11 @@ pub fn copy_file(
         // From the source's status now, not as walked: a mode narrowed since is not widened.
         let final_mode = Metadata::from_stat(&st).and_then(|m| created_with(&m, dest, how));
         let started = now_ns();
-        let tmp = match final_mode {
-            Some(mode) => TempFile::with_mode(dest.dir, mode)?,
-            None => TempFile::new_in(dest.dir)?,
+        let mode = final_mode.unwrap_or(0o600);
+        let tmp = if dest.name_free {
+            TempFile::unnamed_with_mode(dest.dir, mode)?
+        } else {
+            TempFile::with_mode(dest.dir, mode)?
         };
         let copied = match &from {
             From::Clone(old) => {
@@ -135,14 +143,23 @@ pub fn copy_file(
             continue;
         }
         let target = Target::Fd(tmp.file().as_fd());
-        let has = match final_mode {
-            Some(_) => Some(meta::Has::of_stat(&fstat(tmp.file())?)),
-            None => None,
+        let has = match (final_mode, dest.new_file) {
+            (Some(mode), NewFile::Known { umask }) => {
+                let (uid, gid) = how.ids;
+                Some(meta::Has { uid, gid, mode: mode & 0o777 & !umask })
+            }
+            (Some(_), _) => Some(meta::Has::of_stat(&fstat(tmp.file())?)),
+            (None, _) => None,
         };
         // The attributes of the file as copied, through its descriptor: the walk leaves a
         // file that is copied anyway unread (`xattrs::Defer`).
         let xattrs = crate::xattrs::read(Target::Fd(file.as_fd()))?;
-        meta::apply_parts(target, &m, &xattrs, Some(&[]), how.rules, has)?;
+        // A new file has no attributes, unless the directory gave it an ACL.
+        let old: Option<&[Xattr]> = match dest.new_file {
+            NewFile::Inherits => None,
+            NewFile::Known { .. } | NewFile::Asked => Some(&[]),
+        };
+        meta::apply_parts(target, &m, &xattrs, old, how.rules, has)?;
         before()?;
         let copy = tmp.commit(OsStr::from_bytes(name))?;
         // Finishing the copy may have taken it past the window after all.

@@ -96,6 +96,13 @@ pub fn finish(x: &Exec<'_>, plan: &Plan) {
 }
 
 fn set(x: &Exec<'_>, d: &DirPlan) -> Result<(), FsError> {
+    if d.set_meta && d.state == DirState::Create && !d.rel.is_empty() {
+        // Made by this run (ours, `WORKING_MODE`): opened itself, so that owner, mode,
+        // attributes and times are each one call on it, not a lookup by name each. It has no
+        // attributes unless its parent gave it ACLs: they are read.
+        let dir = x.dst_dir(&d.rel)?;
+        return meta::apply(Target::Fd(dir.as_fd()), &d.src, None, x.rules);
+    }
     let parent;
     let target = if d.rel.is_empty() {
         Target::Fd(x.dst_fd.as_fd())
@@ -105,7 +112,8 @@ fn set(x: &Exec<'_>, d: &DirPlan) -> Result<(), FsError> {
     };
     if d.set_meta {
         if d.state == DirState::Create {
-            return meta::apply(target, &d.src, Some(&[]), x.rules);
+            // DST itself: its attributes are read, as those of the directories above.
+            return meta::apply(target, &d.src, None, x.rules);
         }
         // As walked (renamed or not, the same inode): most often only its times differ, its
         // entries having changed.

@@ -16,6 +16,7 @@ use rustix::io::Errno;
 
 use super::cleanup::link_into;
 use super::copy::{copy_file, Dest, From, How};
+use super::created::{has_default_acl, Created, NewFile};
 use super::{meta, name_of, Exec};
 use crate::change::ChangeKind;
 use crate::dry_run::change_of;
@@ -68,17 +69,23 @@ pub fn run_dir_waiting(x: &Exec<'_>, d: &DirPlan, list: &[usize], wait: &dyn Fn(
     }
 }
 
-/// The destination directory whose entries are made, and its status once a copy needed it.
+/// The destination directory whose entries are made, and its status and what a file created
+/// in it starts with, once a copy needed them.
 struct Dir {
     fd: OwnedFd,
-    stat: Option<Option<Stat>>,
+    stat: Option<Option<(Stat, NewFile)>>,
 }
 
 impl Dir {
     /// Where a copy writes: the directory, with its status taken on the first copy.
-    fn dest(&mut self) -> Dest<'_> {
-        let stat = self.stat.get_or_insert_with(|| fstat(&self.fd).ok());
-        Dest { dir: self.fd.as_fd(), stat: stat.as_ref() }
+    fn dest(&mut self, created: &Created) -> Dest<'_> {
+        let fd = &self.fd;
+        let stat = self.stat.get_or_insert_with(|| {
+            let st = fstat(fd).ok()?;
+            Some((st, created.in_dir(fd.as_fd(), st.st_dev)))
+        });
+        let new_file = stat.as_ref().map_or(NewFile::Asked, |s| s.1);
+        Dest { dir: self.fd.as_fd(), stat: stat.as_ref().map(|s| &s.0), new_file, name_free: false }
     }
 }
 
@@ -202,8 +209,9 @@ fn copy(
         }
         Ok(())
     };
-    let result =
-        copy_file(src_fd.as_fd(), &dir.dest(), &action.src, action.name(), from, &how, &before);
+    let mut dest = dir.dest(&x.created);
+    dest.name_free = action.old.is_none() && action.before == Before::Nothing;
+    let result = copy_file(src_fd.as_fd(), &dest, &action.src, action.name(), from, &how, &before);
     let bytes = result.as_ref().map_or(0, |w| w.bytes);
     permit.done(bytes);
     x.progress.read(bytes);
@@ -266,6 +274,8 @@ fn create_other(
         remove_tree_at(dst, name).map_err(dst_err)?;
     }
     create_special_at(dst, name, kind, m.mode & 0o7777).map_err(dst_err)?;
-    meta::apply(Target::At(dst.as_fd(), name), &action.src, Some(&[]), x.rules).map_err(dst_err)?;
+    // A new entry has no attributes, unless the directory gave it an ACL.
+    let old: Option<&[_]> = if has_default_acl(dst.as_fd()) { None } else { Some(&[]) };
+    meta::apply(Target::At(dst.as_fd(), name), &action.src, old, x.rules).map_err(dst_err)?;
     Ok(ChangeKind::Special)
 }

@@ -11,6 +11,7 @@ mod backup;
 mod cleanup;
 mod clones;
 mod copy;
+mod created;
 mod dirs;
 mod disk_order;
 mod entries;
@@ -42,6 +43,7 @@ use crate::tree::Walked;
 
 pub use backup::Backups;
 pub use clones::Refused;
+pub use created::Created;
 pub use racy::Pending;
 
 /// Actions handed to one worker at a time: a large directory is shared among threads.
@@ -101,6 +103,8 @@ pub struct Exec<'a> {
     pub touched: Mutex<HashSet<Vec<u8>>>,
     /// Device pairs that refused a clone for every file (`--reflink auto` asks once a pair).
     pub refused: Refused,
+    /// What a file created in a destination directory starts with.
+    pub created: Created,
     /// This process's effective user and group ids, which a new file gets.
     pub ids: (u32, u32),
     /// Copies finished within their source's racy window.
