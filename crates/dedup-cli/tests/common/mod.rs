@@ -390,6 +390,18 @@ pub fn tmp() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("dedup-test-").tempdir().expect("create temp dir")
 }
 
+/// A temporary directory for a test that backs up a tree twice and expects the second backup to
+/// add nothing: a snapshot records the directories above its path, and `/tmp`, where every
+/// other test makes and removes its directories, changes all the time on a busy machine. Made
+/// under `/var/tmp` (where tests make only these), so the directories above stay still.
+pub fn quiet_tmp() -> tempfile::TempDir {
+    isolate_client();
+    let builder = tempfile::Builder::new().prefix("dedup-test-quiet-").clone();
+    let quiet = Path::new("/var/tmp");
+    if quiet.is_dir() { builder.tempdir_in(quiet) } else { builder.tempdir() }
+        .expect("create temp dir")
+}
+
 /// What this test process's dedup children share, under `dedup-client-PID` in the temporary
 /// directory: their state (XDG_STATE_HOME: the store's memory of repositories, ssh's control
 /// sockets), their caches (XDG_CACHE_HOME), and for user nobody a place of its own.

@@ -175,7 +175,7 @@ impl<'p> Ancestors<'p> {
     }
 
     /// The result of `backup` (a closure running one) from a run during which, and since the
-    /// previous backup, nothing above the path changed; made again (up to five times) when
+    /// previous backup, nothing above the path changed; made again (up to ten times) when
     /// something did, instead of taking its new trees for the path's.
     pub fn still_backup(
         &mut self,
@@ -186,7 +186,7 @@ impl<'p> Ancestors<'p> {
             let done = backup();
             let now = Self::stamps(self.path);
             tries += 1;
-            if now == self.seen || tries == 5 {
+            if now == self.seen || tries == 10 {
                 return done;
             }
             self.seen = now;

@@ -217,7 +217,7 @@ fn attributes_survive_unchanged_backups_and_changes_alone_are_seen() {
 
 #[test]
 fn a_backup_leaves_access_times_alone_and_an_unchanged_one_adds_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::quiet_tmp();
     let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
     fs::create_dir_all(src.join("sub")).unwrap();
     fs::write(src.join("a"), common::pattern(10_000, 1)).unwrap();

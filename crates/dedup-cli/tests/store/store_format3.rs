@@ -94,7 +94,7 @@ fn assert_restores(repo: &Path, snapshot: &str, src: &Path, target: &Path) {
 
 #[test]
 fn hard_links_restore_as_links_and_an_unchanged_backup_reads_nothing_in_version_3() {
-    let dir = tmp();
+    let dir = quiet_tmp();
     let (repo, src) = (dir.path().join("repo"), dir.path().join("src"));
     listing(&src, 10);
     fs::hard_link(src.join("sub/a-file-with-a-rather-long-name-0001.txt"), src.join("linked"))
