@@ -214,6 +214,8 @@ def measure(system, random_file, src, size):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dedup", required=True, help="the dedup binary (a release build)")
+    ap.add_argument("--dedup-before", help="another dedup binary measured in the same run, "
+                    "interleaved (the build before a change): its figures beside the new one's")
     ap.add_argument("--ddumbfs", help="folder holding ddumbfs and mkddumbfs")
     ap.add_argument("--work", default="/var/tmp/dedup-fs-bench", help="where the file systems live")
     ap.add_argument("--src", default="/usr/share", help="the tree of small files to copy")
@@ -229,6 +231,8 @@ def main():
     systems = [Raw("raw", args.work), Bindfs("bindfs", args.work)]
     if args.ddumbfs:
         systems.append(Ddumbfs("ddumbfs", args.work, args.ddumbfs))
+    if args.dedup_before:
+        systems.append(Dedup("dedup-before", args.work, args.dedup_before))
     systems.append(Dedup("dedup", args.work, args.dedup))
     results = {s.name: [] for s in systems}
     try:
@@ -261,6 +265,11 @@ def main():
     print(f"  dedup copy 1 / bindfs copy 1: {d['copy1'] / b['copy1']:.2f} [<= 2]")
     print(f"  dedup: the second copy adds {d['copy2_adds_pct']:.2f} % [<= 1]")
     print(f"  dedup peak RSS: {d['rss_mib']:.0f} MiB [<= 200]")
+    if "dedup-before" in med:
+        was = med["dedup-before"]
+        print("\ndedup / dedup-before (speeds: above 1 is faster; times, RSS: below 1 is less):")
+        for k in keys:
+            print(f"  {k}: {d[k] / was[k]:.2f}" if was[k] else f"  {k}: -")
 
 
 if __name__ == "__main__":

@@ -22,9 +22,7 @@ pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
     let mountpoint = preflight::check(&args.mountpoint)?;
     let location = super::location(common)?;
     let space = (!dedup_store::backend::is_remote(&location)).then_some(location);
-    // The volume's session borrows the repository for the whole mount, which is the
-    // program's life: it is never dropped.
-    let repo: &'static _ = Box::leak(Box::new(super::open(common)?));
+    let repo = std::sync::Arc::new(super::open(common)?);
     let options = VolumeOptions {
         name: name.clone(),
         host: args.host.clone().unwrap_or_else(super::hostname),

@@ -36,6 +36,11 @@ impl Piece {
 /// nearly in order): written bytes beside such a hole wait to be cut, at most this many.
 const OUT_OF_ORDER: u64 = 16 << 20;
 
+/// How far from where the previous read of a file ended a read may start and still be taken
+/// for one going on in order: the kernel has several read-ahead requests of a file in flight on
+/// two threads, so they may come a little out of order (it reads ahead 4 MiB at most).
+const IN_ORDER_SLACK: u64 = 8 << 20;
+
 /// Fetches a stored chunk's bytes.
 pub type Fetch<'a, E> = &'a mut dyn FnMut(&Id) -> Result<std::sync::Arc<Vec<u8>>, E>;
 
@@ -46,6 +51,8 @@ pub struct Content {
     pieces: BTreeMap<u64, Piece>,
     size: u64,
     fresh: u64,
+    /// Where the previous read ended ([`Content::read_in_order`]).
+    read_end: u64,
 }
 
 impl Content {
@@ -224,6 +231,26 @@ impl Content {
         self.remove_range(offset, end);
         self.insert(offset, Piece::Hole { len: end - offset });
         Ok(())
+    }
+
+    /// Whether a read of `offset..end` goes on from the previous one (or starts at the file's
+    /// beginning), so that the chunks after it are worth opening ahead; notes where it ends.
+    pub fn read_in_order(&mut self, offset: u64, end: u64) -> bool {
+        let in_order = offset == 0 || offset.abs_diff(self.read_end) <= IN_ORDER_SLACK;
+        self.read_end = end;
+        in_order
+    }
+
+    /// The stored chunks of the bytes `from..from + window`, in order.
+    pub fn stored_within(&self, from: u64, window: u64) -> Vec<Id> {
+        let first = self.piece_at(from).map_or(from, |(at, _)| at);
+        let pieces = self.pieces.range(first..from.saturating_add(window));
+        pieces
+            .filter_map(|(_, piece)| match piece {
+                Piece::Stored { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Reads into `out` from `offset`; returns the bytes read (fewer at the end).
@@ -488,6 +515,26 @@ mod tests {
         let after: Vec<(u64, Piece)> = content.pieces().map(|(a, p)| (a, p.clone())).collect();
         let kept = before.iter().filter(|p| after.contains(p)).count();
         assert!(kept + 3 >= before.len(), "kept {kept} of {}", before.len());
+    }
+
+    #[test]
+    fn reads_in_order_are_told_from_others_and_the_chunks_after_them_listed() {
+        let id = |n: u8| Id([n; 32]);
+        let mut content =
+            Content::from_chunks([(id(1), 4 << 20), (id(2), 4 << 20), (id(3), 4 << 20)]);
+        let mut none = |_: &Id| Err(());
+        content.set_size(20 << 20, &mut none).unwrap();
+        content.write(18 << 20, b"written", &mut none).unwrap();
+        assert!(content.read_in_order(0, 1 << 20), "the first read of a file");
+        assert!(content.read_in_order(1 << 20, 2 << 20), "going on");
+        assert!(content.read_in_order(1 << 20, 2 << 20), "two requests in flight, reordered");
+        assert!(!content.read_in_order(15 << 20, 16 << 20), "a jump ahead");
+        assert!(!content.read_in_order(3 << 20, 4 << 20), "a jump back");
+        // From inside the first chunk: it and the next, not past the window; holes and written
+        // bytes are nothing to open.
+        assert_eq!(content.stored_within(1 << 20, 4 << 20), [id(1), id(2)]);
+        assert_eq!(content.stored_within(9 << 20, 16 << 20), [id(3)]);
+        assert!(content.stored_within(12 << 20, 16 << 20).is_empty());
     }
 
     #[test]

@@ -97,14 +97,16 @@ pub fn errno_of(err: &Error) -> Errno {
 }
 
 /// Opens volume `options.name` of `repo` (created empty when it has no commit yet), owned by
-/// `uid`/`gid` when new. The repository lives as long as the program: the volume's session
-/// borrows it for the whole mount.
+/// `uid`/`gid` when new. The repository then lives as long as the program: the volume's session
+/// borrows it for the whole mount (a mount is the program's life).
 pub fn open(
-    repo: &'static Repository,
+    repo: Arc<Repository>,
     options: VolumeOptions,
     (uid, gid): (u32, u32),
     events: Box<dyn MountEvents>,
 ) -> Result<Arc<Volume>, Error> {
+    let shared = Arc::clone(&repo);
+    let repo: &'static Repository = Box::leak(Box::new(repo));
     if !dedup_store::format::valid_name(options.name.as_bytes()) {
         return Err(Error::Invalid(format!("{:?}: not a valid volume name", options.name)));
     }
@@ -119,7 +121,7 @@ pub fn open(
         sink.adopt_unindexed_packs(&planned)?;
         sink.index_stored()?;
     }
-    let store = store::VolumeStore::new(repo, sink);
+    let store = store::VolumeStore::new(repo, shared, sink);
     let latest = snapshot::latest_commit(&store, &options.name)?;
     let table = match &latest {
         Some((_, snapshot)) => snapshot::load(&store, &options.name, snapshot)?,
@@ -169,10 +171,17 @@ impl Volume {
         self.changes.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// A store error met while serving: told to the caller's events, its errno returned.
+    /// A store error met while storing what was written: told to the caller's events, its
+    /// errno returned.
     fn failure(&self, err: Error) -> fuser::Errno {
+        self.problem(Doing::Writing, 0, err)
+    }
+
+    /// A store error met `doing` something to `ino` (0: to the volume): told to the caller's
+    /// events, its errno returned.
+    fn problem(&self, doing: Doing, ino: Ino, err: Error) -> fuser::Errno {
         let code = errno_of(&err);
-        self.events.problem(MountProblem { doing: Doing::Writing, ino: 0, error: err });
+        self.events.problem(MountProblem { doing, ino, error: err });
         fuser::Errno::from_i32(code.raw_os_error())
     }
 

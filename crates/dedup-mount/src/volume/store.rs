@@ -1,32 +1,68 @@
 //! The volume's side of the repository: chunks in (each looked up in the index held in memory;
-//! only new ones are compressed, sealed and packed), chunks out (through a small cache, and
-//! from memory while their pack is still open), and the chunks a hole stands for at a commit.
+//! only new ones are compressed, sealed and packed), chunks out (through the snapshot reader's
+//! chunk cache, filled ahead of a sequential reader by its read-ahead threads, and from memory
+//! while their pack is still open), and the chunks a hole stands for at a commit.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dedup_store::blob::{blob_id, BlobKind};
+use dedup_store::file_reader::{ChunkCache, ReadAhead};
 use dedup_store::repo::{BlobSink, Repository};
 use dedup_store::{Error, Id};
 
 use super::seal_pool::SealPool;
 
-/// Threads that compress, seal and pack new chunks beside the FUSE threads.
-const SEAL_THREADS: usize = 2;
+/// Threads that compress, seal and pack new chunks beside the FUSE threads: one per core, at
+/// least two (on 2 cores sealing is most of a first write's work) and at most this many (the
+/// kernel sends a file's pages 1 MiB at a time to two FUSE threads, and the chunker and the
+/// hashing of a first write stay on those).
+const MOST_SEAL_THREADS: usize = 8;
 
-/// Chunks kept after a read: a reader going through a file in 128 KiB requests reads each
-/// chunk once, and two readers at once do not evict each other's.
-const CACHED_CHUNKS: usize = 8;
+/// How many sealing threads this machine gets.
+fn seal_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from).clamp(2, MOST_SEAL_THREADS)
+}
+
+/// Chunks smaller than this are sealed on the thread that cut them: handing one to a sealing
+/// thread, and waiting for it at `close`, costs two thread switches, more than sealing it (the
+/// one chunk of a small file, cut at its `close`).
+const SEAL_HERE_BELOW: usize = 64 << 10;
+
+/// Bytes of opened chunks kept for reads: the read-ahead window ([`READ_AHEAD_BYTES`]) and the
+/// chunks being read (a reader going through a file in requests smaller than a chunk opens each
+/// chunk once). They stay resident once read, so no more than that.
+const CACHED_BYTES: usize = 16 << 20;
+
+/// Threads that open (read, decrypt, decompress, verify) the chunks ahead of a sequential
+/// reader, so that the FUSE threads copy rather than decrypt; the machine kind has 2 cores.
+const READ_AHEAD_THREADS: usize = 2;
+
+/// How far ahead of a sequential reader chunks are opened, at most: enough to keep both
+/// read-ahead threads busy while the kernel asks for its next 4 MiB.
+pub const READ_AHEAD_BYTES: u64 = 8 << 20;
 
 /// Stored chunks kept in memory until their pack is written, when they become readable from it.
 struct Unpacked {
     chunks: HashMap<Id, Arc<Vec<u8>>>,
     bytes: usize,
+    /// `bytes` from which the next sweep runs: a sweep looks at every chunk held, so it runs
+    /// once per [`SWEEP_STEP`] bytes stored, not for every chunk while many are held.
+    sweep_at: usize,
 }
 
-/// Bytes of unpacked chunks from which those whose pack has been written are let go.
-const UNPACKED_SWEEP: usize = 64 << 20;
+/// Bytes of chunks stored between two sweeps of those whose pack has been written.
+const SWEEP_STEP: usize = 8 << 20;
+
+/// Bytes of chunks held, at most, once a sweep has let go of those whose pack is written. A
+/// chunk is held from its cut until its pack is written: queued for a sealing thread, then in
+/// one of the sink's open packs, which fill up to a pack size (16 MiB) of *sealed* bytes each,
+/// four of them, so behind them the raw bytes of compressible data are several times that.
+/// Past this bound the open packs are written at once (smaller packs rather than more memory),
+/// so what is held stays below it plus [`SWEEP_STEP`] plus the chunks being sealed meanwhile
+/// (the sealing queue's and one per thread), whatever the volume's size.
+const HELD_MAX: usize = 32 << 20;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -35,12 +71,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Chunks in and out of the repository.
 pub struct VolumeStore {
     repo: &'static Repository,
+    /// Opened chunks of written packs, shared with the read-ahead threads.
+    cache: Arc<ChunkCache>,
+    ahead: ReadAhead,
     sink: Arc<BlobSink<'static>>,
     /// Seals new chunks off the FUSE threads (`None`: on them, no thread could be started).
     pool: Option<SealPool>,
     /// Write failures met so far, by anyone: a commit during which one happened is not written.
     failures: Arc<AtomicU64>,
-    cache: Mutex<VecDeque<(Id, Arc<Vec<u8>>)>>,
+    /// Set while a thread writes the open packs to let go of what they hold ([`HELD_MAX`]).
+    writing_packs: AtomicBool,
     unpacked: Mutex<Unpacked>,
     /// The id of a run of `len` zeros, by `len`.
     zeros: Mutex<HashMap<usize, Id>>,
@@ -49,20 +89,33 @@ pub struct VolumeStore {
 }
 
 impl VolumeStore {
-    /// Over the repository `repo` and a session `sink` of it.
-    pub fn new(repo: &'static Repository, sink: BlobSink<'static>) -> VolumeStore {
+    /// Over the repository `repo` (`shared`, the same, for the reading threads) and a session
+    /// `sink` of it.
+    pub fn new(
+        repo: &'static Repository,
+        shared: Arc<Repository>,
+        sink: BlobSink<'static>,
+    ) -> VolumeStore {
+        let cache = Arc::new(ChunkCache::new(shared, CACHED_BYTES));
+        let ahead = ReadAhead::start(&cache, READ_AHEAD_THREADS);
         let max = repo.chunker().max_size();
         let zero_chunk = repo.chunker().cut(&vec![0; max]);
         let sink = Arc::new(sink);
         let failures = Arc::new(AtomicU64::new(0));
-        let pool = SealPool::start(&sink, SEAL_THREADS, &failures);
+        let pool = SealPool::start(&sink, seal_threads(), &failures);
         VolumeStore {
             repo,
+            cache,
+            ahead,
             sink,
             pool,
             failures,
-            cache: Mutex::new(VecDeque::new()),
-            unpacked: Mutex::new(Unpacked { chunks: HashMap::new(), bytes: 0 }),
+            writing_packs: AtomicBool::new(false),
+            unpacked: Mutex::new(Unpacked {
+                chunks: HashMap::new(),
+                bytes: 0,
+                sweep_at: SWEEP_STEP,
+            }),
             zeros: Mutex::new(HashMap::new()),
             zero_chunk,
         }
@@ -86,19 +139,38 @@ impl VolumeStore {
         if let Some(bytes) = lock(&self.unpacked).chunks.get(id) {
             return Ok(Arc::clone(bytes));
         }
-        if let Some((_, bytes)) = lock(&self.cache).iter().find(|(cached, _)| cached == id) {
-            return Ok(Arc::clone(bytes));
-        }
         let location = self.sink.locate(id, BlobKind::Data).ok_or_else(|| Error::Missing {
             object: format!("data blob {id} (not in the index)"),
         })?;
-        let bytes = Arc::new(self.repo.read_blob_at(&location, BlobKind::Data)?);
-        let mut cache = lock(&self.cache);
-        if cache.len() >= CACHED_CHUNKS {
-            cache.pop_front();
+        let bytes = self.cache.get(&location)?;
+        if bytes.len() as u64 != u64::from(location.entry.raw_len) {
+            // The caller slices the chunk by the length the index gave when the file was
+            // loaded: a chunk that opens to another length is damage, not a panic.
+            return Err(Error::damaged(
+                format!("data blob {id} in pack {}", location.pack),
+                format!(
+                    "opens to {} bytes, the index says {}",
+                    bytes.len(),
+                    location.entry.raw_len
+                ),
+            ));
         }
-        cache.push_back((*id, Arc::clone(&bytes)));
         Ok(bytes)
+    }
+
+    /// Asks the read-ahead threads to open `ids` (chunks a sequential reader comes to next)
+    /// unless they are open already or still held in memory; stops at the first the queue
+    /// cannot take.
+    pub fn read_ahead(&self, ids: &[Id]) {
+        for id in ids {
+            if self.cache.holds(id) || lock(&self.unpacked).chunks.contains_key(id) {
+                continue;
+            }
+            let Some(location) = self.sink.locate(id, BlobKind::Data) else { continue };
+            if !self.ahead.ask(location) {
+                break;
+            }
+        }
     }
 
     /// `result` of a write to the storage: after an error every open pack is given up, so that
@@ -125,28 +197,45 @@ impl VolumeStore {
         if self.sink.contains(&id, BlobKind::Data) {
             return Ok(id);
         }
-        let held = {
+        let (held, too_much) = {
             let mut unpacked = lock(&self.unpacked);
             if let Some(held) = unpacked.chunks.get(&id) {
-                Arc::clone(held)
+                (Arc::clone(held), false)
             } else {
                 let held = Arc::new(bytes.to_vec());
                 unpacked.bytes += bytes.len();
                 unpacked.chunks.insert(id, Arc::clone(&held));
-                if unpacked.bytes > UNPACKED_SWEEP {
+                let swept = unpacked.bytes > unpacked.sweep_at && {
                     self.sweep(&mut unpacked);
-                }
-                held
+                    true
+                };
+                (held, swept && unpacked.bytes > HELD_MAX)
             }
         };
         let unqueued = match &self.pool {
-            Some(pool) => pool.submit(id, held).err(),
-            None => Some(held),
+            Some(pool) if bytes.len() >= SEAL_HERE_BELOW => pool.submit(id, held).err(),
+            _ => Some(held),
         };
         if let Some(bytes) = unqueued {
             self.written(self.sink.store_with_id(id, BlobKind::Data, &bytes))?;
         }
+        if too_much {
+            self.write_open_packs()?;
+        }
         Ok(id)
+    }
+
+    /// Writes the sink's open data packs and lets go of their chunks ([`HELD_MAX`]); one
+    /// thread at a time, the others go on storing meanwhile.
+    fn write_open_packs(&self) -> Result<(), Error> {
+        if self.writing_packs.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let written = self.written(self.sink.write_open_packs(BlobKind::Data));
+        self.writing_packs.store(false, Ordering::SeqCst);
+        written?;
+        self.sweep(&mut lock(&self.unpacked));
+        Ok(())
     }
 
     /// Waits until every chunk given to the sealing threads is stored; the first error they
@@ -159,6 +248,7 @@ impl VolumeStore {
     fn sweep(&self, unpacked: &mut Unpacked) {
         unpacked.chunks.retain(|id, _| self.sink.locate(id, BlobKind::Data).is_none());
         unpacked.bytes = unpacked.chunks.values().map(|b| b.len()).sum();
+        unpacked.sweep_at = unpacked.bytes + SWEEP_STEP;
     }
 
     /// Makes sure chunk `id`, named by a piece of a file, is stored or being stored: a chunk
@@ -233,5 +323,57 @@ impl VolumeStore {
         let id = self.store(&vec![0; len])?;
         lock(&self.zeros).insert(len, id);
         Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dedup_store::backend::LocalBackend;
+    use dedup_store::format::KdfParams;
+    use dedup_store::index::Index;
+    use dedup_store::repo::InitOptions;
+
+    use super::*;
+
+    /// A store over a new repository in `dir`, packs of the default size.
+    fn volume_store(dir: &std::path::Path) -> VolumeStore {
+        let options = InitOptions {
+            kdf: KdfParams { memory_kib: 64, iterations: 1, lanes: 1 },
+            ..InitOptions::default()
+        };
+        let repo = Arc::new(Repository::init(Arc::new(LocalBackend::new(dir)), options).unwrap());
+        let leaked: &'static Repository = Box::leak(Box::new(Arc::clone(&repo)));
+        VolumeStore::new(leaked, repo, BlobSink::new(leaked, Index::new(), false))
+    }
+
+    /// 1 MiB that compresses to a small part of it, unlike any other `n`.
+    fn compressible(n: u64) -> Vec<u8> {
+        let mut chunk = vec![0u8; 1 << 20];
+        for (i, word) in chunk.chunks_mut(64).enumerate() {
+            word[..8].copy_from_slice(&(n << 32 | i as u64).to_le_bytes());
+        }
+        chunk
+    }
+
+    #[test]
+    fn chunks_held_until_their_pack_is_written_stay_bounded_however_well_they_compress() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = volume_store(dir.path());
+        // Sealed, 160 such chunks fill none of the four open packs of 16 MiB: without a bound
+        // every one of them would be held until the commit.
+        let mut ids = Vec::new();
+        let mut most = 0;
+        for n in 0..160 {
+            ids.push(store.store(&compressible(n)).unwrap());
+            most = most.max(lock(&store.unpacked).bytes);
+        }
+        // The chunks being sealed meanwhile: the queue's and one per sealing thread.
+        let sealing = (8 + seal_threads()) << 20;
+        assert!(most <= HELD_MAX + SWEEP_STEP + sealing, "{} MiB held", most >> 20);
+        store.flush().unwrap();
+        assert_eq!(lock(&store.unpacked).bytes, 0, "a flush lets go of every chunk");
+        for (n, id) in ids.iter().enumerate() {
+            assert!(*store.fetch(id).unwrap() == compressible(n as u64), "chunk {n} reads back");
+        }
     }
 }

@@ -17,8 +17,9 @@ mod read_ahead;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use self::chunk_cache::ChunkCache;
-use self::read_ahead::ReadAhead;
+// Public for a reader of chunks that are not a snapshot's file (a writable volume's).
+pub use self::chunk_cache::ChunkCache;
+pub use self::read_ahead::ReadAhead;
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
 use crate::format::Node;

@@ -461,16 +461,24 @@ impl<'r> BlobSink<'r> {
     /// every blob this session stored. The sink stays usable.
     pub fn flush(&self) -> Result<()> {
         for kind in [BlobKind::Data, BlobKind::Tree] {
-            let mut packs = self.open[slot(kind)].take_all(self.stream_from(kind)).into_iter();
-            while let Some(pack) = packs.next() {
-                if let Err(err) = self.write_pack(pack) {
-                    // The packs taken and not yet written are given up with it.
-                    packs.for_each(|rest| self.forget(kind, rest.blob_ids()));
-                    return Err(err);
-                }
-            }
+            self.write_open_packs(kind)?;
         }
         self.index_stored()
+    }
+
+    /// Stores the open packs of `kind` and indexes them in memory (their index file is written
+    /// with the next batch or flush): for a session that holds its blobs until their pack is
+    /// written (a volume), so that what it holds stays bounded.
+    pub fn write_open_packs(&self, kind: BlobKind) -> Result<()> {
+        let mut packs = self.open[slot(kind)].take_all(self.stream_from(kind)).into_iter();
+        while let Some(pack) = packs.next() {
+            if let Err(err) = self.write_pack(pack) {
+                // The packs taken and not yet written are given up with it.
+                packs.for_each(|rest| self.forget(kind, rest.blob_ids()));
+                return Err(err);
+            }
+        }
+        Ok(())
     }
 
     /// Flushes and returns the index (with this session's blobs) and the counts.

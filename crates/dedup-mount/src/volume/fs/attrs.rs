@@ -40,6 +40,8 @@ pub(super) struct AttrChange {
 }
 
 impl VolumeFs {
+    /// The attributes of `ino`, whose inode is `inode`; called under the table's lock (it takes
+    /// a file's own lock, which is always taken after the table's).
     pub(super) fn attr(&self, ino: Ino, inode: &Inode) -> FileAttr {
         let (size, allocated) = match (&inode.file, &inode.damaged) {
             (_, Some((_, size))) => (*size, *size),
@@ -50,7 +52,7 @@ impl VolumeFs {
             (None, None) => (inode.target.len() as u64, 0),
         };
         let nlink = match &inode.dir {
-            Some(_) => 2 + self.volume.table().subdirs(ino),
+            Some(dir) => 2 + dir.subdirs(),
             None => inode.links,
         };
         FileAttr {
@@ -72,12 +74,11 @@ impl VolumeFs {
         }
     }
 
-    /// The attributes of `ino`, read under the table lock.
+    /// The attributes of `ino`, read under the table lock (not from a copy of the inode: a
+    /// directory's copy is a copy of every name in it).
     pub(super) fn attr_of(&self, ino: Ino) -> Result<FileAttr, Errno> {
         let table = self.volume.table();
-        let inode = table.get(ino).map_err(errno)?.clone();
-        drop(table);
-        Ok(self.attr(ino, &inode))
+        Ok(self.attr(ino, table.get(ino).map_err(errno)?))
     }
 
     /// Makes the changes of a `setattr` to `ino`; its attributes after them.
@@ -113,9 +114,9 @@ impl VolumeFs {
             inode.mtime = now;
         }
         inode.ctime = change.ctime.map_or(now, ns_of);
-        let inode = inode.clone();
+        let attr = self.attr(ino, inode);
         drop(table);
         self.volume.changed();
-        Ok(self.attr(ino, &inode))
+        Ok(attr)
     }
 }

@@ -10,10 +10,12 @@ use fuser::Errno;
 use rustix::io::Errno as Code;
 
 use super::super::content::Content;
+use super::super::store::READ_AHEAD_BYTES;
 use super::super::table::Ino;
 use super::super::Volume;
 use super::attrs::now_ns;
 use super::{errno, VolumeFs};
+use crate::events::Doing;
 
 /// Written bytes of one file from which the decided part is cut and stored during the writes
 /// (the longest chunk: less would hold no cut to make; more holds more memory per file).
@@ -47,13 +49,18 @@ impl VolumeFs {
         change(&mut content, &self.volume)
     }
 
-    /// Up to `size` bytes of `ino` from `offset`.
+    /// Up to `size` bytes of `ino` from `offset`. A read going on in order first asks the
+    /// read-ahead threads for the chunks after it, so that they are opened while this one is.
     pub(super) fn read_data(&self, ino: Ino, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
         self.with_content(ino, |content, volume| {
+            let end = offset.saturating_add(u64::from(size));
+            if content.read_in_order(offset, end) {
+                volume.store().read_ahead(&content.stored_within(end, READ_AHEAD_BYTES));
+            }
             let mut buffer = vec![0; size as usize];
             let n = content
                 .read(offset, &mut buffer, &mut |id| volume.store().fetch(id))
-                .map_err(|e| volume.failure(e))?;
+                .map_err(|e| volume.problem(Doing::Reading, ino, e))?;
             buffer.truncate(n);
             Ok(buffer)
         })

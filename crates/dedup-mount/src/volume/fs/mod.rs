@@ -35,8 +35,9 @@ use attrs::AttrChange;
 use names::kind_of_mode;
 
 /// How long the kernel may keep attributes and names: only this mount changes them, and it
-/// tells the kernel each change in its replies.
-const TTL: Duration = Duration::from_secs(1);
+/// tells the kernel each change in its replies. Long, because each expiry costs a request per
+/// name of a path the kernel walks again (a copy of many small files walks the same ones).
+const TTL: Duration = Duration::from_secs(60);
 
 /// The largest write request asked of the kernel (it may grant less): a chunk's worth of
 /// bytes per request rather than 128 KiB.

@@ -70,10 +70,10 @@ impl VolumeFs {
         fill(&mut inode);
         let ino = table.create(parent, name.as_bytes(), inode).map_err(errno)?;
         touch_dir(&mut table, parent, now);
-        let inode = table.get(ino).map_err(errno)?.clone();
+        let attr = self.attr(ino, table.get(ino).map_err(errno)?);
         drop(table);
         self.volume.changed();
-        Ok((ino, self.attr(ino, &inode)))
+        Ok((ino, attr))
     }
 
     /// Removes the name `name` of a file (not a directory) from `parent`.
@@ -139,10 +139,10 @@ impl VolumeFs {
         touch_dir(&mut table, parent, now);
         let inode = table.get_mut(ino).map_err(errno)?;
         inode.ctime = now;
-        let inode = inode.clone();
+        let attr = self.attr(ino, inode);
         drop(table);
         self.volume.changed();
-        Ok(self.attr(ino, &inode))
+        Ok(attr)
     }
 }
 

@@ -1,0 +1,166 @@
+//! Arguments of the store commands that look after a repository: `stats`, `forget`, `prune`,
+//! `check`, `repair` and `key`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+/// `store stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `store forget`.
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// Snapshots to remove (id prefixes); not together with --keep-* options.
+    #[arg(value_name = "SNAPSHOT")]
+    pub snapshots: Vec<String>,
+    /// Keep the newest N snapshots.
+    #[arg(long, value_name = "N")]
+    pub keep_last: Option<u32>,
+    /// Keep the newest snapshot of each of the last N hours that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_hourly: Option<u32>,
+    /// … of each of the last N days.
+    #[arg(long, value_name = "N")]
+    pub keep_daily: Option<u32>,
+    /// … of each of the last N weeks.
+    #[arg(long, value_name = "N")]
+    pub keep_weekly: Option<u32>,
+    /// … of each of the last N months.
+    #[arg(long, value_name = "N")]
+    pub keep_monthly: Option<u32>,
+    /// … of each of the last N years.
+    #[arg(long, value_name = "N")]
+    pub keep_yearly: Option<u32>,
+    /// Keep every snapshot younger than the newest by less than DURATION, e.g. `2y5m7d3h`
+    /// (y = 365 days, m = 30 days, w, d, h).
+    #[arg(long, value_name = "DURATION")]
+    pub keep_within: Option<String>,
+    /// Keep every snapshot carrying tag T (repeatable).
+    #[arg(long = "keep-tag", value_name = "T")]
+    pub keep_tags: Vec<String>,
+    /// Consider only snapshots of HOST.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Consider only snapshots that backed up PATH (repeatable: every PATH).
+    #[arg(long = "path", value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Allow a policy that keeps nothing (no --keep-* option, or every count 0), or that keeps
+    /// no snapshot of a group: every snapshot concerned is removed.
+    #[arg(long)]
+    pub unsafe_allow_remove_all: bool,
+    /// Prune after forgetting.
+    #[arg(long)]
+    pub prune: bool,
+    /// Print what would be removed; remove nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+    /// Prune options, with --prune.
+    #[command(flatten)]
+    pub prune_options: PruneOptionsArgs,
+}
+
+/// The options of `prune`, shared with `forget --prune`.
+#[derive(Debug, Args)]
+pub struct PruneOptionsArgs {
+    /// Tolerate unused data up to PERCENT of what stays; beyond it, repack the emptiest packs
+    /// first (as restic's --max-unused).
+    #[arg(long, value_name = "PERCENT", default_value = "5")]
+    pub max_unused: String,
+    /// Copy at most SIZE of used data into new packs (e.g. 2G).
+    #[arg(long, value_name = "SIZE")]
+    pub max_repack_size: Option<String>,
+}
+
+/// `store prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// What may be repacked.
+    #[command(flatten)]
+    pub options: PruneOptionsArgs,
+    /// Print the plan; change nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+}
+
+/// `store check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Also read every pack and verify every blob.
+    #[arg(long)]
+    pub read_data: bool,
+    /// Read and verify a part of the packs: `N%` (a random N percent), or `K/N` (slice K of N;
+    /// slices 1 to N together cover every pack, e.g. one a day).
+    #[arg(long, value_name = "N%|K/N", conflicts_with = "read_data")]
+    pub read_data_subset: Option<String>,
+}
+
+/// `store repair`.
+#[derive(Debug, Args)]
+pub struct RepairArgs {
+    /// What to repair.
+    #[command(subcommand)]
+    pub what: RepairWhat,
+}
+
+/// What `store repair` repairs.
+#[derive(Debug, Subcommand)]
+pub enum RepairWhat {
+    /// Rebuild the index from the trailers of the packs present: blobs of missing packs leave
+    /// the index, so the next backup stores them again. A damaged pack is salvaged: the blobs of
+    /// it that still authenticate (located by its trailer, by its trailer under a restored
+    /// header, or by the old index files) are copied into new packs; it is deleted only when
+    /// its blob list is known whole, else left in place, not indexed.
+    Index {
+        /// Read every pack whole and salvage each that does not match its name (as `check
+        /// --read-data` finds them), so that no damaged blob stays indexed.
+        #[arg(long)]
+        read_data: bool,
+    },
+    /// Write a copy of each damaged snapshot without its lost files and directories (tagged
+    /// `repaired`); the originals stay unless --forget.
+    Snapshots {
+        /// Remove each damaged original once its copy is written, and each snapshot file that
+        /// does not read at all.
+        #[arg(long)]
+        forget: bool,
+    },
+}
+
+/// `store key`.
+#[derive(Debug, Args)]
+pub struct KeyArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: KeyAction,
+}
+
+/// What `store key` does. A new password comes from DEDUP_NEW_PASSWORD,
+/// --new-password-file, or a prompt.
+#[derive(Debug, Subcommand)]
+pub enum KeyAction {
+    /// List the key slots.
+    List,
+    /// Add a key slot with a new password.
+    Add(NewPasswordArgs),
+    /// Remove the key slot ID (not the one in use).
+    Remove {
+        /// A prefix of the key's id.
+        id: String,
+    },
+    /// Change the password of the key in use.
+    Passwd(NewPasswordArgs),
+}
+
+/// Where a new password comes from.
+#[derive(Debug, Args)]
+pub struct NewPasswordArgs {
+    /// Read the new password from FILE [env: DEDUP_NEW_PASSWORD]
+    #[arg(long, value_name = "FILE")]
+    pub new_password_file: Option<PathBuf>,
+}
