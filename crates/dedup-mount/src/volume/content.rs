@@ -4,11 +4,12 @@
 //! so that cutting them again re-cuts only the region around the change; chunks a write covers
 //! whole are simply dropped; holes cost nothing until a commit names them as zero chunks.
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use dedup_store::chunker::Chunker;
 use dedup_store::Id;
+
+use super::piece_map::PieceMap;
 
 /// One piece of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +49,7 @@ pub type Fetch<'a, E> = &'a mut dyn FnMut(&Id) -> Result<std::sync::Arc<Vec<u8>>
 #[derive(Debug, Clone, Default)]
 pub struct Content {
     /// Pieces by their start offset; together they cover `0..size` without gaps.
-    pieces: BTreeMap<u64, Piece>,
+    pieces: PieceMap,
     size: u64,
     fresh: u64,
     /// Where the previous read ended ([`Content::read_in_order`]).
@@ -65,6 +66,7 @@ impl Content {
                 content.size += len;
             }
         }
+        content.pieces.shrink();
         content
     }
 
@@ -337,6 +339,11 @@ impl Content {
             if !tail.is_empty() {
                 self.insert(start, Piece::Fresh(tail));
             }
+        }
+        // A settled file (every small file once closed) keeps room for its pieces only; one
+        // still being written keeps its room to grow.
+        if self.fresh == 0 {
+            self.pieces.shrink();
         }
         Ok(())
     }

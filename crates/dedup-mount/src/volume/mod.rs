@@ -10,10 +10,13 @@
 
 mod content;
 mod fs;
+mod piece_map;
 mod seal_pool;
 mod snapshot;
 mod store;
 mod table;
+#[cfg(test)]
+mod table_memory;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

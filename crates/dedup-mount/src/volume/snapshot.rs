@@ -73,7 +73,7 @@ pub fn load(store: &VolumeStore, name: &str, snapshot: &Snapshot) -> Result<Tabl
                         Some(lens) => {
                             inode.file = Some(Arc::new(Mutex::new(Content::from_chunks(lens))))
                         }
-                        None => inode.damaged = Some((chunks.clone(), node.size)),
+                        None => inode.damaged = Some(Box::new((chunks.clone(), node.size))),
                     }
                 }
                 _ => {}
@@ -160,7 +160,7 @@ fn node_of(store: &VolumeStore, table: &Table, ino: Ino, name: &[u8]) -> Result<
         dev: 1,
         ..Node::default()
     };
-    if let Some((chunks, size)) = &inode.damaged {
+    if let Some((chunks, size)) = inode.damaged.as_deref() {
         node.content = NodeContent::Chunks(chunks.clone());
         node.size = *size;
         node.incomplete = true;

@@ -43,19 +43,21 @@ pub struct Inode {
     pub links: u32,
     /// Open file handles: an unlinked file lives until the last is closed.
     pub open: u32,
-    /// A directory's entries and its parent.
-    pub dir: Option<Dir>,
+    /// A directory's entries and its parent (boxed, as the damaged list is: most inodes are
+    /// files, and an inode's size is paid by each of them).
+    pub dir: Option<Box<Dir>>,
     /// A regular file's content.
     pub file: Option<Arc<Mutex<Content>>>,
     /// A file whose chunks the index does not all know (its chunks and size): served as EIO,
     /// committed unchanged.
-    pub damaged: Option<(Vec<Id>, u64)>,
+    pub damaged: Option<Box<(Vec<Id>, u64)>>,
 }
 
 /// A directory's entries and its parent.
 #[derive(Debug, Clone, Default)]
 pub struct Dir {
-    pub entries: BTreeMap<Vec<u8>, Ino>,
+    /// Names as boxed slices: no length-and-capacity pair, no room beyond the name.
+    pub entries: BTreeMap<Box<[u8]>, Ino>,
     pub parent: Ino,
     /// How many of the entries are directories (its link count is 2 more), kept as entries
     /// come and go: counting them at each `stat` cost a look at every entry, for each file
@@ -86,7 +88,7 @@ impl Inode {
             target: Vec::new(),
             links: 0,
             open: 0,
-            dir: (kind == NodeKind::Dir).then(Dir::default),
+            dir: (kind == NodeKind::Dir).then(Box::default),
             file: (kind == NodeKind::File).then(|| Arc::new(Mutex::new(Content::default()))),
             damaged: None,
         }
@@ -96,7 +98,9 @@ impl Inode {
 /// Every inode of the volume.
 #[derive(Debug, Default)]
 pub struct Table {
-    inodes: HashMap<Ino, Inode>,
+    /// Boxed: a map leaves about a third of its slots empty, and an empty slot of a pointer
+    /// costs 8 bytes where one of an inode costs its whole size.
+    inodes: HashMap<Ino, Box<Inode>>,
     next: Ino,
 }
 
@@ -120,16 +124,16 @@ impl Table {
             dir.parent = ROOT;
         }
         let mut inodes = HashMap::new();
-        inodes.insert(ROOT, root);
+        inodes.insert(ROOT, Box::new(root));
         Table { inodes, next: ROOT + 1 }
     }
 
     pub fn get(&self, ino: Ino) -> Result<&Inode, Errno> {
-        self.inodes.get(&ino).ok_or(Errno::NOENT)
+        self.inodes.get(&ino).map(|inode| &**inode).ok_or(Errno::NOENT)
     }
 
     pub fn get_mut(&mut self, ino: Ino) -> Result<&mut Inode, Errno> {
-        self.inodes.get_mut(&ino).ok_or(Errno::NOENT)
+        self.inodes.get_mut(&ino).map(|inode| &mut **inode).ok_or(Errno::NOENT)
     }
 
     /// Number of inodes.
@@ -138,11 +142,11 @@ impl Table {
     }
 
     fn dir(&self, ino: Ino) -> Result<&Dir, Errno> {
-        self.get(ino)?.dir.as_ref().ok_or(Errno::NOTDIR)
+        self.get(ino)?.dir.as_deref().ok_or(Errno::NOTDIR)
     }
 
     fn dir_mut(&mut self, ino: Ino) -> Result<&mut Dir, Errno> {
-        self.get_mut(ino)?.dir.as_mut().ok_or(Errno::NOTDIR)
+        self.get_mut(ino)?.dir.as_deref_mut().ok_or(Errno::NOTDIR)
     }
 
     /// The entry `name` of directory `parent`.
@@ -153,7 +157,7 @@ impl Table {
     /// Directory `ino`'s parent and entries.
     pub fn listing(&self, ino: Ino) -> Result<(Ino, Entries), Errno> {
         let dir = self.dir(ino)?;
-        Ok((dir.parent, dir.entries.iter().map(|(n, i)| (n.clone(), *i)).collect()))
+        Ok((dir.parent, dir.entries.iter().map(|(n, i)| (n.to_vec(), *i)).collect()))
     }
 
     /// Counts directory `ino` in the subdirectories of `parent`, or no longer (`gone`), if it is
@@ -180,8 +184,8 @@ impl Table {
         if let Some(dir) = &mut inode.dir {
             dir.parent = parent;
         }
-        self.inodes.insert(ino, inode);
-        self.dir_mut(parent)?.entries.insert(name.to_vec(), ino);
+        self.inodes.insert(ino, Box::new(inode));
+        self.dir_mut(parent)?.entries.insert(name.into(), ino);
         self.count_subdir(parent, ino, false);
         Ok(ino)
     }
@@ -190,13 +194,13 @@ impl Table {
     pub fn adopt(&mut self, inode: Inode) -> Ino {
         let ino = self.next;
         self.next += 1;
-        self.inodes.insert(ino, inode);
+        self.inodes.insert(ino, Box::new(inode));
         ino
     }
 
     /// Names `ino` (already in the table) `name` in `parent` while loading.
     pub fn name_loaded(&mut self, parent: Ino, name: &[u8], ino: Ino) -> Result<(), Errno> {
-        if self.dir_mut(parent)?.entries.insert(name.to_vec(), ino).is_none() {
+        if self.dir_mut(parent)?.entries.insert(name.into(), ino).is_none() {
             self.count_subdir(parent, ino, false);
         }
         let inode = self.get_mut(ino)?;
@@ -216,7 +220,7 @@ impl Table {
         if self.dir(parent)?.entries.contains_key(name) {
             return Err(Errno::EXIST);
         }
-        self.dir_mut(parent)?.entries.insert(name.to_vec(), ino);
+        self.dir_mut(parent)?.entries.insert(name.into(), ino);
         self.get_mut(ino)?.links += 1;
         Ok(())
     }
@@ -298,8 +302,8 @@ impl Table {
             if self.get(other)?.dir.is_some() && self.is_within(parent, other) {
                 return Err(Errno::INVAL);
             }
-            self.dir_mut(parent)?.entries.insert(name.to_vec(), other);
-            self.dir_mut(new_parent)?.entries.insert(new_name.to_vec(), ino);
+            self.dir_mut(parent)?.entries.insert(name.into(), other);
+            self.dir_mut(new_parent)?.entries.insert(new_name.into(), ino);
             self.count_subdir(parent, ino, true);
             self.count_subdir(new_parent, ino, false);
             self.count_subdir(new_parent, other, true);
@@ -325,7 +329,7 @@ impl Table {
             self.drop_link(target);
         }
         self.dir_mut(parent)?.entries.remove(name);
-        self.dir_mut(new_parent)?.entries.insert(new_name.to_vec(), ino);
+        self.dir_mut(new_parent)?.entries.insert(new_name.into(), ino);
         self.count_subdir(parent, ino, true);
         self.count_subdir(new_parent, ino, false);
         self.set_parent(ino, new_parent);

@@ -43,7 +43,7 @@ impl VolumeFs {
     /// The attributes of `ino`, whose inode is `inode`; called under the table's lock (it takes
     /// a file's own lock, which is always taken after the table's).
     pub(super) fn attr(&self, ino: Ino, inode: &Inode) -> FileAttr {
-        let (size, allocated) = match (&inode.file, &inode.damaged) {
+        let (size, allocated) = match (&inode.file, inode.damaged.as_deref()) {
             (_, Some((_, size))) => (*size, *size),
             (Some(file), None) => {
                 let content = file.lock().unwrap_or_else(|e| e.into_inner());
