@@ -94,8 +94,13 @@ fn a_backup_killed_at_any_point_leaves_a_sound_repository_and_its_work_is_reused
             "{what}: {left} bytes were stored before the kill, then {added} more, \
              against {full_added} for a whole backup: work was uploaded twice"
         );
-        if left > 0 {
-            assert!(added < full_added, "{what}: nothing of the killed run was reused");
+        // Reuse shows only beyond the same slack: a killed run that left a pack smaller than
+        // the difference its absence makes to the headers and trailers may not lower the total.
+        if left > (16 << 10) {
+            assert!(
+                added < full_added,
+                "{what}: nothing of the killed run was reused ({left} bytes left, {added} added)"
+            );
         }
         let warnings = check_clean(&repo, true);
         assert!(warnings.is_empty(), "{what}: packs still unindexed: {warnings:?}");
