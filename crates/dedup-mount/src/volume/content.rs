@@ -9,28 +9,8 @@ use std::ops::Bound;
 use dedup_store::chunker::Chunker;
 use dedup_store::Id;
 
+pub use super::piece_map::Piece;
 use super::piece_map::PieceMap;
-
-/// One piece of a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
-    /// A chunk in the repository, `len` bytes.
-    Stored { id: Id, len: u64 },
-    /// `len` bytes of zeros, stored as nothing.
-    Hole { len: u64 },
-    /// Bytes written and not yet cut into chunks.
-    Fresh(Vec<u8>),
-}
-
-impl Piece {
-    /// Its length in bytes.
-    pub fn len(&self) -> u64 {
-        match self {
-            Piece::Stored { len, .. } | Piece::Hole { len } => *len,
-            Piece::Fresh(bytes) => bytes.len() as u64,
-        }
-    }
-}
 
 /// How far before a file's end a hole may be one that writes still in flight will fill (the
 /// kernel has up to 64 requests of 1 MiB in flight, volume/fs/mod.rs, but sends a file's pages

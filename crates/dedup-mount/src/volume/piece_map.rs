@@ -1,11 +1,32 @@
-//! A file's pieces by their start offset, as a sorted vector: a tree of small files holds one
+//! A file's pieces (a stored chunk, a hole, bytes not yet cut) by their start offset, as a sorted vector: a tree of small files holds one
 //! piece each, which a `BTreeMap` keeps in a node of eleven slots (about 630 bytes) and this
 //! keeps in one. Files are written mostly in order, so pieces come and go mostly at the end,
 //! where a vector does not move the others.
 
 use std::ops::{Bound, RangeBounds};
 
-use super::content::Piece;
+use dedup_store::Id;
+
+/// One piece of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A chunk in the repository, `len` bytes.
+    Stored { id: Id, len: u64 },
+    /// `len` bytes of zeros, stored as nothing.
+    Hole { len: u64 },
+    /// Bytes written and not yet cut into chunks.
+    Fresh(Vec<u8>),
+}
+
+impl Piece {
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Piece::Stored { len, .. } | Piece::Hole { len } => *len,
+            Piece::Fresh(bytes) => bytes.len() as u64,
+        }
+    }
+}
 
 /// Pieces in order with their starts (a named type: the borrow is of the map only, not of
 /// the range asked for).
