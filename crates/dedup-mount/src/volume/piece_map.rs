@@ -1,7 +1,7 @@
-//! A file's pieces (a stored chunk, a hole, bytes not yet cut) by their start offset, as a sorted vector: a tree of small files holds one
-//! piece each, which a `BTreeMap` keeps in a node of eleven slots (about 630 bytes) and this
-//! keeps in one. Files are written mostly in order, so pieces come and go mostly at the end,
-//! where a vector does not move the others.
+//! A file's pieces (a stored chunk, a hole, bytes not yet cut) by their start offset, as a
+//! sorted vector: a tree of small files holds one piece each, which a `BTreeMap` keeps in a node
+//! of eleven slots (about 630 bytes) and this keeps in one. Files are written mostly in order, so
+//! pieces come and go mostly at the end, where a vector does not move the others.
 
 use std::ops::{Bound, RangeBounds};
 
