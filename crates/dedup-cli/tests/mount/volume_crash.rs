@@ -3,9 +3,9 @@
 //! out, commits interrupted at any point leave a repository that checks clean; a full disk
 //! fails the writes with ENOSPC and the volume mounts again and checks clean.
 
-use crate::common;
 use crate::volume_helpers::{
-    assert_checks_clean, commits, data, fuse_available, on_a_small_disk, SmallDiskVolume, Volume,
+    assert_checks_clean, commits, data, fuse_available, on_a_small_disk, volume_place,
+    SmallDiskVolume, Volume,
 };
 
 use std::fs::{self, File, OpenOptions};
@@ -16,18 +16,13 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::store::init_repo;
-
 #[test]
 fn what_fsync_acknowledged_survives_kill_9_and_the_rest_is_gone_whole() {
     let test = "what_fsync_acknowledged_survives_kill_9_and_the_rest_is_gone_whole";
     if !fuse_available(test) {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, point) = (tmp.path().join("repo"), tmp.path().join("mnt"));
-    fs::create_dir(&point).unwrap();
-    init_repo(&repo);
+    let (_tmp, repo, point) = volume_place();
     let volume = Volume::start(&repo, "db", &point, &["--commit-interval", "3600"]);
     let synced = data(3 << 20, 1);
     let mut file = File::create(volume.path("synced")).unwrap();
@@ -56,10 +51,7 @@ fn kill_9_at_several_points_of_commits_leaves_whole_files_and_a_clean_repository
     if !fuse_available(test) {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, point) = (tmp.path().join("repo"), tmp.path().join("mnt"));
-    fs::create_dir(&point).unwrap();
-    init_repo(&repo);
+    let (_tmp, repo, point) = volume_place();
     let mut next = 0i64;
     let mut must_exist = Vec::new();
     // Kills at different moments of a writer that commits every second and fsyncs now and then:

@@ -5,7 +5,7 @@
 //! mount again; the repository then checks clean. `DEDUP_FSX_OPS` sets the count (a soak run in
 //! bench/fs runs many more).
 
-use crate::volume_helpers::{assert_checks_clean, fuse_available, Volume};
+use crate::volume_helpers::{assert_checks_clean, fuse_available, volume_place, Volume};
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
@@ -14,7 +14,6 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::common::mirror::Rng;
-use crate::common::store::init_repo;
 
 /// The largest offset an operation reaches: files stay within a few chunks of the test
 /// repository's chunker (16K/64K/256K), so that overwrites split and re-cut chunks often.
@@ -90,10 +89,7 @@ fn random_operations_on_a_volume_match_a_model() {
     }
     let ops: usize =
         std::env::var("DEDUP_FSX_OPS").ok().and_then(|n| n.parse().ok()).unwrap_or(10_000);
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, point) = (tmp.path().join("repo"), tmp.path().join("mnt"));
-    fs::create_dir(&point).unwrap();
-    init_repo(&repo);
+    let (_tmp, repo, point) = volume_place();
     let volume = Volume::start(&repo, "fsx", &point, &["--commit-interval", "2"]);
     let mut subjects: Vec<Subject> = ["a", "b"]
         .iter()

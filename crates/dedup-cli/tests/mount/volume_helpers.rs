@@ -25,6 +25,16 @@ pub fn fuse_available(test: &str) -> bool {
         && require(helper, test, "fusermount3 is not installed (Debian: fuse3)")
 }
 
+/// A fresh place for a volume: a temporary directory holding an initialised repository
+/// (`repo`) and an empty mount point (`mnt`).
+pub fn volume_place() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, point) = (tmp.path().join("repo"), tmp.path().join("mnt"));
+    fs::create_dir(&point).unwrap();
+    common::store::init_repo(&repo);
+    (tmp, repo, point)
+}
+
 /// Whether `point` is a mount point now.
 pub fn is_mounted(point: &Path) -> bool {
     let mounts = fs::read_to_string("/proc/self/mounts").unwrap();

@@ -5,7 +5,7 @@
 //! times (utimens on a symlink never reaching its target), xattrs, holes and fallocate, and
 //! statfs; then the same tree after a commit and a mount again.
 
-use crate::volume_helpers::{assert_checks_clean, fuse_available, Volume};
+use crate::volume_helpers::{assert_checks_clean, fuse_available, volume_place, Volume};
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -15,8 +15,6 @@ use std::path::Path;
 
 use rustix::fs::{AtFlags, RenameFlags, Timespec, Timestamps, XattrFlags, CWD};
 use rustix::io::Errno;
-
-use crate::common::store::init_repo;
 
 fn errno_of(result: std::io::Result<impl Sized>) -> Option<i32> {
     result.err().and_then(|e| e.raw_os_error())
@@ -34,10 +32,7 @@ fn a_volume_answers_as_posix_asks() {
     if !fuse_available(test) {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, point) = (tmp.path().join("repo"), tmp.path().join("mnt"));
-    fs::create_dir(&point).unwrap();
-    init_repo(&repo);
+    let (tmp, repo, point) = volume_place();
     let outside = tmp.path().join("outside");
     fs::write(&outside, b"outside the volume").unwrap();
     set_times(&outside, (1_000_000, 0), (1_000_000, 0), AtFlags::empty());

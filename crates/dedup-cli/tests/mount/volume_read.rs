@@ -4,14 +4,14 @@
 //! read-ahead or the reader met it first) and the mount goes on serving the rest.
 
 use crate::common;
-use crate::volume_helpers::{data, fuse_available, Volume};
+use crate::volume_helpers::{data, fuse_available, volume_place, Volume};
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-use common::store::{init_repo, repo_names};
+use common::store::repo_names;
 
 /// Opens `path` with O_DIRECT: every read goes to the mount, past the page cache.
 fn open_direct(path: &Path) -> File {
@@ -42,10 +42,7 @@ fn a_file_of_many_chunks_reads_back_exact_in_order_from_two_readers_and_out_of_o
     if !fuse_available(test) {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, point) = (tmp.path().join("repo"), tmp.path().join("mnt"));
-    fs::create_dir(&point).unwrap();
-    init_repo(&repo);
+    let (_tmp, repo, point) = volume_place();
     let written = data(12 << 20, 41);
     let volume = Volume::start(&repo, "r", &point, &["--commit-interval", "3600"]);
     fs::write(volume.path("big"), &written).unwrap();
@@ -86,10 +83,7 @@ fn a_damaged_chunk_reads_as_an_error_and_the_volume_goes_on() {
     if !fuse_available(test) {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let (repo, point) = (tmp.path().join("repo"), tmp.path().join("mnt"));
-    fs::create_dir(&point).unwrap();
-    init_repo(&repo);
+    let (_tmp, repo, point) = volume_place();
     let volume = Volume::start(&repo, "d", &point, &["--commit-interval", "3600"]);
     fs::write(volume.path("big"), data(8 << 20, 42)).unwrap();
     volume.unmount_ok();
