@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dedup_store::backend::{Backend, LocalBackend, ObjectInfo, PutOutcome};
+use dedup_store::backup::BackupOptions;
 use dedup_store::format::{ChunkerParams, KdfParams};
 use dedup_store::repo::{InitOptions, Repository};
 
@@ -23,6 +24,16 @@ pub fn small_repo(dir: &Path, encrypted: bool) -> Repository {
         ..InitOptions::default()
     };
     Repository::init(Arc::new(LocalBackend::new(dir)), options).unwrap()
+}
+
+/// The options of a backup of `path` alone, from host `h`.
+pub fn backup_of(path: &Path) -> BackupOptions {
+    BackupOptions {
+        paths: vec![path.to_path_buf()],
+        host: "h".into(),
+        program: "test".into(),
+        ..BackupOptions::default()
+    }
 }
 
 /// `len` bytes that do not compress, the same for the same `seed`.

@@ -84,12 +84,7 @@ fn a_tree_of_every_kind_restores_exactly_and_unchanged_files_are_not_read() {
     // Timestamps within a second of the parent's start are not trusted by the unchanged pass.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let repo = small_repo(&dir.path().join("repo"), true);
-    let options = BackupOptions {
-        paths: vec![src.clone()],
-        host: "h".into(),
-        program: "test".into(),
-        ..BackupOptions::default()
-    };
+    let options = crate::common::backup_of(&src);
     let first = backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
     let summary = first.snapshot.summary;
     assert_eq!(summary.errors, 0);

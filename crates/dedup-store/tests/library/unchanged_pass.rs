@@ -21,12 +21,7 @@ fn a_parent_whose_data_the_index_lost_is_not_trusted_and_its_files_are_read_agai
     // Timestamps within a second of the parent's start are not trusted by the unchanged pass.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let repo = small_repo(&dir.path().join("repo"), true);
-    let options = BackupOptions {
-        paths: vec![src.clone()],
-        host: "h".into(),
-        program: "test".into(),
-        ..BackupOptions::default()
-    };
+    let options = crate::common::backup_of(&src);
     let first = backup(&repo, &options, &(), &BackupProgress::default()).unwrap();
     let parent = Some((first.id.unwrap(), first.snapshot.clone()));
 
