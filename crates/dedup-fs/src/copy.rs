@@ -55,6 +55,18 @@ pub fn copy_contents(
     len: u64,
     reflink: Reflink,
 ) -> Result<Copied, FsError> {
+    copy_contents_known(src, has_no_holes(src_stat), dst, len, reflink)
+}
+
+/// [`copy_contents`] for a caller that knows already whether `src` has holes to keep
+/// ([`has_no_holes`] of a status it took, e.g. a walk's), so that it need not take one again.
+pub fn copy_contents_known(
+    src: &File,
+    dense: bool,
+    dst: &TempFile<'_>,
+    len: u64,
+    reflink: Reflink,
+) -> Result<Copied, FsError> {
     if reflink != Reflink::Never {
         match clone_file(src, dst.file()) {
             Ok(()) => return cut_clone(dst.file(), len),
@@ -64,7 +76,7 @@ pub fn copy_contents(
     }
     // Where the file system can share extents, `copy_file_range` does so for whole blocks:
     // `Never` must not use it.
-    copy_data(src, src_stat, dst, len, reflink != Reflink::Never)
+    copy_data_known(src, dense, dst, len, reflink != Reflink::Never)
 }
 
 /// What [`copy_contents`] does when no clone is to be tried: the data ranges of the first
@@ -78,12 +90,32 @@ pub fn copy_data(
     len: u64,
     kernel: bool,
 ) -> Result<Copied, FsError> {
-    // A file with as many blocks as bytes has no hole to keep (preallocation past its end can
-    // hide a small one, then copied as zeros: the same bytes); its data ranges need no seeks.
-    let dense = (src_stat.st_blocks as u64).saturating_mul(512) >= src_stat.st_size as u64;
+    copy_data_known(src, has_no_holes(src_stat), dst, len, kernel)
+}
+
+/// [`copy_data`] for a caller that knows already whether `src` has holes to keep.
+pub fn copy_data_known(
+    src: &File,
+    dense: bool,
+    dst: &TempFile<'_>,
+    len: u64,
+    kernel: bool,
+) -> Result<Copied, FsError> {
     let mut copier = Copier::new(kernel);
     let bytes = copier.copy(src, dst.file(), len, false, dense)?;
     Ok(Copied { cloned: false, bytes, kernel_refused: copier.refused_for_every_file })
+}
+
+/// Whether a file of status `st` has no hole to keep: as many blocks as bytes (preallocation
+/// past its end can hide a small one, then copied as zeros: the same bytes), so that its data
+/// ranges need no seeks.
+pub fn has_no_holes(st: &Stat) -> bool {
+    blocks_cover(st.st_blocks.max(0) as u64, st.st_size.max(0) as u64)
+}
+
+/// Whether `blocks` 512-byte units allocated cover `size` bytes: no hole to keep.
+pub fn blocks_cover(blocks: u64, size: u64) -> bool {
+    blocks.saturating_mul(512) >= size
 }
 
 /// A clone has the source's whole length, which must be at least `len`; cut it there.

@@ -18,11 +18,12 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use dedup_core::{FileId, FileMeta};
 use dedup_fs::{
-    copy_contents, copy_data, open_file_at, regular, set_times, Copied, FsError, Reflink, Target,
-    TempFile,
+    blocks_cover, copy_contents, copy_contents_known, copy_data_known, open_file_at, regular,
+    set_times, Copied, FsError, Reflink, Target, TempFile,
 };
-use dedup_scan::{Entry, Metadata, Xattr};
+use dedup_scan::{Entry, EntryKind, Metadata, Xattr};
 use rustix::fs::{fstat, Stat};
 
 use super::clones::Refused;
@@ -92,11 +93,15 @@ pub fn copy_file(
     before: &dyn Fn() -> Result<(), FsError>,
 ) -> Result<Written, FsError> {
     let file = open_file_at(src_dir, OsStr::from_bytes(&src.name))?;
-    let mut st = fstat(&file)?;
-    let mut seen = regular(&st)?;
-    for _ in 0..ATTEMPTS {
-        // From the source's status now, not as walked: a mode narrowed since is not widened.
-        let final_mode = Metadata::from_stat(&st).and_then(|m| created_with(&m, dest, how));
+    let walked = Source::walked(src, dest, &from);
+    let mut from_walk = walked.is_some();
+    let mut source = match walked {
+        Some(s) => s,
+        None => Source::of(&fstat(&file)?)?,
+    };
+    for _ in 0..ATTEMPTS + usize::from(from_walk) {
+        // From the status the copy is checked against, never wider than the file's mode then.
+        let final_mode = created_with(&source.meta, dest, how);
         let started = now_ns();
         let mode = final_mode.unwrap_or(0o600);
         let tmp = if dest.name_free {
@@ -106,27 +111,35 @@ pub fn copy_file(
         };
         let copied = match &from {
             From::Clone(old) => {
-                match copy_contents(old, &fstat(old)?, &tmp, seen.size, Reflink::Always) {
+                let size = source.seen.size;
+                match copy_contents(old, &fstat(old)?, &tmp, size, Reflink::Always) {
                     Ok(c) => Ok(c),
-                    Err(FsError::Unsupported(_)) => content(&file, &st, &tmp, seen.size, dest, how),
+                    Err(FsError::Unsupported(_)) => content(&file, &source, &tmp, dest, how),
                     Err(e) => Err(e),
                 }
             }
-            From::Source => content(&file, &st, &tmp, seen.size, dest, how),
+            From::Source => content(&file, &source, &tmp, dest, how),
         };
         let copied = match copied {
             Ok(c) => c,
+            // Read on the walk's word: what was open may not be what was walked (a FIFO put
+            // in its place refuses positioned reads); its own status decides.
+            Err(_) if from_walk => {
+                from_walk = false;
+                source = Source::of(&fstat(&file)?)?;
+                continue;
+            }
             Err(FsError::Changed) => {
-                st = fstat(&file)?;
-                seen = regular(&st)?;
+                source = Source::of(&fstat(&file)?)?;
                 continue;
             }
             Err(e) => return Err(e),
         };
         let after = fstat(&file)?;
         let now = regular(&after)?;
-        if !seen.unchanged(&now) {
-            (st, seen) = (after, now);
+        if !source.seen.unchanged(&now) {
+            from_walk = false;
+            source = Source::of(&after)?;
             continue;
         }
         // The metadata of the source as copied, not as walked; none for an entry walked
@@ -134,12 +147,13 @@ pub fn copy_file(
         let Some(walked) = src.meta else {
             before()?;
             tmp.commit(OsStr::from_bytes(name))?;
-            return Ok(Written { bytes: copied.bytes, size: seen.size, racy_until: None });
+            return Ok(Written { bytes: copied.bytes, size: source.seen.size, racy_until: None });
         };
         let m = Metadata::from_stat(&after).unwrap_or(walked);
         let mut racy = Racy::of_read(m.size, m.mtime_ns, started);
         if racy.due(now_ns()) && !racy.settle(&file, tmp.file(), m.size)? {
-            (st, seen) = (after, now);
+            from_walk = false;
+            source = Source::of(&after)?;
             continue;
         }
         let target = Target::Fd(tmp.file().as_fd());
@@ -169,8 +183,8 @@ pub fn copy_file(
                 // In place already: its stamp must not vouch for it until copied again (the
                 // epoch, which a source read this recently cannot carry).
                 set_times(Target::Fd(copy.as_fd()), m.atime_ns, 0)?;
-                st = fstat(&file)?;
-                seen = regular(&st)?;
+                from_walk = false;
+                source = Source::of(&fstat(&file)?)?;
                 continue;
             }
         }
@@ -181,6 +195,48 @@ pub fn copy_file(
         return Ok(Written { bytes: copied.bytes, size: m.size, racy_until });
     }
     Err(FsError::Changed)
+}
+
+/// What a copy is checked against: the source's status before it is read, as the walk took it
+/// or from the open file.
+struct Source {
+    /// Its metadata: the mode and owner the copy is created with, the device, the holes.
+    meta: Metadata,
+    /// Its identity, size and times: the status after the copy must match them.
+    seen: FileMeta,
+}
+
+impl Source {
+    /// The status of the open source file.
+    fn of(st: &Stat) -> Result<Source, FsError> {
+        let seen = regular(st)?;
+        let meta = Metadata::from_stat(st).ok_or(FsError::NotRegular(dedup_fs::Found::Special))?;
+        Ok(Source { meta, seen })
+    }
+
+    /// The walk's status of a regular file, when the copy may be read on its word instead of
+    /// a status of the open file: the check after the copy compares the open file's status
+    /// (inode, size, times: any write or change of mode or owner moves the change time) with
+    /// it, and a mismatch discards what was read. Only into an unnamed temporary file, which
+    /// nobody can open by name while it holds bytes read under the walk's (maybe wider) mode.
+    fn walked(src: &Entry, dest: &Dest<'_>, from: &From<'_>) -> Option<Source> {
+        let meta = src.meta.filter(|m| m.kind == EntryKind::File)?;
+        if src.followed || !dest.name_free || !matches!(from, From::Source) {
+            return None;
+        }
+        let seen = FileMeta {
+            id: FileId { dev: meta.dev, ino: meta.ino },
+            size: meta.size,
+            mtime_ns: meta.mtime_ns,
+            ctime_ns: meta.ctime_ns,
+        };
+        Some(Source { meta, seen })
+    }
+
+    /// No hole to keep in the copy.
+    fn dense(&self) -> bool {
+        blocks_cover(self.meta.blocks, self.meta.size)
+    }
 }
 
 /// The permission bits to create the new copy of a file of metadata `m` with, when its owner is
@@ -201,22 +257,22 @@ fn created_with(m: &Metadata, dest: &Dest<'_>, how: &How<'_>) -> Option<u32> {
 /// refused one for every file.
 fn content(
     file: &File,
-    st: &Stat,
+    source: &Source,
     tmp: &TempFile<'_>,
-    len: u64,
     dest: &Dest<'_>,
     how: &How<'_>,
 ) -> Result<Copied, FsError> {
+    let (len, dense, src_dev) = (source.seen.size, source.dense(), source.meta.dev);
     let Some(dst_dev) = dest.stat.map(|d| d.st_dev).filter(|_| how.reflink == Reflink::Auto) else {
-        return copy_contents(file, st, tmp, len, how.reflink);
+        return copy_contents_known(file, dense, tmp, len, how.reflink);
     };
-    if how.refused.has(st.st_dev, dst_dev) {
-        return copy_data_between(file, st, tmp, len, dst_dev, how);
+    if how.refused.has(src_dev, dst_dev) {
+        return copy_data_between(file, source, tmp, dst_dev, how);
     }
-    match copy_contents(file, st, tmp, len, Reflink::Always) {
+    match copy_contents_known(file, dense, tmp, len, Reflink::Always) {
         Err(FsError::Unsupported(e)) => {
-            how.refused.learn(st.st_dev, dst_dev, &e);
-            copy_data_between(file, st, tmp, len, dst_dev, how)
+            how.refused.learn(src_dev, dst_dev, &e);
+            copy_data_between(file, source, tmp, dst_dev, how)
         }
         other => other,
     }
@@ -226,16 +282,16 @@ fn content(
 /// it was refused between these devices for every file before (then it is not asked again).
 fn copy_data_between(
     file: &File,
-    st: &Stat,
+    source: &Source,
     tmp: &TempFile<'_>,
-    len: u64,
     dst_dev: u64,
     how: &How<'_>,
 ) -> Result<Copied, FsError> {
-    let kernel = !how.refused.kernel_copy_refused(st.st_dev, dst_dev);
-    let copied = copy_data(file, st, tmp, len, kernel)?;
+    let src_dev = source.meta.dev;
+    let kernel = !how.refused.kernel_copy_refused(src_dev, dst_dev);
+    let copied = copy_data_known(file, source.dense(), tmp, source.seen.size, kernel)?;
     if copied.kernel_refused {
-        how.refused.learn_kernel_copy_refused(st.st_dev, dst_dev);
+        how.refused.learn_kernel_copy_refused(src_dev, dst_dev);
     }
     Ok(copied)
 }
@@ -294,6 +350,82 @@ mod tests {
     use super::*;
 
     const MS: i64 = 1_000_000;
+
+    /// A walked entry for the file `name` in `dir`, with its status as it is now.
+    fn walked(dir: &std::path::Path, name: &str) -> Entry {
+        let st = rustix::fs::lstat(dir.join(name)).unwrap();
+        Entry {
+            name: name.as_bytes().to_vec(),
+            kind: EntryKind::File,
+            followed: false,
+            meta: Metadata::from_stat(&st),
+            target: None,
+            xattrs: Vec::new(),
+        }
+    }
+
+    /// Copies `entry` from `src` into `dst` as a first copy does (nothing at the name).
+    fn first_copy(
+        src: &std::path::Path,
+        dst: &std::path::Path,
+        entry: &Entry,
+    ) -> Result<Written, FsError> {
+        let open = |p: &std::path::Path| std::fs::File::open(p).unwrap();
+        let (src_dir, dst_dir) = (open(src), open(dst));
+        let dst_stat = fstat(&dst_dir).unwrap();
+        let precision = || 1;
+        let rules =
+            Rules { owner: false, all_xattrs: false, checksum: false, precision: &precision };
+        let refused = Refused::default();
+        let ids = (rustix::process::geteuid().as_raw(), rustix::process::getegid().as_raw());
+        let how = How { reflink: Reflink::Auto, rules: &rules, refused: &refused, ids };
+        let dest = Dest {
+            dir: dst_dir.as_fd(),
+            stat: Some(&dst_stat),
+            new_file: NewFile::Asked,
+            name_free: true,
+        };
+        copy_file(src_dir.as_fd(), &dest, entry, &entry.name, From::Source, &how, &|| Ok(()))
+    }
+
+    #[test]
+    fn a_file_rewritten_after_the_walk_is_copied_as_it_is_now_not_as_walked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (src, dst) = (tmp.path().join("src"), tmp.path().join("dst"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(&dst).unwrap();
+        std::fs::write(src.join("f"), b"walked").unwrap();
+        let entry = walked(&src, "f");
+        // Same length, the walked modification time put back: only the change time tells.
+        std::fs::write(src.join("f"), b"edited").unwrap();
+        let m = entry.meta.unwrap();
+        let f = std::fs::File::open(src.join("f")).unwrap();
+        set_times(Target::Fd(f.as_fd()), m.atime_ns, m.mtime_ns).unwrap();
+        let written = first_copy(&src, &dst, &entry).unwrap();
+        assert_eq!(std::fs::read(dst.join("f")).unwrap(), b"edited");
+        assert_eq!(written.size, 6);
+        std::fs::write(src.join("f"), b"longer than walked").unwrap();
+        std::fs::remove_file(dst.join("f")).unwrap();
+        let written = first_copy(&src, &dst, &entry).unwrap();
+        assert_eq!(std::fs::read(dst.join("f")).unwrap(), b"longer than walked");
+        assert_eq!(written.size, 18);
+    }
+
+    #[test]
+    fn a_fifo_put_where_a_file_was_walked_is_refused_and_nothing_is_linked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (src, dst) = (tmp.path().join("src"), tmp.path().join("dst"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(&dst).unwrap();
+        std::fs::write(src.join("f"), b"walked").unwrap();
+        let entry = walked(&src, "f");
+        std::fs::remove_file(src.join("f")).unwrap();
+        let mode = rustix::fs::Mode::from_raw_mode(0o600);
+        rustix::fs::mkfifoat(rustix::fs::CWD, src.join("f"), mode).unwrap();
+        let e = first_copy(&src, &dst, &entry).err().expect("a FIFO is not copied as a file");
+        assert!(matches!(e, FsError::NotRegular(dedup_fs::Found::Special)), "{e:?}");
+        assert_eq!(std::fs::read_dir(&dst).unwrap().count(), 0, "nothing linked into dst");
+    }
 
     #[test]
     fn a_copy_read_within_the_window_and_finished_after_it_is_compared() {
