@@ -57,7 +57,7 @@ pub enum Command {
     #[command(after_help = crate::cache::args::AFTER_HELP)]
     Cache(CacheArgs),
     /// Keep deduplicated, encrypted snapshots of trees in a repository.
-    Store(crate::store::args::StoreArgs),
+    Store(dedup_store::args::StoreArgs),
     /// Mirror SRC into DST one way, copying only what changed and renaming what moved.
     Sync(crate::sync::args::SyncArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
