@@ -178,3 +178,37 @@ impl MoveArgs {
         Ok(Action::Move { to: std::path::absolute(&self.to).map_err(ArgsError::MoveTo)? })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse<A: Args>(args: &[&str]) -> A {
+        let matches = A::augment_args(clap::Command::new("act")).try_get_matches_from(args);
+        A::from_arg_matches(&matches.expect("parsed")).expect("parsed")
+    }
+
+    #[test]
+    fn reference_directories_are_scanned_once_after_the_paths() {
+        let args: ActArgs = parse(&["link", "--reference", "r", "--reference", "a", "a", "b"]);
+        assert_eq!(args.roots(), [PathBuf::from("a"), "b".into(), "r".into()]);
+        let args: ActArgs = parse(&["link", "--reference", "r"]);
+        assert_eq!(args.roots(), [PathBuf::from("."), "r".into()]);
+    }
+
+    #[test]
+    fn options_carry_the_plan_and_a_bad_prefer_glob_is_refused() {
+        let args: ActArgs = parse(&["link", "-n", "--isolate", "--keep", "newest,deepest"]);
+        let options = args.options(Action::Link).unwrap();
+        assert!(options.dry_run && options.plan.isolate && options.script.is_none());
+        let args: ActArgs = parse(&["link", "--prefer", "a[", "x"]);
+        assert!(matches!(args.options(Action::Link), Err(ArgsError::Prefer(_))));
+    }
+
+    #[test]
+    fn move_goes_under_an_absolute_directory() {
+        let args: MoveArgs = parse(&["move", "--to", "dupes", "x"]);
+        let Action::Move { to } = args.action().unwrap() else { panic!("not a move") };
+        assert!(to.is_absolute() && to.ends_with("dupes"));
+    }
+}

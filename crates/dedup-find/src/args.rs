@@ -257,3 +257,38 @@ impl SelectArgs {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::FromArgMatches;
+
+    use super::*;
+
+    fn find(args: &[&str]) -> Result<(FindOptions, ReportFormat), ArgsError> {
+        let command = FindArgs::augment_args(clap::Command::new("find"));
+        let args = ["find", "--no-cache"].iter().chain(args);
+        let matches = command.try_get_matches_from(args).expect("parsed");
+        FindArgs::from_arg_matches(&matches).expect("parsed").options()
+    }
+
+    #[test]
+    fn formats_that_cannot_carry_what_was_asked_for_are_refused() {
+        assert!(matches!(find(&["-0", "--format", "json"]), Err(ArgsError::Print0NotText)));
+        assert!(matches!(find(&["--summary", "--format=csv"]), Err(ArgsError::SummaryFormat)));
+        assert!(matches!(find(&["--summary", "-0"]), Err(ArgsError::SummaryFormat)));
+        assert!(matches!(find(&["--min-size=2K", "--max-size=1K"]), Err(ArgsError::SizeRange)));
+        assert!(matches!(find(&["--exclude", "a[", "x"]), Err(ArgsError::Exclude(_))));
+    }
+
+    #[test]
+    fn questions_and_formats_reach_the_options() {
+        let (options, format) = find(&["--unique", "-0", "--min-size=1K", "-H"]).unwrap();
+        assert_eq!(options.analysis.replication, Replication { over: None, under: Some(2) });
+        assert!(matches!(format, ReportFormat::Text(TextStyle::Nul)));
+        assert_eq!(options.selection.min_size, 1024);
+        assert!(options.hardlinks && options.cache.is_none());
+        let (options, format) = find(&["--summary", "--dirs"]).unwrap();
+        assert!(options.analysis.dirs && options.analysis.dir_summary);
+        assert!(matches!(format, ReportFormat::DirSummary));
+    }
+}
