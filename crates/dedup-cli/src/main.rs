@@ -9,7 +9,6 @@ mod find;
 mod generate;
 mod messages;
 mod progress;
-mod size;
 mod store;
 mod sync;
 

@@ -227,3 +227,41 @@ impl CheckArgs {
         Ok(ReadData::from_options(self.read_data_subset.as_deref(), self.read_data)?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{ForgetArgs, PruneArgs};
+
+    #[derive(Debug, Parser)]
+    struct Forget {
+        #[command(flatten)]
+        args: ForgetArgs,
+    }
+
+    #[derive(Debug, Parser)]
+    struct Prune {
+        #[command(flatten)]
+        args: PruneArgs,
+    }
+
+    #[test]
+    fn keep_within_becomes_nanoseconds_or_names_the_option() {
+        let day = 24 * 3600 * 1_000_000_000_i64;
+        let ok = Forget::parse_from(["t", "--keep-within", "1w2d"]).args.request().unwrap();
+        assert_eq!(ok.policy.within_ns, Some(9 * day));
+        let bad = Forget::parse_from(["t", "--keep-within", "3x"]).args.request().unwrap_err();
+        assert!(bad.to_string().starts_with("--keep-within 3x: "), "{bad}");
+    }
+
+    #[test]
+    fn prune_sizes_and_shares_are_read_or_named() {
+        let ok = Prune::parse_from(["t", "--max-unused", "0", "--max-repack-size", "2k"]);
+        let options = ok.args.options.options().unwrap();
+        assert_eq!((options.max_unused, options.max_repack_bytes), (0.0, Some(2048)));
+        let bad = Prune::parse_from(["t", "--max-repack-size", "lots"]).args.options.options();
+        let bad = bad.unwrap_err().to_string();
+        assert!(bad.starts_with("--max-repack-size lots: "), "{bad}");
+    }
+}
