@@ -16,6 +16,8 @@
 //! [`Cache::prune`]; lookups never use them, so a rename or move keeps a file's entry and any
 //! path bytes are fine.
 
+#[cfg(feature = "clap")]
+pub mod args;
 mod command;
 pub mod format;
 pub mod settings;

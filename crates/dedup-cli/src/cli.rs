@@ -1,13 +1,17 @@
-//! The command line's top level: the list of commands, each pointing at its job's arguments
-//! (`find/args.rs`, `act/args.rs`, …), and the two that generate files from it.
+//! The command line's top level: the list of commands, each pointing at its job's arguments (in
+//! the job's crate, `dedup_find::args`, …; the store's in `store/args/`), and the two that
+//! generate files from it.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::act::args::{ActArgs, MoveArgs};
-use crate::cache::args::CacheArgs;
-use crate::find::args::FindArgs;
+use dedup_act::args::{ActArgs, MoveArgs};
+use dedup_cache::args::CacheArgs;
+use dedup_find::args::FindArgs;
+use dedup_sync::args::SyncArgs;
+
+use crate::act::ActionArgs;
 
 /// dedup stops you storing the same bytes twice: it finds duplicate files and acts on them,
 /// keeps deduplicated, encrypted snapshots of trees, and mirrors a tree one way.
@@ -36,30 +40,30 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List groups of identical files under the given paths.
-    #[command(after_help = crate::find::args::AFTER_HELP)]
+    #[command(after_help = dedup_find::args::AFTER_HELP)]
     Find(FindArgs),
     /// Replace duplicates with hard links to the kept file (one inode, one set of metadata).
-    #[command(after_help = crate::act::args::AFTER_HELP)]
-    Link(ActArgs),
+    #[command(after_help = dedup_act::args::AFTER_HELP)]
+    Link(ActionArgs<ActArgs>),
     /// Make duplicates share the kept file's extents (btrfs, XFS): each keeps its own metadata.
-    #[command(after_help = crate::act::args::AFTER_HELP)]
-    Reflink(ActArgs),
+    #[command(after_help = dedup_act::args::AFTER_HELP)]
+    Reflink(ActionArgs<ActArgs>),
     /// Replace duplicates with symbolic links to the kept file's absolute path.
-    #[command(after_help = crate::act::args::AFTER_HELP)]
-    Symlink(ActArgs),
+    #[command(after_help = dedup_act::args::AFTER_HELP)]
+    Symlink(ActionArgs<ActArgs>),
     /// Delete duplicates, keeping one file of each group.
-    #[command(after_help = crate::act::args::AFTER_HELP)]
-    Remove(ActArgs),
+    #[command(after_help = dedup_act::args::AFTER_HELP)]
+    Remove(ActionArgs<ActArgs>),
     /// Move duplicates under DIR, keeping their path below it.
-    #[command(after_help = crate::act::args::AFTER_HELP)]
-    Move(MoveArgs),
+    #[command(after_help = dedup_act::args::AFTER_HELP)]
+    Move(ActionArgs<MoveArgs>),
     /// Inspect or maintain the persistent content cache (see `dedup find --cache`).
-    #[command(after_help = crate::cache::args::AFTER_HELP)]
+    #[command(after_help = dedup_cache::args::AFTER_HELP)]
     Cache(CacheArgs),
     /// Keep deduplicated, encrypted snapshots of trees in a repository.
-    Store(crate::store::args::StoreArgs),
+    Store(dedup_store::args::StoreArgs),
     /// Mirror SRC into DST one way, copying only what changed and renaming what moved.
-    Sync(crate::sync::args::SyncArgs),
+    Sync(SyncArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = COMPLETIONS_AFTER_HELP)]
     Completions(CompletionsArgs),

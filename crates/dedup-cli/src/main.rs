@@ -9,7 +9,6 @@ mod find;
 mod generate;
 mod messages;
 mod progress;
-mod size;
 mod store;
 mod sync;
 
@@ -28,7 +27,7 @@ const EXIT_INCOMPLETE: u8 = 1;
 const EXIT_FATAL: u8 = 2;
 
 fn main() -> ExitCode {
-    let result = match sync::args::parse_alone(std::env::args_os()) {
+    let result = match dedup_sync::args::parse_alone(std::env::args_os()) {
         Some(args) => sync::run(args),
         None => run(Cli::parse()),
     };
@@ -49,11 +48,11 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
             allocator::tune(&allocator::FIND);
             find::run(args)
         }
-        Command::Link(args) => act::run(Action::Link, args),
-        Command::Reflink(args) => act::run(Action::Reflink, args),
-        Command::Symlink(args) => act::run(Action::Symlink, args),
-        Command::Remove(args) => act::run(Action::Remove, args),
-        Command::Move(args) => act::run(act::move_to(&args.to)?, args.act),
+        Command::Link(args) => act::run(Action::Link, &args.action, &args.select),
+        Command::Reflink(args) => act::run(Action::Reflink, &args.action, &args.select),
+        Command::Symlink(args) => act::run(Action::Symlink, &args.action, &args.select),
+        Command::Remove(args) => act::run(Action::Remove, &args.action, &args.select),
+        Command::Move(args) => act::run(args.action.action()?, &args.action.act, &args.select),
         Command::Cache(args) => cache::run(args),
         Command::Store(args) => store::run(args),
         Command::Sync(args) => sync::run(args),

@@ -9,6 +9,8 @@
 //! ([`pipeline`]), the walked tree ([`tree`]), the selection, the tuning and the report's order.
 
 mod analysis;
+#[cfg(feature = "clap")]
+pub mod args;
 mod cache;
 mod closing_lines;
 mod group_order;

@@ -179,7 +179,7 @@ fn find_groups(
     let tree = &*tree;
     let follow_links = options.selection.walk.follow_links;
     let reader = Reader { observer, progress, io };
-    let ctx = Reading { tree, reader, follow_links };
+    let ctx = Reading::new(tree, reader, follow_links);
     let same_size = inodes(&classes);
     let mut found = content_stages(classes, &ctx, options, cache, tree);
     found.funnel.files = tree.files.len() as u64 - repeated_entries;
@@ -285,4 +285,151 @@ fn group_of(tree: &Tree, class: &Class) -> Group {
     });
     let files = files.into_iter().map(|(_, f)| f).collect();
     Group { size: class.size, files, cached: class.cached }
+}
+
+/// What happens to files that change between the walk and their reads: the walk runs, the test
+/// changes the tree, then the content stages run.
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+    use std::sync::Mutex;
+    use std::time::{Duration, SystemTime};
+
+    use dedup_core::ProblemKind;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Problems(Mutex<Vec<Problem>>);
+
+    impl Observer for Problems {
+        fn problem(&self, problem: Problem) {
+            self.0.lock().unwrap().push(problem);
+        }
+    }
+
+    /// The groups (paths below `root`, sorted) and the problems (path below `root`, kind) of a
+    /// run over `root` in which `change` runs between the walk and the reads.
+    fn find_changed(
+        root: &Path,
+        change: impl FnOnce(),
+    ) -> (Vec<Vec<String>>, Vec<(String, String)>) {
+        let problems = Problems::default();
+        let counting = Counting { inner: &problems, errors: AtomicU64::new(0) };
+        let options = FindOptions::default();
+        let progress = Progress::default();
+        let walk_io = IoScheduler::new(options.concurrency.for_listing());
+        let roots = [root.to_owned()];
+        let (mut tree, _) = walk_and_load(&roots, &options, &walk_io, &counting, &progress);
+        change();
+        let read_io = IoScheduler::following(&walk_io, options.concurrency);
+        let found = find_groups(&mut tree, None, &options, &counting, &read_io, &progress);
+        let below = |path: PathBuf| path.strip_prefix(root).unwrap().display().to_string();
+        let mut groups: Vec<Vec<String>> = found
+            .groups
+            .iter()
+            .map(|class| {
+                let paths = class.inodes.iter().flat_map(|inode| inode.paths());
+                let mut paths: Vec<String> =
+                    paths.map(|i| below(tree.arena.path(tree.files[i].node))).collect();
+                paths.sort();
+                paths
+            })
+            .collect();
+        groups.sort();
+        let problems = problems.0.into_inner().unwrap();
+        let problems = problems.into_iter().map(|p| (below(p.path), format!("{:?}", p.kind)));
+        (groups, problems.collect())
+    }
+
+    /// Three copies of `size` bytes: `a`, `b` and `d/c`.
+    fn copies(size: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        fs::create_dir(dir.path().join("d")).unwrap();
+        for name in ["a", "b", "d/c"] {
+            fs::write(dir.path().join(name), &bytes).unwrap();
+        }
+        dir
+    }
+
+    fn pair() -> Vec<Vec<String>> {
+        vec![vec!["a".to_string(), "b".to_string()]]
+    }
+
+    /// Another file renamed over a walked one is not read as if it were the one walked, though
+    /// its bytes are the same: small files (read whole in one request, then checked) and
+    /// sampled ones alike.
+    #[test]
+    fn a_file_replaced_after_the_walk_is_left_out_as_replaced() {
+        for size in [100, 200_000] {
+            let dir = copies(size);
+            let c = dir.path().join("d/c");
+            let (groups, problems) = find_changed(dir.path(), || {
+                fs::copy(&c, dir.path().join("new")).unwrap();
+                fs::rename(dir.path().join("new"), &c).unwrap();
+            });
+            assert_eq!(groups, pair(), "size {size}");
+            assert_eq!(problems, [("d/c".to_string(), format!("{:?}", ProblemKind::Replaced))]);
+        }
+    }
+
+    /// A FIFO put where a walked file was is opened (without blocking) but nothing is taken
+    /// from it: the bytes a writer left in it are still there, and the file is reported
+    /// replaced.
+    #[test]
+    fn a_fifo_put_in_a_files_place_keeps_its_bytes_and_is_reported_replaced() {
+        let dir = copies(100);
+        let c = dir.path().join("d/c");
+        let mut fifo = None;
+        let (groups, problems) = find_changed(dir.path(), || {
+            fs::remove_file(&c).unwrap();
+            let mode = rustix::fs::Mode::from_raw_mode(0o600);
+            rustix::fs::mknodat(rustix::fs::CWD, &c, rustix::fs::FileType::Fifo, mode, 0).unwrap();
+            let mut writer = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                .open(&c)
+                .unwrap();
+            std::io::Write::write_all(&mut writer, &[7u8; 100]).unwrap();
+            fifo = Some(writer);
+        });
+        assert_eq!(groups, pair());
+        assert_eq!(problems, [("d/c".to_string(), format!("{:?}", ProblemKind::Replaced))]);
+        let mut left = [0u8; 200];
+        let n = std::io::Read::read(&mut fifo.unwrap(), &mut left).unwrap();
+        assert_eq!(n, 100, "the FIFO's bytes were taken");
+    }
+
+    /// A file rewritten in place with the same bytes but a new modification time is left out
+    /// as changed.
+    #[test]
+    fn a_file_rewritten_after_the_walk_is_left_out_as_changed() {
+        let dir = copies(100);
+        let c = dir.path().join("d/c");
+        let (groups, problems) = find_changed(dir.path(), || {
+            let file = fs::OpenOptions::new().write(true).open(&c).unwrap();
+            let later = SystemTime::now() + Duration::from_secs(3600);
+            file.set_modified(later).unwrap();
+        });
+        assert_eq!(groups, pair());
+        assert_eq!(problems, [("d/c".to_string(), format!("{:?}", ProblemKind::Changed))]);
+    }
+
+    /// A directory swapped for a symlink after the walk is not followed, even to the very
+    /// directory it replaced (opened by path, the file would have been read through it).
+    #[test]
+    fn a_directory_swapped_for_a_symlink_after_the_walk_is_not_followed() {
+        let dir = copies(100);
+        let (groups, problems) = find_changed(dir.path(), || {
+            fs::rename(dir.path().join("d"), dir.path().join("e")).unwrap();
+            std::os::unix::fs::symlink("e", dir.path().join("d")).unwrap();
+        });
+        assert_eq!(groups, pair());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].0, "d/c");
+    }
 }

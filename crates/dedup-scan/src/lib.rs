@@ -4,6 +4,7 @@
 
 mod cachestat;
 pub mod crew;
+mod dir_handles;
 mod fiemap;
 pub mod io;
 pub mod layout;
@@ -13,9 +14,10 @@ pub mod read;
 mod walk;
 pub mod xattr_at;
 
+pub use dir_handles::DirHandles;
 pub use open::{
-    meta_from_stat, meta_of, open_content_at, open_dir, open_for_read, open_recorded,
-    OpenRecordedError,
+    check_recorded, is_recorded, meta_from_stat, meta_of, open_content_at, open_dir, open_for_read,
+    open_recorded, OpenRecordedError,
 };
 pub use paths::{NodeId, PathArena, PathWriter};
 pub use read::ReadBuf;

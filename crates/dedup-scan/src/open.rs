@@ -52,7 +52,15 @@ pub fn open_for_read(path: &Path, follow: bool) -> io::Result<File> {
 /// Open the entry `name` of the directory `dir` for reading its content, without following a
 /// symlink at `name` (`ELOOP`) or blocking on a FIFO that took a file's place.
 pub fn open_content_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
-    let flags = CONTENT | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    open_content_in(dir, name, false)
+}
+
+/// [`open_content_at`], following a symlink at `name` when `follow`.
+pub(crate) fn open_content_in(dir: BorrowedFd<'_>, name: &OsStr, follow: bool) -> io::Result<File> {
+    let mut flags = CONTENT | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
     let open = |flags| openat(dir, name, flags, Mode::empty()).map_err(io::Error::from);
     keeping_atime(flags, open).map(File::from)
 }
@@ -79,7 +87,7 @@ pub fn meta_from_stat(st: &Stat) -> FileMeta {
     }
 }
 
-fn open_path(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+pub(crate) fn open_path(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
     match openat(CWD, path, flags, Mode::empty()) {
         Err(Errno::NAMETOOLONG) => open_by_components(path, flags),
         other => other.map_err(io::Error::from),
@@ -201,15 +209,24 @@ pub fn open_recorded(
     meta: &FileMeta,
     follow: bool,
 ) -> Result<File, OpenRecordedError> {
-    let file = open_for_read(path, follow)?;
+    check_recorded(open_for_read(path, follow)?, meta)
+}
+
+/// The file just opened, once `fstat` shows that it is the regular file the walk recorded as
+/// `meta` (same device and inode): for a file opened some other way than [`open_recorded`].
+pub fn check_recorded(file: File, meta: &FileMeta) -> Result<File, OpenRecordedError> {
     let st = rustix::fs::fstat(&file).map_err(io::Error::from)?;
-    let same = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
-        && FileId { dev: st.st_dev, ino: st.st_ino } == meta.id;
-    if same {
+    if is_recorded(&st, meta) {
         Ok(file)
     } else {
         Err(OpenRecordedError::Replaced)
     }
+}
+
+/// Whether `st` is of the regular file the walk recorded as `meta` (same device and inode).
+pub fn is_recorded(st: &Stat, meta: &FileMeta) -> bool {
+    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+        && FileId { dev: st.st_dev, ino: st.st_ino } == meta.id
 }
 
 /// Current metadata of an open file.

@@ -7,6 +7,8 @@
 //! prune and repair. Where files are kept is the `dedup-backend` crate, re-exported as
 //! [`backend`]. Libraries never print: results and problems are returned.
 
+#[cfg(feature = "clap")]
+pub mod args;
 pub mod backup;
 pub mod blob;
 mod check;

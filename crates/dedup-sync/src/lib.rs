@@ -10,6 +10,8 @@
 //!
 //! Libraries never print: changes and problems go to the caller's [`Events`].
 
+#[cfg(feature = "clap")]
+pub mod args;
 pub mod backup;
 pub mod change;
 mod change_log;

@@ -1,78 +1,54 @@
-//! The actions (`link`, `reflink`, `symlink`, `remove`, `move`): settings from arguments, the
-//! report (scanned now or read with `--from`), then dedup-act runs the plan, or writes it as a
-//! script, showing one line per change on stdout and skips and the summary on stderr.
-
-pub mod args;
+//! The actions (`link`, `reflink`, `symlink`, `remove`, `move`): the report (scanned now or read
+//! with `--from`), then dedup-act runs the plan, or writes it as a script, showing one line per
+//! change on stdout and skips and the summary on stderr.
 
 use std::io::{self, BufWriter};
-use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use dedup_act::{Action, KeepPolicy, KeepRule, PlanOptions, RunOptions};
+use anyhow::Result;
+use clap::Args;
+use dedup_act::args::ActArgs;
+use dedup_act::Action;
+use dedup_find::args::SelectArgs;
 use dedup_report::Report;
 
-use self::args::{ActArgs, KeepArg};
-use crate::find::{self, find_options};
+use crate::find;
 use crate::messages::Messages;
 
-/// `dedup move --to DIR`: the action, its directory made absolute.
-pub fn move_to(to: &Path) -> Result<Action> {
-    Ok(Action::Move { to: std::path::absolute(to).context("cannot resolve --to")? })
+/// An action's command line: its own arguments (dedup-act's), then the selection of the scan it
+/// runs unless `--from` (dedup-find's).
+#[derive(Debug, Args)]
+pub struct ActionArgs<A: Args> {
+    /// The action's own arguments.
+    #[command(flatten)]
+    pub action: A,
+
+    /// Which files take part, and how the tree is read (when scanning).
+    #[command(flatten)]
+    pub select: SelectArgs,
 }
 
 /// Run `action`; `Ok(true)` when everything planned was done and the scan was complete.
-pub fn run(action: Action, args: ActArgs) -> Result<bool> {
-    let keep = KeepPolicy::new(&rules(&args.keep), &args.prefer).context("bad --prefer glob")?;
-    let (report, scan_complete) = load_report(&args)?;
-    let options = RunOptions {
-        plan: PlanOptions { action, keep, isolate: args.isolate, dirs: args.dirs },
-        reference: args.reference.clone(),
-        script: args.script.then(|| format!("dedup {}", env!("CARGO_PKG_VERSION"))),
-        dry_run: args.dry_run,
-        quiet: args.quiet,
-        log: args.log.clone(),
-    };
+pub fn run(action: Action, args: &ActArgs, select: &SelectArgs) -> Result<bool> {
+    let options = args.options(action)?;
+    let report = load_report(args, select)?;
     let messages = Messages { verbose: args.verbose, bar: None };
     let mut out = BufWriter::new(io::stdout().lock());
     let done = dedup_act::run(&report, &options, &mut out, &messages)?;
-    Ok(scan_complete && done)
+    Ok(report.summary.errors == 0 && done)
 }
 
-fn rules(keep: &[KeepArg]) -> Vec<KeepRule> {
-    keep.iter()
-        .map(|k| match k {
-            KeepArg::Oldest => KeepRule::Oldest,
-            KeepArg::Newest => KeepRule::Newest,
-            KeepArg::Shallowest => KeepRule::Shallowest,
-            KeepArg::Deepest => KeepRule::Deepest,
-            KeepArg::FirstRoot => KeepRule::FirstRoot,
-            KeepArg::PathPriority => KeepRule::PathPriority,
-        })
-        .collect()
-}
-
-/// The report to act on, and whether the scan behind it was complete.
-fn load_report(args: &ActArgs) -> Result<(Report, bool)> {
-    let report = if let Some(from) = &args.from {
+/// The report to act on: read from `--from`, else scanned now.
+fn load_report(args: &ActArgs, select: &SelectArgs) -> Result<Report> {
+    if let Some(from) = &args.from {
         let report = dedup_report::load(from, &mut io::stdin().lock())?;
         if args.dirs && report.dirs.is_none() {
             anyhow::bail!(
                 "--dirs: the report has no \"dirs\" section; write it with `dedup find --dirs`"
             );
         }
-        report
-    } else {
-        let mut roots =
-            if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
-        for r in &args.reference {
-            if !roots.contains(r) {
-                roots.push(r.clone());
-            }
-        }
-        let mut options = find_options(&args.select)?;
-        options.analysis.dirs = args.dirs;
-        find::scan(&roots, &options, (args.quiet, args.verbose), false).report
-    };
-    let complete = report.summary.errors == 0;
-    Ok((report, complete))
+        return Ok(report);
+    }
+    let mut options = select.options()?;
+    options.analysis.dirs = args.dirs;
+    Ok(find::scan(&args.roots(), &options, (args.quiet, args.verbose), false).report)
 }

@@ -6,42 +6,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use dedup_store::backup::{backup_stream, BackupProgress, Selection};
-use dedup_store::commands::{backup_counted, backup_options, BackupRequest, Expected};
+use dedup_store::args::{BackupArgs, CommonArgs};
+use dedup_store::backup::{backup_stream, BackupProgress};
+use dedup_store::commands::{backup_counted, backup_options, Expected};
 use dedup_store::text;
 
-use super::args::{BackupArgs, CommonArgs};
 use super::json_progress::{self, JsonProblems};
 use crate::messages::Messages;
 
 /// Run `dedup store backup`; `Ok(false)` when some entries could not be read.
 pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let request = BackupRequest {
-        paths: &args.paths,
-        files_from: &args.files_from,
-        host: args.host.clone().unwrap_or_else(super::hostname),
-        user: super::username(),
-        tags: args.tags.clone(),
-        excludes: &args.excludes,
-        exclude_files: &args.exclude_files,
-        iexcludes: &args.iexcludes,
-        selection: Selection {
-            larger_than: args.exclude_larger_than,
-            if_present: args
-                .exclude_if_present
-                .iter()
-                .map(|n| n.as_encoded_bytes().to_vec())
-                .collect(),
-            caches: args.exclude_caches,
-        },
-        one_file_system: args.one_file_system,
-        dry_run: args.dry_run,
-        stdin: args.stdin,
-        parent: args.parent.as_deref(),
-        program: format!("dedup {}", env!("CARGO_PKG_VERSION")),
-    };
-    let options = backup_options(&repo, request)?;
+    let options = backup_options(&repo, args.request(super::program()))?;
     let problems = JsonProblems::new(
         Messages { verbose: common.verbose > 0, bar: None },
         "archival",
@@ -78,7 +54,7 @@ pub fn run(common: &CommonArgs, args: BackupArgs) -> Result<bool> {
     let outcome = outcome.with_context(|| {
         format!(
             "backup into {} failed, no snapshot written",
-            super::location(common).unwrap_or_default().display()
+            common.location().unwrap_or_default().display()
         )
     })?;
     let seconds = started.elapsed().as_secs_f64();

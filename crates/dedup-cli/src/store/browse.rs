@@ -5,16 +5,16 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
 use anyhow::Result;
+use dedup_store::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
 use dedup_store::commands::{self, DiffEntry, Dumped};
 use dedup_store::text::{ls_long_line, snapshot_line, snapshot_record};
 
-use super::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
 use super::report::say;
 
 /// `dedup store snapshots`.
 pub fn snapshots(common: &CommonArgs, args: SnapshotsArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let list = commands::snapshots(&repo, &super::filter(&args.filter))?;
+    let list = commands::snapshots(&repo, &args.filter.filter())?;
     for err in &list.unreadable {
         eprintln!("dedup: error: {err}");
     }
@@ -39,7 +39,7 @@ pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
     let repo = super::open(common)?;
     let asked = args.path.as_deref().map_or(&[][..], |p| p.as_bytes());
     let mut out = std::io::stdout().lock();
-    let filter = super::filter(&args.filter);
+    let filter = args.filter.filter();
     commands::ls(&repo, &args.snapshot, &filter, asked, &mut |path, node| {
         if args.long {
             writeln!(out, "{}", ls_long_line(path, node))
@@ -57,7 +57,7 @@ pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
 /// place whole). A file the backup could not read whole is refused.
 pub fn dump(common: &CommonArgs, args: DumpArgs) -> Result<bool> {
     let repo = Arc::new(super::open(common)?);
-    let snapshot = (args.snapshot.as_str(), &super::filter(&args.filter));
+    let snapshot = (args.snapshot.as_str(), &args.filter.filter());
     let mut out = std::io::stdout().lock();
     let output = args.output.as_deref();
     match commands::dump_file(&repo, snapshot, args.file.as_bytes(), output, &mut out)? {
@@ -72,7 +72,7 @@ pub fn dump(common: &CommonArgs, args: DumpArgs) -> Result<bool> {
 /// `dedup store diff`: entries added (+), removed (-) and modified (M).
 pub fn diff(common: &CommonArgs, args: DiffArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let filter = super::filter(&args.filter);
+    let filter = args.filter.filter();
     let mut out = std::io::stdout().lock();
     commands::diff(&repo, &args.first, &args.second, &filter, &mut |entry: DiffEntry| {
         writeln!(out, "{}", entry.line()).map_err(stdout_error)

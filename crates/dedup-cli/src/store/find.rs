@@ -1,26 +1,16 @@
 //! `dedup store find`: the library's search of the snapshots selected, its matches written as
 //! they come (dedup-store's `text::FindWriter` words them).
 
-use std::os::unix::ffi::OsStrExt;
-
 use anyhow::Result;
-use dedup_store::commands::{self, FindOptions, Found, Patterns};
-use dedup_store::text::{parse_time, FindWriter};
-
-use super::args::CommonArgs;
-use super::history_args::FindArgs;
+use dedup_store::args::{CommonArgs, FindArgs};
+use dedup_store::commands::{self, Found};
+use dedup_store::text::FindWriter;
 
 /// `dedup store find`.
 pub fn run(common: &CommonArgs, args: FindArgs) -> Result<bool> {
-    let patterns: Vec<Vec<u8>> = args.patterns.iter().map(|p| p.as_bytes().to_vec()).collect();
-    let options = FindOptions {
-        patterns: Patterns::new(&patterns, args.ignore_case)?,
-        oldest: args.oldest.as_deref().map(|t| parse_time(t, false)).transpose()?,
-        newest: args.newest.as_deref().map(|t| parse_time(t, true)).transpose()?,
-    };
+    let options = args.options()?;
     let repo = super::open(common)?;
-    let selected =
-        commands::select(&repo, &super::history::selection_of(&args.snapshots, &args.filter))?;
+    let selected = commands::select(&repo, &args.selection())?;
     for err in &selected.unreadable {
         eprintln!("dedup: error: {err}");
     }

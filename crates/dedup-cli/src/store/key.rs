@@ -2,11 +2,11 @@
 //! (dedup_store::client::keys) and returns the lines to show.
 
 use anyhow::Result;
+use dedup_store::args::{CommonArgs, KeyAction, KeyArgs, NewPasswordArgs};
 use dedup_store::client::keys;
 use dedup_store::client::password::{new_password, Password, PasswordError};
 use dedup_store::client::user_name::key_label;
 
-use super::args::{CommonArgs, KeyAction, KeyArgs, NewPasswordArgs};
 use super::password::prompt;
 
 /// Run `dedup store key`.

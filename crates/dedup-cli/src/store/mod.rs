@@ -1,14 +1,12 @@
-//! `dedup store …`: argument handling, the glue that opens the repository through the store's
-//! client (a password prompt, warnings printed), and one module per group of commands. Library
-//! errors become messages here; the exit status is main's.
+//! `dedup store …`: the arguments (dedup_store::args, with the profile under them) dispatched,
+//! the glue that opens the repository through the store's client (a password prompt, warnings
+//! printed), and one module per group of commands. Library errors become messages here; the
+//! exit status is main's.
 
-pub mod args;
 mod backup;
 mod browse;
 mod find;
-mod help_examples;
 mod history;
-pub mod history_args;
 mod init;
 mod json_progress;
 mod key;
@@ -16,23 +14,19 @@ mod mount;
 mod mount_signals;
 mod mount_volume;
 mod password;
-mod profile_apply;
 mod report;
 mod restore;
 mod upkeep;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
+use dedup_store::args::{CommonArgs, StoreArgs, StoreCommand};
 use dedup_store::client::password::{Password, PasswordError};
-use dedup_store::client::{self, OpenRequest, Reach, Warning};
-use dedup_store::repo::{Repository, SnapshotFilter};
-
-use self::args::{CommonArgs, FilterArgs, StoreArgs, StoreCommand};
+use dedup_store::client::{self, OpenRequest, Warning};
+use dedup_store::repo::Repository;
 
 /// Run `dedup store`; `Ok(true)` when complete.
 pub fn run(args: StoreArgs) -> Result<bool> {
-    let args = profile_apply::apply(args)?;
+    let args = args.with_profile()?;
     let common = &args.common;
     crate::allocator::tune(&crate::allocator::STORE);
     match args.command {
@@ -58,21 +52,6 @@ pub fn run(args: StoreArgs) -> Result<bool> {
     }
 }
 
-/// The repository location from `-r` or DEDUP_REPO.
-fn location(common: &CommonArgs) -> Result<PathBuf> {
-    Ok(client::open::location(common.repo.as_deref())?)
-}
-
-/// How the repository's storage is reached.
-fn reach(common: &CommonArgs) -> Reach {
-    Reach {
-        connections: common.connections,
-        s3_virtual_host: common.s3_virtual_host,
-        accept_new_host_key: common.accept_new_host_key,
-        insecure_http: common.insecure_http,
-    }
-}
-
 /// Prints a warning of the store's client.
 fn warn(warning: Warning) {
     for line in warning.lines() {
@@ -83,7 +62,7 @@ fn warn(warning: Warning) {
 /// Opens the repository, asking for the password where one is needed, and checks it against
 /// what this client remembers of its location (dedup_store::client::open).
 fn open(common: &CommonArgs) -> Result<Repository> {
-    let sources = password::sources(common);
+    let sources = common.password_sources();
     open_with(common, &|| sources.password(&password::prompt))
 }
 
@@ -93,7 +72,7 @@ fn open_with(
     common: &CommonArgs,
     password: &dyn Fn() -> Result<Password, PasswordError>,
 ) -> Result<Repository> {
-    let location = location(common)?;
+    let location = common.location()?;
     let tell = |warning: Warning| match warning {
         Warning::KeyOrigin(line) if common.verbose > 0 => eprintln!("dedup: {line}"),
         Warning::KeyOrigin(_) => {}
@@ -101,38 +80,17 @@ fn open_with(
     };
     Ok(client::open(&OpenRequest {
         location: &location,
-        reach: reach(common),
+        reach: common.reach(),
         no_cache: common.no_cache,
         no_key_cache: common.no_key_cache,
         accept_change: common.accept_repository_change,
-        password_given: password::sources(common).given(),
+        password_given: common.password_sources().given(),
         password,
         warn: &tell,
     })?)
 }
 
-/// The library's snapshot filter from `--host` and `--path` (made absolute).
-fn filter(args: &FilterArgs) -> SnapshotFilter {
-    SnapshotFilter {
-        host: args.host.clone(),
-        paths: args.paths.iter().map(|p| absolute_bytes(p)).collect(),
-    }
-}
-
-/// `path` made absolute (not resolved), as backup records it.
-fn absolute_bytes(path: &std::path::Path) -> Vec<u8> {
-    std::path::absolute(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .into_os_string()
-        .into_encoded_bytes()
-}
-
-/// This machine's host name.
-fn hostname() -> String {
-    dedup_store::repo::this_host()
-}
-
-/// The user's name, for snapshots (dedup_store::client::user_name).
-fn username() -> String {
-    client::user_name::current()
+/// The program recorded in what the store writes.
+fn program() -> String {
+    format!("dedup {}", env!("CARGO_PKG_VERSION"))
 }

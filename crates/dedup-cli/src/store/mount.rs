@@ -8,10 +8,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use dedup_mount::preflight::{self, FUSERMOUNT};
 use dedup_mount::{Session, SessionOptions};
+use dedup_store::args::{CommonArgs, MountArgs};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use super::args::{CommonArgs, MountArgs};
 use super::mount_signals::{watch, Render};
 use crate::messages::quote_path;
 

@@ -9,10 +9,12 @@ use anyhow::{Context, Result};
 use dedup_mount::preflight::{self, FUSERMOUNT};
 use dedup_mount::volume::{self, VolumeOptions};
 use dedup_mount::{Session, SessionOptions};
+use dedup_store::args::{CommonArgs, MountArgs};
+use dedup_store::client::user_name;
+use dedup_store::repo::this_host;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use super::args::{CommonArgs, MountArgs};
 use super::mount_signals::{watch, Render};
 use crate::messages::quote_path;
 
@@ -20,15 +22,15 @@ use crate::messages::quote_path;
 pub fn run(common: &CommonArgs, args: MountArgs) -> Result<bool> {
     let name = args.writable.clone().unwrap_or_default();
     let mountpoint = preflight::check(&args.mountpoint)?;
-    let location = super::location(common)?;
+    let location = common.location()?;
     let space = (!dedup_store::backend::is_remote(&location)).then_some(location);
     let repo = std::sync::Arc::new(super::open(common)?);
     let options = VolumeOptions {
         name: name.clone(),
-        host: args.host.clone().unwrap_or_else(super::hostname),
-        user: super::username(),
+        host: args.host.clone().unwrap_or_else(this_host),
+        user: user_name::current(),
         tags: args.tags.clone(),
-        program: format!("dedup {}", env!("CARGO_PKG_VERSION")),
+        program: super::program(),
         commit_interval: Duration::from_secs(args.commit_interval.max(1)),
         space,
     };

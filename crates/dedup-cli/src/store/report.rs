@@ -6,10 +6,8 @@ use std::fmt::Display;
 use std::io::{self, Write};
 
 use anyhow::{Context, Result};
-use dedup_store::commands::ReadData;
+use dedup_store::args::{CheckArgs, CommonArgs, StatsArgs};
 use dedup_store::text::Line;
-
-use super::args::{CheckArgs, CommonArgs, StatsArgs};
 
 /// Prints `lines` where each goes; with `quiet`, only the answer and the problems.
 pub fn print<'a>(lines: impl IntoIterator<Item = &'a Line>, quiet: bool) -> Result<()> {
@@ -48,7 +46,7 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
 /// `dedup store check`: findings on stderr, a summary on stdout; `Ok(false)` when damaged.
 pub fn check(common: &CommonArgs, args: CheckArgs) -> Result<bool> {
     let repo = super::open(common)?;
-    let read = ReadData::from_options(args.read_data_subset.as_deref(), args.read_data)?;
+    let read = args.read_data()?;
     let report = dedup_store::commands::check(&repo, read)?;
     print(&report.lines(read), common.quiet)?;
     Ok(report.errors.is_empty())

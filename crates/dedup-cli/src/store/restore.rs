@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use anyhow::Result;
 use dedup_core::{Observer, Problem};
-use dedup_store::commands::{restore_snapshot, RestoreRequest};
-use dedup_store::restore::{Change, Events, Overwrite, RestoreSummary};
+use dedup_store::args::{CommonArgs, RestoreArgs};
+use dedup_store::commands::restore_snapshot;
+use dedup_store::restore::{Change, Events, RestoreSummary};
 use dedup_store::text;
 
-use super::args::{CommonArgs, OverwriteArg, RestoreArgs};
 use super::json_progress::{self, JsonProblems};
 use crate::messages::Messages;
 
@@ -48,23 +48,7 @@ impl Events for Render {
 /// Run `dedup store restore`; `Ok(false)` when some entries could not be restored.
 pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     let repo = Arc::new(super::open(common)?);
-    let overwrite = match args.overwrite {
-        OverwriteArg::Always => Overwrite::Always,
-        OverwriteArg::IfChanged => Overwrite::IfChanged,
-        OverwriteArg::IfNewer => Overwrite::IfNewer,
-        OverwriteArg::Never => Overwrite::Never,
-    };
-    let request = RestoreRequest {
-        spec: &args.snapshot,
-        filter: super::filter(&args.filter),
-        includes: &args.includes,
-        excludes: &args.excludes,
-        target: &args.target,
-        overwrite,
-        delete: args.delete,
-        dry_run: args.dry_run,
-        verify: args.verify,
-    };
+    let request = args.request();
     let render = Render {
         problems: JsonProblems::new(
             Messages { verbose: common.verbose > 0, bar: None },
@@ -100,7 +84,7 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
         let elapsed = started.elapsed();
         render.problems.out.line(text::restore_summary_record(id, args.dry_run, s, elapsed));
     } else if !common.quiet {
-        let line = text::restore_summary_line(id, &args.target, args.dry_run, overwrite, s);
+        let line = text::restore_summary_line(id, &args.target, args.dry_run, request.overwrite, s);
         render.problems.out.line(line);
     }
     render.problems.out.result()?;

@@ -13,6 +13,7 @@ mod volume_crash;
 mod volume_fsx;
 mod volume_helpers;
 mod volume_posix;
+mod volume_privileges;
 mod volume_read;
 mod volume_recover;
 mod volume_s3;

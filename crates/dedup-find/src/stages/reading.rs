@@ -1,6 +1,8 @@
 //! The content stages' view of the shared read path ([`dedup_scan::read::Reader`]): files are
 //! named by their inode's first path in the walked tree, and the tree decides whether that path
-//! may be followed through a symlink.
+//! may be followed through a symlink. They are opened relative to descriptors of their
+//! directories ([`DirHandles`]), not by path: one name looked up per file, and no symlink
+//! followed below a root unless links are.
 
 use std::fs::File;
 use std::io;
@@ -9,9 +11,8 @@ use std::path::PathBuf;
 
 use dedup_cache::Digest;
 use dedup_core::Progress;
-use dedup_scan::open_recorded;
-use dedup_scan::read::{digest_file, Reader};
-use dedup_scan::ReadBuf;
+use dedup_scan::read::{digest_opened, Reader};
+use dedup_scan::{check_recorded, DirHandles, ReadBuf};
 
 use crate::stages::candidates::Inode;
 use crate::tree::Tree;
@@ -21,9 +22,15 @@ pub(crate) struct Reading<'a> {
     pub tree: &'a Tree,
     pub reader: Reader<'a>,
     pub follow_links: bool,
+    /// The directories of the files opened so far, kept open.
+    dirs: DirHandles,
 }
 
-impl Reading<'_> {
+impl<'a> Reading<'a> {
+    /// Reading the files of `tree` through `reader`; `follow_links` as the walk was told.
+    pub fn new(tree: &'a Tree, reader: Reader<'a>, follow_links: bool) -> Reading<'a> {
+        Reading { tree, reader, follow_links, dirs: DirHandles::new(follow_links) }
+    }
     /// Counts bytes read and stage progress.
     pub fn progress(&self) -> &Progress {
         self.reader.progress
@@ -60,16 +67,40 @@ impl Reading<'_> {
         self.follow_links || self.tree.arena.parent(node).is_none()
     }
 
+    /// Open the inode's first path, not yet knowing whether it is still the file the walk saw.
+    fn open_path(&self, inode: &Inode) -> io::Result<File> {
+        let node = self.tree.files[inode.first()].node;
+        self.dirs.open_content(&self.tree.arena, node, self.follows(inode))
+    }
+
     /// Open the inode, checking that it is still the file the walk saw.
     pub fn open(&self, inode: &Inode) -> Option<File> {
-        self.reader.open(&self.path(inode), *inode.meta(self.tree), self.follows(inode))
+        let meta = *inode.meta(self.tree);
+        self.reader.open_by(|| self.path(inode), meta, || self.open_path(inode))
     }
 
     /// Open the inode as [`Reading::open`] does, but leave a failure unreported: for reads that
     /// only prepare (reading ahead, finding where a file lies), after which the file's real read
     /// reports what is wrong with it.
     pub fn open_quietly(&self, inode: &Inode) -> Option<File> {
-        open_recorded(&self.path(inode), inode.meta(self.tree), self.follows(inode)).ok()
+        check_recorded(self.open_path(inode).ok()?, inode.meta(self.tree)).ok()
+    }
+
+    /// Open the inode for [`Reading::read_then_check`], which checks what was opened once it
+    /// has read it whole.
+    pub fn open_unchecked(&self, inode: &Inode) -> Option<File> {
+        self.reader.open_unchecked(|| self.path(inode), || self.open_path(inode))
+    }
+
+    /// Run `read`, which reads the whole inode from `file` ([`Reading::open_unchecked`]), then
+    /// check that it was the file the walk saw, unchanged ([`Reader::read_then_check`]).
+    pub fn read_then_check<R>(
+        &self,
+        inode: &Inode,
+        file: &File,
+        read: impl FnOnce() -> io::Result<R>,
+    ) -> Option<R> {
+        self.reader.read_then_check(|| self.path(inode), *inode.meta(self.tree), file, read)
     }
 
     /// Read the whole inode into a buffer that is dropped, for a read whose bytes are wanted
@@ -121,6 +152,7 @@ impl Reading<'_> {
     /// The BLAKE3 digest of the whole inode, read start to end; `None` when it cannot be read
     /// or changed while being read (the reader has reported why).
     pub fn digest(&self, inode: &Inode) -> Option<Digest> {
-        digest_file(&self.reader, &self.path(inode), *inode.meta(self.tree), self.follows(inode))
+        let file = self.open(inode)?;
+        digest_opened(&self.reader, || self.path(inode), &file, *inode.meta(self.tree))
     }
 }

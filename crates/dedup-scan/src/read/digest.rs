@@ -1,7 +1,8 @@
 //! The BLAKE3 digest of one whole file, read start to end in large chunks under the scheduler.
 
+use std::fs::File;
 use std::num::NonZeroU64;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use dedup_core::FileMeta;
 use rustix::fs::{fadvise, Advice};
@@ -21,21 +22,30 @@ pub fn digest_file(
     follow: bool,
 ) -> Option<[u8; 32]> {
     let file = reader.open(path, meta, follow)?;
+    digest_opened(reader, || path.to_path_buf(), &file, meta)
+}
+
+/// [`digest_file`] of a file already opened and checked to be the one recorded as `meta`
+/// (named by `path` in problems).
+pub fn digest_opened(
+    reader: &Reader<'_>,
+    path: impl Fn() -> PathBuf,
+    file: &File,
+    meta: FileMeta,
+) -> Option<[u8; 32]> {
     let size = meta.size;
-    let _ = fadvise(&file, 0, NonZeroU64::new(size), Advice::Sequential);
+    let _ = fadvise(file, 0, NonZeroU64::new(size), Advice::Sequential);
     let mut hasher = blake3::Hasher::new();
     let mut buf = ReadBuf::new(usize::try_from(size.min(DIGEST_CHUNK)).ok()?);
     let mut offset = 0;
     while offset < size {
         let len = (size - offset).min(DIGEST_CHUNK) as usize;
         buf.set_len(len);
-        reader.read_at(|| path.to_path_buf(), meta.id.dev, &file, buf.bytes_mut(), offset)?;
+        reader.read_at(&path, meta.id.dev, file, buf.bytes_mut(), offset)?;
         hasher.update(buf.bytes());
         offset += len as u64;
     }
-    reader
-        .unchanged_after_read(|| path.to_path_buf(), meta, &file)
-        .then(|| *hasher.finalize().as_bytes())
+    reader.unchanged_after_read(path, meta, file).then(|| *hasher.finalize().as_bytes())
 }
 
 #[cfg(test)]

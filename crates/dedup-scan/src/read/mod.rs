@@ -13,6 +13,6 @@ mod reader;
 pub mod together;
 
 pub use buf::ReadBuf;
-pub use digest::{digest_file, DIGEST_CHUNK};
+pub use digest::{digest_file, digest_opened, DIGEST_CHUNK};
 pub use pool::BufferPool;
 pub use reader::Reader;

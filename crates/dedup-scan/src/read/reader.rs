@@ -16,7 +16,9 @@ use dedup_core::{FileMeta, Observer, Problem, ProblemKind, Progress};
 
 use crate::crew::{map_each, Staffing};
 use crate::io::IoScheduler;
-use crate::open::{meta_of, open_recorded, OpenRecordedError};
+use crate::open::{
+    check_recorded, is_recorded, meta_from_stat, meta_of, open_for_read, OpenRecordedError,
+};
 
 /// What reads need from the run: where problems go, what counts progress, who grants reads.
 #[derive(Clone, Copy)]
@@ -69,14 +71,78 @@ impl Reader<'_> {
     /// Open `path`, checking that it is still the file described by `meta`; `follow` allows a
     /// symlink at its last component.
     pub fn open(&self, path: &Path, meta: FileMeta, follow: bool) -> Option<File> {
-        match open_recorded(path, &meta, follow) {
+        self.open_by(|| path.to_path_buf(), meta, || open_for_read(path, follow))
+    }
+
+    /// Open with `open` the file recorded as `meta` (named by `path` in problems), checking
+    /// that it is still that file, as [`Reader::open`] does.
+    pub fn open_by(
+        &self,
+        path: impl FnOnce() -> PathBuf,
+        meta: FileMeta,
+        open: impl FnOnce() -> io::Result<File>,
+    ) -> Option<File> {
+        match open().map_err(OpenRecordedError::Io).and_then(|f| check_recorded(f, &meta)) {
             Ok(file) => Some(file),
-            Err(OpenRecordedError::Io(e)) => self.failed(|| path.to_path_buf(), e),
+            Err(OpenRecordedError::Io(e)) => self.failed(path, e),
             Err(OpenRecordedError::Replaced) => {
-                self.observer.problem(Problem::left_out(path, ProblemKind::Replaced));
+                self.observer.problem(Problem::left_out(path(), ProblemKind::Replaced));
                 None
             }
         }
+    }
+
+    /// Open with `open` a file that [`Reader::read_then_check`] will read whole and only then
+    /// check: a failure is reported, but what was opened is not yet known to be the file meant.
+    pub fn open_unchecked(
+        &self,
+        path: impl FnOnce() -> PathBuf,
+        open: impl FnOnce() -> io::Result<File>,
+    ) -> Option<File> {
+        match open() {
+            Ok(file) => Some(file),
+            Err(e) => self.failed(path, e),
+        }
+    }
+
+    /// Run `read`, which reads the whole of `file` (`len` bytes) opened by
+    /// [`Reader::open_unchecked`], then check with one `fstat` both that it is the regular file
+    /// the walk recorded as `meta` and that it did not change: the check of identity that
+    /// [`Reader::open`] makes before reading and the check of [`Reader::unchanged_after_read`]
+    /// share one answer. Nothing read is returned unless both hold.
+    ///
+    /// Reading before knowing what was opened is safe: it was opened without following a
+    /// symlink, without blocking, without a controlling terminal, and `pread` takes nothing from
+    /// a stream (a FIFO, socket, terminal or input device refuses it: `ESPIPE`) and at most
+    /// `len` bytes of anything else, which are dropped unless the check passes.
+    pub fn read_then_check<R>(
+        &self,
+        path: impl FnOnce() -> PathBuf,
+        meta: FileMeta,
+        file: &File,
+        read: impl FnOnce() -> io::Result<R>,
+    ) -> Option<R> {
+        let permit = self.io.acquire(meta.id.dev);
+        let read = read();
+        permit.done(meta.size);
+        let st = match rustix::fs::fstat(file) {
+            Ok(st) => st,
+            Err(e) => return self.failed(path, e.into()),
+        };
+        if !is_recorded(&st, &meta) {
+            self.observer.problem(Problem::left_out(path(), ProblemKind::Replaced));
+            return None;
+        }
+        let result = match read {
+            Ok(result) => result,
+            Err(e) => return self.failed(path, e),
+        };
+        if !meta.same_content_stamp(&meta_from_stat(&st)) {
+            self.observer.problem(Problem::left_out(path(), ProblemKind::Changed));
+            return None;
+        }
+        self.progress.read(meta.size);
+        Some(result)
     }
 
     /// Fill `buf` from `offset` of `file` (on device `dev`, named by `path` in problems). A file

@@ -62,6 +62,18 @@ fn pack_hash(id: &Id) -> u64 {
     u64::from_le_bytes(id.0[..8].try_into().expect("8 bytes"))
 }
 
+/// The order of prefixes (bytewise) as integers: a comparison of three words where comparing the
+/// arrays calls `memcmp`, which the load's sort and every lookup's bisection pay per step.
+fn order(prefix: &[u8; PREFIX]) -> (u64, u64, u32) {
+    let (high, rest) = prefix.split_at(8);
+    let (middle, low) = rest.split_at(8);
+    (
+        u64::from_be_bytes(high.try_into().expect("8 bytes")),
+        u64::from_be_bytes(middle.try_into().expect("8 bytes")),
+        u32::from_be_bytes(low.try_into().expect("4 bytes")),
+    )
+}
+
 fn prefix(id: &Id) -> [u8; PREFIX] {
     let mut out = [0u8; PREFIX];
     out.copy_from_slice(&id.0[..PREFIX]);
@@ -143,7 +155,9 @@ impl Index {
         // Pack numbers grow in loading order, so among equal prefixes the first loaded sorts
         // first; entries with one prefix are next to each other and rarely more than one.
         self.sorted.sort_unstable_by(|a, b| {
-            a.prefix.cmp(&b.prefix).then((a.pack & !COMPRESSED).cmp(&(b.pack & !COMPRESSED)))
+            order(&a.prefix)
+                .cmp(&order(&b.prefix))
+                .then((a.pack & !COMPRESSED).cmp(&(b.pack & !COMPRESSED)))
         });
         let packs = &self.packs;
         let kind_of = |e: &Entry| packs[(e.pack & !COMPRESSED) as usize].1;
@@ -170,7 +184,9 @@ impl Index {
     fn merge(&mut self) {
         self.sorted.reserve_exact(self.pending.len());
         self.sorted.extend(self.pending.drain().map(|(_, entry)| entry));
-        self.sorted.sort_unstable_by(|a, b| a.prefix.cmp(&b.prefix).then(a.pack.cmp(&b.pack)));
+        self.sorted.sort_unstable_by(|a, b| {
+            order(&a.prefix).cmp(&order(&b.prefix)).then(a.pack.cmp(&b.pack))
+        });
         self.pending.shrink_to(MIN_MERGE);
         self.build_directory();
     }
@@ -210,12 +226,13 @@ impl Index {
     /// The first position of the table whose prefix is not below `key`, searched within the
     /// range of prefixes the directory gives for it.
     fn lower_bound(&self, key: &[u8; PREFIX]) -> usize {
+        let wanted = order(key);
         if self.directory.len() < 2 {
-            return self.sorted.partition_point(|e| e.prefix < *key);
+            return self.sorted.partition_point(|e| order(&e.prefix) < wanted);
         }
         let b = Index::top_bits(key, self.directory_bits);
         let (lo, hi) = (self.directory[b] as usize, self.directory[b + 1] as usize);
-        lo + self.sorted[lo..hi].partition_point(|e| e.prefix < *key)
+        lo + self.sorted[lo..hi].partition_point(|e| order(&e.prefix) < wanted)
     }
 
     fn find_sorted(&self, prefix: &[u8; PREFIX], kind: BlobKind) -> Option<&Entry> {
@@ -468,6 +485,50 @@ mod tests {
             "{} bytes",
             index.memory_bytes()
         );
+    }
+
+    #[test]
+    fn prefixes_that_differ_past_the_first_word_sort_and_are_found_bytewise() {
+        // Ids alike in their first 8 or 16 bytes, differing in a byte of the second or third
+        // word, on either side of 0x80: a word read in the wrong byte order, or a word left out
+        // of the comparison, would misplace them.
+        let mut ids = Vec::new();
+        for at in [8, 12, 15, 16, 19] {
+            for byte in [0x00, 0x01, 0x7f, 0x80, 0xfe] {
+                for low in [0x00, 0xff] {
+                    let mut id = [0x5a; 32];
+                    id[at] = byte;
+                    id[PREFIX - 1 - usize::from(at == PREFIX - 1)] ^= low;
+                    ids.push(id);
+                }
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup_by(|a, b| a[..PREFIX] == b[..PREFIX]);
+        let blobs: Vec<BlobEntry> = ids
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(n, id)| BlobEntry { id: Id(*id), ..entry(n as u32) })
+            .collect();
+        for pair in ids.windows(2) {
+            let (a, b) = (prefix(&Id(pair[0])), prefix(&Id(pair[1])));
+            assert_eq!(order(&a).cmp(&order(&b)), a.cmp(&b));
+        }
+        let mut loaded = Index::new();
+        loaded.load_pack(Id([1; 32]), BlobKind::Data, &blobs);
+        loaded.finish_loading();
+        let mut added = Index::new();
+        added.add_pack(Id([1; 32]), BlobKind::Data, &blobs);
+        added.merge();
+        for index in [&loaded, &added] {
+            let table: Vec<_> = index.sorted.iter().map(|e| e.prefix).collect();
+            assert!(table.windows(2).all(|w| w[0] < w[1]), "the table is not in byte order");
+            for blob in &blobs {
+                let found = index.lookup(&blob.id, BlobKind::Data).expect("indexed");
+                assert_eq!(found.entry.offset, blob.offset);
+            }
+        }
     }
 
     #[test]

@@ -53,8 +53,12 @@ impl Comparer<'_> {
         lead: Option<&Lead>,
     ) -> Seen {
         let ctx = self.ctx;
+        // A file read whole in one request through the page cache (most are) is checked once,
+        // after the read: that it is the file the walk saw and that it did not change.
+        let whole = offset == 0 && len as u64 == self.size && self.direct_request.is_none();
         if member.file.is_none() {
-            member.file = ctx.open(&member.inode);
+            member.file =
+                if whole { ctx.open_unchecked(&member.inode) } else { ctx.open(&member.inode) };
             match &member.file {
                 // A file system that refuses direct reads is read through the cache, and so is
                 // a file already all there (one a timed whole read brought in): read around the
@@ -73,15 +77,20 @@ impl Comparer<'_> {
         }
         let Some(file) = &member.file else { return Seen::Dropped };
         let direct = self.direct_request.is_some() && direct::is_direct(file);
-        let read = ctx.read_with(&member.inode, len as u64, || match lead {
+        let read = || match lead {
             _ if direct => self.read_direct(file, offset, len, slot, lead),
             Some(lead) if len >= 2 * PIECE => self.compare_in_pieces(file, offset, slot, lead),
             _ => read_whole(file, offset, slot.get(), lead),
-        });
+        };
+        let read = if whole {
+            ctx.read_then_check(&member.inode, file, read)
+        } else {
+            ctx.read_with(&member.inode, len as u64, read)
+        };
         let mut seen = read.unwrap_or(Seen::Dropped);
         let last = offset + len as u64 == self.size;
         let read_ok = !matches!(seen, Seen::Dropped);
-        if last && read_ok && !ctx.unchanged_after_read(&member.inode, file) {
+        if last && !whole && read_ok && !ctx.unchanged_after_read(&member.inode, file) {
             seen = Seen::Dropped;
         }
         if matches!(seen, Seen::Dropped) || !keep_open || last {

@@ -3,11 +3,10 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use dedup_store::format::NodeKind;
 use fuser::{Errno, FileAttr, INodeNo, TimeOrNow};
 
 use super::super::table::{Ino, Inode};
-use super::{errno, VolumeFs};
+use super::{errno, privileges, VolumeFs};
 use crate::snapshots::attrs::{file_type, system_time};
 
 pub(super) fn now_ns() -> i64 {
@@ -81,8 +80,14 @@ impl VolumeFs {
         Ok(self.attr(ino, table.get(ino).map_err(errno)?))
     }
 
-    /// Makes the changes of a `setattr` to `ino`; its attributes after them.
-    pub(super) fn set_attr(&self, ino: Ino, change: AttrChange) -> Result<FileAttr, Errno> {
+    /// Makes the changes of a `setattr` to `ino` asked by process `pid`; its attributes after
+    /// them.
+    pub(super) fn set_attr(
+        &self,
+        ino: Ino,
+        change: AttrChange,
+        pid: u32,
+    ) -> Result<FileAttr, Errno> {
         let now = now_ns();
         if let Some(size) = change.size {
             self.with_content(ino, |content, volume| {
@@ -96,13 +101,20 @@ impl VolumeFs {
         if let Some(mode) = change.mode {
             inode.mode = mode & 0o7777;
         }
+        // Without FUSE_HANDLE_KILLPRIV_V2 the kernel sends the cleared mode itself.
+        if self.clears_ids && change.size.is_some() && privileges::has_ids(inode) {
+            // A truncate: the kernel's flag saying the caller lacks CAP_FSETID does not reach
+            // the volume through fuser, so the caller is looked at.
+            if !privileges::Caller::of(pid).may_keep_ids {
+                privileges::clear_on_write(inode);
+            }
+        }
         if change.uid.is_some() || change.gid.is_some() {
+            if self.clears_ids {
+                privileges::clear_on_chown(inode, || privileges::Caller::of(pid));
+            }
             inode.uid = change.uid.unwrap_or(inode.uid);
             inode.gid = change.gid.unwrap_or(inode.gid);
-            // chown clears set-user-ID and set-group-ID of a file, as Linux does.
-            if inode.kind != NodeKind::Dir {
-                inode.mode &= !0o6000;
-            }
         }
         if let Some(atime) = change.atime {
             inode.atime = time_of(atime);

@@ -14,6 +14,7 @@ use super::super::store::READ_AHEAD_BYTES;
 use super::super::table::Ino;
 use super::super::Volume;
 use super::attrs::now_ns;
+use super::privileges;
 use super::{errno, VolumeFs};
 use crate::events::Doing;
 
@@ -68,12 +69,15 @@ impl VolumeFs {
 
     /// Writes `data` to `ino` at `offset`, or at its end for a handle opened to append (where
     /// the kernel does not place the writes itself, as it does with its writeback cache).
+    /// `clear_ids`: the kernel asks the volume to clear set-user-ID and set-group-ID (the
+    /// writer lacks CAP_FSETID).
     pub(super) fn write_data(
         &self,
         ino: Ino,
         fh: u64,
         offset: u64,
         data: &[u8],
+        clear_ids: bool,
     ) -> Result<(), Errno> {
         let append =
             !self.writeback && self.volume.handles().get(&fh).is_some_and(|(_, append)| *append);
@@ -94,9 +98,9 @@ impl VolumeFs {
         if let Ok(inode) = self.volume.table().get_mut(ino) {
             inode.mtime = now;
             inode.ctime = now;
-            // A write by anyone clears set-user-ID (and set-group-ID with group execute).
-            if inode.mode & 0o4000 != 0 || inode.mode & 0o2010 == 0o2010 {
-                inode.mode &= !0o6000;
+            // Without FUSE_HANDLE_KILLPRIV_V2 the kernel has cleared them before the write.
+            if self.clears_ids && clear_ids {
+                privileges::clear_on_write(inode);
             }
         }
         self.volume.changed();

@@ -12,6 +12,7 @@
 mod attrs;
 mod data;
 mod names;
+mod privileges;
 mod xattrs;
 
 use std::ffi::OsStr;
@@ -54,6 +55,9 @@ pub struct VolumeFs {
     volume: Arc<Volume>,
     /// Whether the kernel caches writes (FUSE's writeback cache): it then places appends itself.
     writeback: bool,
+    /// Whether the kernel leaves clearing set-user-ID and set-group-ID to the volume
+    /// (`FUSE_HANDLE_KILLPRIV_V2`; see [`privileges`]).
+    clears_ids: bool,
 }
 
 fn errno(code: Code) -> Errno {
@@ -62,7 +66,7 @@ fn errno(code: Code) -> Errno {
 
 impl VolumeFs {
     pub(in super::super) fn new(volume: Arc<Volume>) -> VolumeFs {
-        VolumeFs { volume, writeback: false }
+        VolumeFs { volume, writeback: false, clears_ids: false }
     }
 }
 
@@ -86,6 +90,7 @@ impl Filesystem for VolumeFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         // Each is asked for and taken as far as the kernel grants it: none is needed to serve.
         self.writeback = config.add_capabilities(InitFlags::FUSE_WRITEBACK_CACHE).is_ok();
+        self.clears_ids = config.add_capabilities(InitFlags::FUSE_HANDLE_KILLPRIV_V2).is_ok();
         if let Err(most) = config.set_max_write(MAX_WRITE) {
             let _ = config.set_max_write(most);
         }
@@ -113,7 +118,7 @@ impl Filesystem for VolumeFs {
 
     fn setattr(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         mode: Option<u32>,
         uid: Option<u32>,
@@ -130,7 +135,7 @@ impl Filesystem for VolumeFs {
         reply: ReplyAttr,
     ) {
         let change = AttrChange { mode, uid, gid, size, atime, mtime, ctime };
-        match self.set_attr(ino.0, change) {
+        match self.set_attr(ino.0, change, req.pid()) {
             Ok(attr) => reply.attr(&TTL, &attr),
             Err(e) => reply.error(e),
         }
@@ -285,12 +290,13 @@ impl Filesystem for VolumeFs {
         fh: FileHandle,
         offset: u64,
         data: &[u8],
-        _write_flags: WriteFlags,
+        write_flags: WriteFlags,
         _flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        match self.write_data(ino.0, fh.0, offset, data) {
+        let clear_ids = write_flags.contains(WriteFlags::FUSE_WRITE_KILL_SUIDGID);
+        match self.write_data(ino.0, fh.0, offset, data, clear_ids) {
             Ok(()) => reply.written(data.len() as u32),
             Err(e) => reply.error(e),
         }

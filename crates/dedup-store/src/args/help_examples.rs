@@ -140,9 +140,22 @@ Examples:
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
+    use clap::{Parser, Subcommand};
 
-    use crate::cli::Cli;
+    use crate::args::StoreArgs;
+
+    /// `dedup store …` as the binary parses it.
+    #[derive(Debug, Parser)]
+    #[command(name = "dedup")]
+    struct Cli {
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    #[derive(Debug, Subcommand)]
+    enum Command {
+        Store(StoreArgs),
+    }
 
     /// Each `dedup …` command of an example, split into words as a shell would (single quotes
     /// only, comments and `\` line ends handled).

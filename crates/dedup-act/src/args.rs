@@ -1,12 +1,26 @@
-//! The actions' arguments (`link`, `reflink`, `symlink`, `remove`, `move`), with the help text
-//! every action shares.
+//! The actions' arguments (`link`, `reflink`, `symlink`, `remove`, `move`; under the `clap`
+//! feature), with the help text every action shares, and how they become [`RunOptions`]. The
+//! selection of the scan an action runs (unless `--from`) is dedup-find's: the binary puts both
+//! on one command line.
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::find::args::SelectArgs;
+use crate::{Action, KeepPolicy, KeepRule, PlanOptions, RunOptions};
 
+/// Arguments that ask for something no run can do.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    /// A `--prefer` glob that does not parse.
+    #[error("bad --prefer glob")]
+    Prefer(#[source] globset::Error),
+    /// `move --to DIR` cannot be made absolute.
+    #[error("cannot resolve --to")]
+    MoveTo(#[source] std::io::Error),
+}
+
+/// The help after every action's options: how a change is made safe, the output, the exit status.
 pub const AFTER_HELP: &str = "\
 Each group of identical files keeps one file (chosen by --keep, --prefer and --reference) and \
 acts on the others. Just before each change the file is checked again: same device, inode, size, \
@@ -102,10 +116,48 @@ pub struct ActArgs {
     /// Also show notes and the settings chosen.
     #[arg(short, long, help_heading = "Output")]
     pub verbose: bool,
+}
 
-    /// Which files take part, and how the tree is read (when scanning).
-    #[command(flatten)]
-    pub select: SelectArgs,
+impl ActArgs {
+    /// The paths to scan: those given, else the current directory, then each `--reference`
+    /// directory not among them.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        let mut roots =
+            if self.paths.is_empty() { vec![PathBuf::from(".")] } else { self.paths.clone() };
+        for r in &self.reference {
+            if !roots.contains(r) {
+                roots.push(r.clone());
+            }
+        }
+        roots
+    }
+
+    /// How to run `action` on a report.
+    pub fn options(&self, action: Action) -> Result<RunOptions, ArgsError> {
+        let rules: Vec<KeepRule> = self.keep.iter().map(|&k| KeepRule::from(k)).collect();
+        let keep = KeepPolicy::new(&rules, &self.prefer).map_err(ArgsError::Prefer)?;
+        Ok(RunOptions {
+            plan: PlanOptions { action, keep, isolate: self.isolate, dirs: self.dirs },
+            reference: self.reference.clone(),
+            script: self.script.then(|| format!("dedup {}", env!("CARGO_PKG_VERSION"))),
+            dry_run: self.dry_run,
+            quiet: self.quiet,
+            log: self.log.clone(),
+        })
+    }
+}
+
+impl From<KeepArg> for KeepRule {
+    fn from(arg: KeepArg) -> KeepRule {
+        match arg {
+            KeepArg::Oldest => KeepRule::Oldest,
+            KeepArg::Newest => KeepRule::Newest,
+            KeepArg::Shallowest => KeepRule::Shallowest,
+            KeepArg::Deepest => KeepRule::Deepest,
+            KeepArg::FirstRoot => KeepRule::FirstRoot,
+            KeepArg::PathPriority => KeepRule::PathPriority,
+        }
+    }
 }
 
 /// Options of `dedup move`.
@@ -118,4 +170,45 @@ pub struct MoveArgs {
     /// Everything else, as for the other actions.
     #[command(flatten)]
     pub act: ActArgs,
+}
+
+impl MoveArgs {
+    /// The action: a move under `--to`, made absolute.
+    pub fn action(&self) -> Result<Action, ArgsError> {
+        Ok(Action::Move { to: std::path::absolute(&self.to).map_err(ArgsError::MoveTo)? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse<A: Args>(args: &[&str]) -> A {
+        let matches = A::augment_args(clap::Command::new("act")).try_get_matches_from(args);
+        A::from_arg_matches(&matches.expect("parsed")).expect("parsed")
+    }
+
+    #[test]
+    fn reference_directories_are_scanned_once_after_the_paths() {
+        let args: ActArgs = parse(&["link", "--reference", "r", "--reference", "a", "a", "b"]);
+        assert_eq!(args.roots(), [PathBuf::from("a"), "b".into(), "r".into()]);
+        let args: ActArgs = parse(&["link", "--reference", "r"]);
+        assert_eq!(args.roots(), [PathBuf::from("."), "r".into()]);
+    }
+
+    #[test]
+    fn options_carry_the_plan_and_a_bad_prefer_glob_is_refused() {
+        let args: ActArgs = parse(&["link", "-n", "--isolate", "--keep", "newest,deepest"]);
+        let options = args.options(Action::Link).unwrap();
+        assert!(options.dry_run && options.plan.isolate && options.script.is_none());
+        let args: ActArgs = parse(&["link", "--prefer", "a[", "x"]);
+        assert!(matches!(args.options(Action::Link), Err(ArgsError::Prefer(_))));
+    }
+
+    #[test]
+    fn move_goes_under_an_absolute_directory() {
+        let args: MoveArgs = parse(&["move", "--to", "dupes", "x"]);
+        let Action::Move { to } = args.action().unwrap() else { panic!("not a move") };
+        assert!(to.is_absolute() && to.ends_with("dupes"));
+    }
 }

@@ -1,10 +1,18 @@
 //! Arguments of the store commands that search or rework existing snapshots, as restic names
-//! them: `find`, `tag`, `rewrite` and `copy`, and the snapshot selection they share.
+//! them: `find`, `tag`, `rewrite` and `copy`, the snapshot selection they share, and the
+//! options they make.
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
+
+use super::{ArgsError, CommonArgs};
+use crate::client::password::Sources;
+use crate::commands::{self, FindOptions, Patterns, RewriteOptions, Selection, TagChange};
+use crate::repo::this_host;
+use crate::text::parse_time;
 
 /// Which snapshots a command works on: those named, or else every one the filters accept.
 #[derive(Debug, Clone, Default, Args)]
@@ -120,4 +128,89 @@ pub struct CopyArgs {
     /// Which snapshots of the source.
     #[command(flatten)]
     pub select: SelectArgs,
+}
+
+impl SelectArgs {
+    /// The library's selection of the snapshots named, or else of those the filters accept.
+    pub fn selection(&self) -> Selection {
+        self.filter.selection(&self.snapshots)
+    }
+}
+
+impl SnapshotFilterArgs {
+    /// The selection of `snapshots`, or else of those these filters accept.
+    pub fn selection(&self, snapshots: &[String]) -> Selection {
+        commands::selection_of(snapshots, self.host.as_deref(), &self.paths, &self.tags)
+    }
+}
+
+/// Each argument's bytes, as the patterns take them.
+fn bytes_of(given: &[OsString]) -> Vec<Vec<u8>> {
+    given.iter().map(|p| p.as_bytes().to_vec()).collect()
+}
+
+impl FindArgs {
+    /// What `find` looks for.
+    pub fn options(&self) -> Result<FindOptions, ArgsError> {
+        Ok(FindOptions {
+            patterns: Patterns::new(&bytes_of(&self.patterns), self.ignore_case)?,
+            oldest: self.oldest.as_deref().map(|t| parse_time(t, false)).transpose()?,
+            newest: self.newest.as_deref().map(|t| parse_time(t, true)).transpose()?,
+        })
+    }
+
+    /// The snapshots searched.
+    pub fn selection(&self) -> Selection {
+        self.filter.selection(&self.snapshots)
+    }
+}
+
+impl TagArgs {
+    /// The change of tags asked for.
+    pub fn change(&self) -> Result<TagChange, ArgsError> {
+        Ok(commands::tag_change(&self.set, &self.add, &self.remove)?)
+    }
+}
+
+impl RewriteArgs {
+    /// What `rewrite` leaves out, and how.
+    pub fn options(&self) -> Result<RewriteOptions, ArgsError> {
+        let patterns = commands::rewrite_patterns(&bytes_of(&self.excludes), &self.exclude_files)?;
+        Ok(RewriteOptions {
+            excludes: Patterns::new(&patterns, false)?,
+            forget: self.forget,
+            dry_run: self.dry_run,
+            host: this_host(),
+        })
+    }
+}
+
+impl CopyArgs {
+    /// The options that open the source repository: `common`'s, with the source's location
+    /// (`--from-repo`, else DEDUP_FROM_REPO) and password sources.
+    pub fn source(&self, common: &CommonArgs) -> Result<CommonArgs, ArgsError> {
+        let mut source = common.clone();
+        source.repo = Some(self.source_location()?);
+        source.password_file = self.from_password_file.clone();
+        source.password_command = self.from_password_command.clone();
+        Ok(source)
+    }
+
+    /// The sources of the source repository's password.
+    pub fn source_password_sources(&self) -> Sources {
+        Sources {
+            file: self.from_password_file.clone(),
+            command: self.from_password_command.clone(),
+        }
+    }
+
+    fn source_location(&self) -> Result<PathBuf, ArgsError> {
+        if let Some(repo) = &self.from_repo {
+            return Ok(repo.clone());
+        }
+        match std::env::var_os("DEDUP_FROM_REPO") {
+            Some(repo) if !repo.is_empty() => Ok(PathBuf::from(repo)),
+            _ => Err(ArgsError::NoSourceRepository),
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! Arguments of the store commands that read snapshots: `snapshots`, `ls`, `restore`, `dump`,
-//! `mount` and `diff`.
+//! `mount` and `diff`, and the restore request they make.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::FilterArgs;
+use crate::commands::RestoreRequest;
+use crate::restore::Overwrite;
 
 /// `store snapshots`.
 #[derive(Debug, Args)]
@@ -138,4 +140,32 @@ pub struct DiffArgs {
     /// Which snapshots `latest` chooses among.
     #[command(flatten)]
     pub filter: FilterArgs,
+}
+
+impl RestoreArgs {
+    /// The restore these arguments ask for.
+    pub fn request(&self) -> RestoreRequest<'_> {
+        RestoreRequest {
+            spec: &self.snapshot,
+            filter: self.filter.filter(),
+            includes: &self.includes,
+            excludes: &self.excludes,
+            target: &self.target,
+            overwrite: self.overwrite.into(),
+            delete: self.delete,
+            dry_run: self.dry_run,
+            verify: self.verify,
+        }
+    }
+}
+
+impl From<OverwriteArg> for Overwrite {
+    fn from(arg: OverwriteArg) -> Overwrite {
+        match arg {
+            OverwriteArg::Always => Overwrite::Always,
+            OverwriteArg::IfChanged => Overwrite::IfChanged,
+            OverwriteArg::IfNewer => Overwrite::IfNewer,
+            OverwriteArg::Never => Overwrite::Never,
+        }
+    }
 }

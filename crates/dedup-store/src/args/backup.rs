@@ -1,9 +1,15 @@
-//! Arguments of `dedup store init` and `dedup store backup`.
+//! Arguments of `dedup store init` and `dedup store backup`, and the backup request they make.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Args;
+
+use crate::backup::Selection;
+use crate::client::user_name;
+use crate::commands::BackupRequest;
+use crate::format::KdfParams;
+use crate::repo::this_host;
 
 /// `store init`.
 #[derive(Debug, Args)]
@@ -76,7 +82,7 @@ pub struct BackupArgs {
     #[arg(long = "exclude-if-present", value_name = "NAME")]
     pub exclude_if_present: Vec<OsString>,
     /// Leave out files larger than SIZE (bytes, or with a k, M, G or T suffix: powers of 1024).
-    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = dedup_core::size::parse_size)]
     pub exclude_larger_than: Option<u64>,
     /// Stay on the file system of each PATH.
     #[arg(short = 'x', long)]
@@ -98,4 +104,46 @@ pub struct BackupArgs {
     /// is the newest of the host (--host), whatever its paths.
     #[arg(long, value_name = "SNAPSHOT")]
     pub parent: Option<String>,
+}
+
+impl InitArgs {
+    /// The argon2id parameters of the first key.
+    pub fn kdf(&self) -> KdfParams {
+        KdfParams {
+            memory_kib: self.kdf_memory_kib,
+            iterations: self.kdf_iterations,
+            lanes: self.kdf_lanes,
+        }
+    }
+}
+
+impl BackupArgs {
+    /// The backup these arguments ask for, recorded as made by `program` (host and user this
+    /// machine's unless given); `commands::backup_options` turns it into the backup's options.
+    pub fn request(&self, program: String) -> BackupRequest<'_> {
+        BackupRequest {
+            paths: &self.paths,
+            files_from: &self.files_from,
+            host: self.host.clone().unwrap_or_else(this_host),
+            user: user_name::current(),
+            tags: self.tags.clone(),
+            excludes: &self.excludes,
+            exclude_files: &self.exclude_files,
+            iexcludes: &self.iexcludes,
+            selection: Selection {
+                larger_than: self.exclude_larger_than,
+                if_present: self
+                    .exclude_if_present
+                    .iter()
+                    .map(|n| n.as_encoded_bytes().to_vec())
+                    .collect(),
+                caches: self.exclude_caches,
+            },
+            one_file_system: self.one_file_system,
+            dry_run: self.dry_run,
+            stdin: self.stdin,
+            parent: self.parent.as_deref(),
+            program,
+        }
+    }
 }

@@ -1,8 +1,11 @@
-//! `dedup cache`'s arguments.
+//! `dedup cache`'s arguments (under the `clap` feature): the command and the cache directory.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+
+use crate::settings::{self, SettingsError};
+use crate::CacheCommand;
 
 /// The help after `dedup cache`'s options: what the cache holds and how a run uses it.
 pub const AFTER_HELP: &str = "\
@@ -42,4 +45,21 @@ pub enum CacheAction {
     Prune,
     /// Remove every entry.
     Clear,
+}
+
+impl CacheArgs {
+    /// The cache directory: `--cache-dir`, else dedup.toml's, else the default.
+    pub fn dir(&self) -> Result<PathBuf, SettingsError> {
+        settings::cache_dir(self.cache_dir.as_deref(), &settings::load()?)
+    }
+}
+
+impl From<CacheAction> for CacheCommand {
+    fn from(action: CacheAction) -> CacheCommand {
+        match action {
+            CacheAction::Stats => CacheCommand::Stats,
+            CacheAction::Prune => CacheCommand::Prune,
+            CacheAction::Clear => CacheCommand::Clear,
+        }
+    }
 }

@@ -1,11 +1,42 @@
-//! `dedup find`'s arguments, and the selection options the actions share with it.
+//! `dedup find`'s arguments (under the `clap` feature), the selection options the actions share
+//! with it, and how they become [`FindOptions`] and a report format.
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use dedup_cache::settings::{scan_cache_dir, CacheFlags, SettingsError};
+use dedup_core::env_setting::SettingError;
+use dedup_core::size::parse_size;
+use dedup_report::{ReportFormat, TextStyle};
+use dedup_scan::io::Concurrency;
+use dedup_scan::{WalkOptions, WalkOptionsError};
 
-use crate::size::parse_size;
+use crate::{Analysis, CacheOptions, FindOptions, Replication, Selection, Tuning};
 
+/// Arguments that ask for something no run can do.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    /// `--print0` with another format than text.
+    #[error("--print0 applies to the text format only")]
+    Print0NotText,
+    /// `--summary` with CSV or `--print0`.
+    #[error("--summary is printed as text or JSON only")]
+    SummaryFormat,
+    /// `--min-size` above `--max-size`.
+    #[error("--min-size is larger than --max-size: no file could match")]
+    SizeRange,
+    /// An `--exclude` glob that does not parse.
+    #[error(transparent)]
+    Exclude(#[from] WalkOptionsError),
+    /// A tuning environment variable that does not parse.
+    #[error(transparent)]
+    Tuning(#[from] SettingError),
+    /// The cache settings (dedup.toml, the cache directory) cannot be read.
+    #[error(transparent)]
+    Cache(#[from] SettingsError),
+}
+
+/// The help after `dedup find`'s options: what a duplicate is, the output, the exit status.
 pub const AFTER_HELP: &str = "\
 Files are duplicates when their contents are identical byte for byte: the last stage compares \
 the bytes themselves, never only a hash. Paths that are hard links of one file are that one file, \
@@ -94,6 +125,42 @@ pub struct FindArgs {
     pub select: SelectArgs,
 }
 
+impl FindArgs {
+    /// The paths to scan: those given, else the current directory.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        if self.paths.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            self.paths.clone()
+        }
+    }
+
+    /// The scan's settings and the report's format.
+    pub fn options(&self) -> Result<(FindOptions, ReportFormat), ArgsError> {
+        if self.print0 && self.format != Format::Text {
+            return Err(ArgsError::Print0NotText);
+        }
+        if self.summary && (self.format == Format::Csv || self.print0) {
+            return Err(ArgsError::SummaryFormat);
+        }
+        let mut options = self.select.options()?;
+        let replication = if self.unique {
+            Replication { over: None, under: Some(2) }
+        } else {
+            Replication { over: self.rf_over, under: self.rf_under }
+        };
+        options.analysis = Analysis { dirs: self.dirs, replication, dir_summary: self.summary };
+        let format = match self.format {
+            Format::Text if self.summary => ReportFormat::DirSummary,
+            Format::Text if self.print0 => ReportFormat::Text(TextStyle::Nul),
+            Format::Text => ReportFormat::Text(TextStyle::Lines),
+            Format::Json => ReportFormat::Json,
+            Format::Csv => ReportFormat::Csv,
+        };
+        Ok((options, format))
+    }
+}
+
 /// Selection options shared by `find` and the actions.
 #[derive(Debug, Args)]
 pub struct SelectArgs {
@@ -155,4 +222,73 @@ pub struct SelectArgs {
     /// still refreshed).
     #[arg(long, help_heading = "Cache")]
     pub verify: bool,
+}
+
+impl SelectArgs {
+    /// The scan's settings for this selection (no analysis after the groups).
+    pub fn options(&self) -> Result<FindOptions, ArgsError> {
+        let mut walk = WalkOptions::default().with_excludes(&self.exclude)?;
+        walk.max_depth = self.max_depth;
+        walk.one_file_system = self.one_file_system;
+        walk.follow_links = self.follow_links;
+        let selection = Selection {
+            min_size: self.min_size.unwrap_or(0),
+            max_size: self.max_size.unwrap_or(u64::MAX),
+            include_empty: self.include_empty,
+            walk,
+        };
+        if selection.min_size > selection.max_size {
+            return Err(ArgsError::SizeRange);
+        }
+        let concurrency = match self.io_threads {
+            Some(n) => Concurrency::Fixed(usize::from(n)),
+            None => Concurrency::default(),
+        };
+        let cache_flags =
+            CacheFlags { cache: self.cache, no_cache: self.no_cache, dir: self.cache_dir.clone() };
+        Ok(FindOptions {
+            selection,
+            hardlinks: self.hardlinks,
+            concurrency,
+            tuning: Tuning::from_env()?,
+            analysis: Analysis::default(),
+            cache: scan_cache_dir(&cache_flags)?
+                .map(|dir| CacheOptions { dir, verify: self.verify }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::FromArgMatches;
+
+    use super::*;
+
+    fn find(args: &[&str]) -> Result<(FindOptions, ReportFormat), ArgsError> {
+        let command = FindArgs::augment_args(clap::Command::new("find"));
+        let args = ["find", "--no-cache"].iter().chain(args);
+        let matches = command.try_get_matches_from(args).expect("parsed");
+        FindArgs::from_arg_matches(&matches).expect("parsed").options()
+    }
+
+    #[test]
+    fn formats_that_cannot_carry_what_was_asked_for_are_refused() {
+        assert!(matches!(find(&["-0", "--format", "json"]), Err(ArgsError::Print0NotText)));
+        assert!(matches!(find(&["--summary", "--format=csv"]), Err(ArgsError::SummaryFormat)));
+        assert!(matches!(find(&["--summary", "-0"]), Err(ArgsError::SummaryFormat)));
+        assert!(matches!(find(&["--min-size=2K", "--max-size=1K"]), Err(ArgsError::SizeRange)));
+        assert!(matches!(find(&["--exclude", "a[", "x"]), Err(ArgsError::Exclude(_))));
+    }
+
+    #[test]
+    fn questions_and_formats_reach_the_options() {
+        let (options, format) = find(&["--unique", "-0", "--min-size=1K", "-H"]).unwrap();
+        assert_eq!(options.analysis.replication, Replication { over: None, under: Some(2) });
+        assert!(matches!(format, ReportFormat::Text(TextStyle::Nul)));
+        assert_eq!(options.selection.min_size, 1024);
+        assert!(options.hardlinks && options.cache.is_none());
+        let (options, format) = find(&["--summary", "--dirs"]).unwrap();
+        assert!(options.analysis.dirs && options.analysis.dir_summary);
+        assert!(matches!(format, ReportFormat::DirSummary));
+    }
 }

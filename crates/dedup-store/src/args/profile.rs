@@ -1,17 +1,19 @@
-//! The profile `-P` names, put under the command line: the library finds, vets and parses it
-//! and holds the precedence rules (dedup_store::client::profile); this maps the command line's
-//! arguments onto them.
+//! The profile `-P` names, put under the command line: `client::profile` finds, vets and
+//! parses it and holds the precedence rules; this maps the command line's arguments onto them.
 
-use anyhow::{bail, Result};
-use dedup_store::client::profile::{
-    self, BackupFields, CheckFields, ForgetFields, RepositoryFields,
-};
+use crate::client::profile::{self, BackupFields, CheckFields, ForgetFields, RepositoryFields};
 
-use super::args::{StoreArgs, StoreCommand};
+use super::{ArgsError, StoreArgs, StoreCommand};
 
-/// Applies the profile `-P` names, if any, to `args`; then makes sure a backup has something to
-/// back up.
-pub fn apply(mut args: StoreArgs) -> Result<StoreArgs> {
+impl StoreArgs {
+    /// These arguments with the profile `-P` names, if any, under them; refused when a backup
+    /// is left with nothing to back up.
+    pub fn with_profile(self) -> Result<StoreArgs, ArgsError> {
+        apply(self)
+    }
+}
+
+fn apply(mut args: StoreArgs) -> Result<StoreArgs, ArgsError> {
     if let Some(name) = args.common.profile.clone() {
         let (profile, _path) = profile::load(&name)?;
         let c = &mut args.common;
@@ -61,10 +63,7 @@ pub fn apply(mut args: StoreArgs) -> Result<StoreArgs> {
     }
     if let StoreCommand::Backup(backup) = &args.command {
         if backup.paths.is_empty() && backup.files_from.is_empty() && !backup.stdin {
-            bail!(
-                "nothing to back up: give PATHs, --files-from FILE, --stdin, or a profile (-P \
-                 NAME) with [backup] sources"
-            );
+            return Err(ArgsError::NothingToBackUp);
         }
     }
     Ok(args)

@@ -1,9 +1,16 @@
 //! Arguments of the store commands that look after a repository: `stats`, `forget`, `prune`,
-//! `check`, `repair` and `key`.
+//! `check`, `repair` and `key`, and the options of forget, prune and check they make.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+
+use super::ArgsError;
+use crate::commands::{absolute_bytes, ForgetRequest, ReadData};
+use crate::forget::KeepPolicy;
+use crate::prune::PruneOptions;
+use crate::repo::SnapshotFilter;
+use crate::text;
 
 /// `store stats`.
 #[derive(Debug, Args)]
@@ -163,4 +170,98 @@ pub struct NewPasswordArgs {
     /// Read the new password from FILE [env: DEDUP_NEW_PASSWORD]
     #[arg(long, value_name = "FILE")]
     pub new_password_file: Option<PathBuf>,
+}
+
+impl ForgetArgs {
+    /// What `forget` is asked to remove, and by which policy.
+    pub fn request(&self) -> Result<ForgetRequest, ArgsError> {
+        let policy = KeepPolicy {
+            last: self.keep_last,
+            hourly: self.keep_hourly,
+            daily: self.keep_daily,
+            weekly: self.keep_weekly,
+            monthly: self.keep_monthly,
+            yearly: self.keep_yearly,
+            within_ns: self.keep_within.as_deref().map(parse_duration).transpose()?,
+            tags: self.keep_tags.clone(),
+        };
+        Ok(ForgetRequest {
+            snapshots: self.snapshots.clone(),
+            policy,
+            filter: SnapshotFilter {
+                host: self.host.clone(),
+                paths: self.paths.iter().map(|p| absolute_bytes(p)).collect(),
+            },
+            remove_all: self.unsafe_allow_remove_all,
+            dry_run: self.dry_run,
+        })
+    }
+}
+
+/// `2y5m7d3h` in nanoseconds (y = 365 days, m = 30 days, w = 7 days), as `--keep-within` and a
+/// profile's `keep-within` take it.
+fn parse_duration(text: &str) -> Result<i64, ArgsError> {
+    text::parse_keep_within(text)
+        .map_err(|reason| ArgsError::KeepWithin { text: text.to_owned(), reason })
+}
+
+impl PruneOptionsArgs {
+    /// What prune may repack.
+    pub fn options(&self) -> Result<PruneOptions, ArgsError> {
+        let max_unused = text::parse_max_unused(&self.max_unused)?;
+        let max_repack_bytes = self
+            .max_repack_size
+            .as_deref()
+            .map(|s| {
+                dedup_core::size::parse_size(s)
+                    .map_err(|reason| ArgsError::MaxRepackSize { text: s.to_owned(), reason })
+            })
+            .transpose()?;
+        Ok(PruneOptions { max_unused, max_repack_bytes })
+    }
+}
+
+impl CheckArgs {
+    /// How much data `check` reads.
+    pub fn read_data(&self) -> Result<ReadData, ArgsError> {
+        Ok(ReadData::from_options(self.read_data_subset.as_deref(), self.read_data)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{ForgetArgs, PruneArgs};
+
+    #[derive(Debug, Parser)]
+    struct Forget {
+        #[command(flatten)]
+        args: ForgetArgs,
+    }
+
+    #[derive(Debug, Parser)]
+    struct Prune {
+        #[command(flatten)]
+        args: PruneArgs,
+    }
+
+    #[test]
+    fn keep_within_becomes_nanoseconds_or_names_the_option() {
+        let day = 24 * 3600 * 1_000_000_000_i64;
+        let ok = Forget::parse_from(["t", "--keep-within", "1w2d"]).args.request().unwrap();
+        assert_eq!(ok.policy.within_ns, Some(9 * day));
+        let bad = Forget::parse_from(["t", "--keep-within", "3x"]).args.request().unwrap_err();
+        assert!(bad.to_string().starts_with("--keep-within 3x: "), "{bad}");
+    }
+
+    #[test]
+    fn prune_sizes_and_shares_are_read_or_named() {
+        let ok = Prune::parse_from(["t", "--max-unused", "0", "--max-repack-size", "2k"]);
+        let options = ok.args.options.options().unwrap();
+        assert_eq!((options.max_unused, options.max_repack_bytes), (0.0, Some(2048)));
+        let bad = Prune::parse_from(["t", "--max-repack-size", "lots"]).args.options.options();
+        let bad = bad.unwrap_err().to_string();
+        assert!(bad.starts_with("--max-repack-size lots: "), "{bad}");
+    }
 }
