@@ -4,7 +4,6 @@
 
 mod cachestat;
 pub mod crew;
-mod dir_handles;
 mod fiemap;
 pub mod io;
 pub mod layout;
@@ -14,7 +13,6 @@ pub mod read;
 mod walk;
 pub mod xattr_at;
 
-pub use dir_handles::DirHandles;
 pub use open::{
     check_recorded, is_recorded, meta_from_stat, meta_of, open_content_at, open_dir, open_for_read,
     open_recorded, OpenRecordedError,

@@ -52,15 +52,7 @@ pub fn open_for_read(path: &Path, follow: bool) -> io::Result<File> {
 /// Open the entry `name` of the directory `dir` for reading its content, without following a
 /// symlink at `name` (`ELOOP`) or blocking on a FIFO that took a file's place.
 pub fn open_content_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
-    open_content_in(dir, name, false)
-}
-
-/// [`open_content_at`], following a symlink at `name` when `follow`.
-pub(crate) fn open_content_in(dir: BorrowedFd<'_>, name: &OsStr, follow: bool) -> io::Result<File> {
-    let mut flags = CONTENT | OFlags::CLOEXEC;
-    if !follow {
-        flags |= OFlags::NOFOLLOW;
-    }
+    let flags = CONTENT | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let open = |flags| openat(dir, name, flags, Mode::empty()).map_err(io::Error::from);
     keeping_atime(flags, open).map(File::from)
 }
@@ -87,7 +79,7 @@ pub fn meta_from_stat(st: &Stat) -> FileMeta {
     }
 }
 
-pub(crate) fn open_path(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+fn open_path(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
     match openat(CWD, path, flags, Mode::empty()) {
         Err(Errno::NAMETOOLONG) => open_by_components(path, flags),
         other => other.map_err(io::Error::from),

@@ -1,8 +1,7 @@
 //! The content stages' view of the shared read path ([`dedup_scan::read::Reader`]): files are
 //! named by their inode's first path in the walked tree, and the tree decides whether that path
-//! may be followed through a symlink. They are opened relative to descriptors of their
-//! directories ([`DirHandles`]), not by path: one name looked up per file, and no symlink
-//! followed below a root unless links are.
+//! may be followed through a symlink. They are opened by that path; the identity check against
+//! the walk (device, inode, size, times) decides whether what was opened may be used.
 
 use std::fs::File;
 use std::io;
@@ -12,7 +11,7 @@ use std::path::PathBuf;
 use dedup_cache::Digest;
 use dedup_core::Progress;
 use dedup_scan::read::{digest_opened, Reader};
-use dedup_scan::{check_recorded, DirHandles, ReadBuf};
+use dedup_scan::{check_recorded, open_for_read, ReadBuf};
 
 use crate::stages::candidates::Inode;
 use crate::tree::Tree;
@@ -22,14 +21,12 @@ pub(crate) struct Reading<'a> {
     pub tree: &'a Tree,
     pub reader: Reader<'a>,
     pub follow_links: bool,
-    /// The directories of the files opened so far, kept open.
-    dirs: DirHandles,
 }
 
 impl<'a> Reading<'a> {
     /// Reading the files of `tree` through `reader`; `follow_links` as the walk was told.
     pub fn new(tree: &'a Tree, reader: Reader<'a>, follow_links: bool) -> Reading<'a> {
-        Reading { tree, reader, follow_links, dirs: DirHandles::new(follow_links) }
+        Reading { tree, reader, follow_links }
     }
     /// Counts bytes read and stage progress.
     pub fn progress(&self) -> &Progress {
@@ -69,8 +66,7 @@ impl<'a> Reading<'a> {
 
     /// Open the inode's first path, not yet knowing whether it is still the file the walk saw.
     fn open_path(&self, inode: &Inode) -> io::Result<File> {
-        let node = self.tree.files[inode.first()].node;
-        self.dirs.open_content(&self.tree.arena, node, self.follows(inode))
+        open_for_read(&self.path(inode), self.follows(inode))
     }
 
     /// Open the inode, checking that it is still the file the walk saw.
