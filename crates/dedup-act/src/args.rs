@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::{Action, KeepPolicy, KeepRule, PlanOptions, RunOptions};
 
@@ -45,23 +45,6 @@ Examples:
   dedup move --to ~/dupes ~/Downloads            move duplicates aside to review them
   dedup find --format json -o r.json ~ && dedup remove --dry-run --from r.json";
 
-/// How to choose the file to keep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KeepArg {
-    /// Oldest modification time.
-    Oldest,
-    /// Newest modification time.
-    Newest,
-    /// Fewest directory levels below its PATH.
-    Shallowest,
-    /// Most directory levels below its PATH.
-    Deepest,
-    /// Under the earliest PATH argument.
-    FirstRoot,
-    /// Matching the earliest --prefer GLOB.
-    PathPriority,
-}
-
 /// Options of the actions.
 #[derive(Debug, Args)]
 pub struct ActArgs {
@@ -76,7 +59,7 @@ pub struct ActArgs {
     /// Rules choosing the file to keep, in priority order (comma-separated or repeated); ties
     /// go to the first path in report order (PATH order, then name).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "RULE", help_heading = "Plan")]
-    pub keep: Vec<KeepArg>,
+    pub keep: Vec<KeepRule>,
 
     /// Prefer keeping files whose path matches GLOB (repeatable; earlier globs win).
     #[arg(long, value_name = "GLOB", help_heading = "Plan")]
@@ -134,8 +117,7 @@ impl ActArgs {
 
     /// How to run `action` on a report.
     pub fn options(&self, action: Action) -> Result<RunOptions, ArgsError> {
-        let rules: Vec<KeepRule> = self.keep.iter().map(|&k| KeepRule::from(k)).collect();
-        let keep = KeepPolicy::new(&rules, &self.prefer).map_err(ArgsError::Prefer)?;
+        let keep = KeepPolicy::new(&self.keep, &self.prefer).map_err(ArgsError::Prefer)?;
         Ok(RunOptions {
             plan: PlanOptions { action, keep, isolate: self.isolate, dirs: self.dirs },
             reference: self.reference.clone(),
@@ -144,19 +126,6 @@ impl ActArgs {
             quiet: self.quiet,
             log: self.log.clone(),
         })
-    }
-}
-
-impl From<KeepArg> for KeepRule {
-    fn from(arg: KeepArg) -> KeepRule {
-        match arg {
-            KeepArg::Oldest => KeepRule::Oldest,
-            KeepArg::Newest => KeepRule::Newest,
-            KeepArg::Shallowest => KeepRule::Shallowest,
-            KeepArg::Deepest => KeepRule::Deepest,
-            KeepArg::FirstRoot => KeepRule::FirstRoot,
-            KeepArg::PathPriority => KeepRule::PathPriority,
-        }
     }
 }
 

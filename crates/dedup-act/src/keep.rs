@@ -5,20 +5,22 @@ use std::path::Path;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-/// One criterion for choosing the file to keep.
+/// One criterion for choosing the file to keep; also `--keep`'s values, whose help is these
+/// lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum KeepRule {
-    /// The smallest modification time.
+    /// Oldest modification time.
     Oldest,
-    /// The largest modification time.
+    /// Newest modification time.
     Newest,
-    /// The fewest directory levels below its root.
+    /// Fewest directory levels below its PATH.
     Shallowest,
-    /// The most directory levels below its root.
+    /// Most directory levels below its PATH.
     Deepest,
-    /// Found under the earliest PATH argument.
+    /// Under the earliest PATH argument.
     FirstRoot,
-    /// Matching the earliest `--prefer` glob.
+    /// Matching the earliest --prefer GLOB.
     PathPriority,
 }
 
