@@ -364,6 +364,18 @@ mod tests {
         }
     }
 
+    /// A temporary SRC holding the file `f` ("walked") and an empty DST, with `f`'s entry as the
+    /// walk took it.
+    fn walked_file() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf, Entry) {
+        let tmp = tempfile::tempdir().unwrap();
+        let (src, dst) = (tmp.path().join("src"), tmp.path().join("dst"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(&dst).unwrap();
+        std::fs::write(src.join("f"), b"walked").unwrap();
+        let entry = walked(&src, "f");
+        (tmp, src, dst, entry)
+    }
+
     /// Copies `entry` from `src` into `dst` as a first copy does (nothing at the name).
     fn first_copy(
         src: &std::path::Path,
@@ -390,12 +402,7 @@ mod tests {
 
     #[test]
     fn a_file_rewritten_after_the_walk_is_copied_as_it_is_now_not_as_walked() {
-        let tmp = tempfile::tempdir().unwrap();
-        let (src, dst) = (tmp.path().join("src"), tmp.path().join("dst"));
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::create_dir_all(&dst).unwrap();
-        std::fs::write(src.join("f"), b"walked").unwrap();
-        let entry = walked(&src, "f");
+        let (_tmp, src, dst, entry) = walked_file();
         // Same length, the walked modification time put back: only the change time tells.
         std::fs::write(src.join("f"), b"edited").unwrap();
         let m = entry.meta.unwrap();
@@ -413,12 +420,7 @@ mod tests {
 
     #[test]
     fn a_fifo_put_where_a_file_was_walked_is_refused_and_nothing_is_linked() {
-        let tmp = tempfile::tempdir().unwrap();
-        let (src, dst) = (tmp.path().join("src"), tmp.path().join("dst"));
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::create_dir_all(&dst).unwrap();
-        std::fs::write(src.join("f"), b"walked").unwrap();
-        let entry = walked(&src, "f");
+        let (_tmp, src, dst, entry) = walked_file();
         std::fs::remove_file(src.join("f")).unwrap();
         let mode = rustix::fs::Mode::from_raw_mode(0o600);
         rustix::fs::mkfifoat(rustix::fs::CWD, src.join("f"), mode).unwrap();
