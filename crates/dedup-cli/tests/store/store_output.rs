@@ -4,7 +4,7 @@
 use crate::common;
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dedup");
@@ -51,17 +51,24 @@ fn ls_into_a_closed_pipe_ends_quietly() {
     assert_eq!(stderr, "");
 }
 
-/// Every store command that prints, with stdout on a full disk (/dev/full): the failure is
-/// named (exit 2), never a panic (exit 101); and `forget`, whose verdicts could not be shown,
-/// removed nothing.
-#[test]
-fn commands_whose_output_cannot_be_written_say_so_without_panicking() {
+/// A temporary directory holding a new repository (`repo`, a cheap key derivation) and a source
+/// (`src`) of one file.
+fn repository_and_one_file() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let d = tempfile::tempdir().unwrap();
     let (repo, src) = (d.path().join("repo"), d.path().join("src"));
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(src.join("f"), b"x").unwrap();
     let init = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"];
     assert!(store(&repo).args(init).status().unwrap().success());
+    (d, repo, src)
+}
+
+/// Every store command that prints, with stdout on a full disk (/dev/full): the failure is
+/// named (exit 2), never a panic (exit 101); and `forget`, whose verdicts could not be shown,
+/// removed nothing.
+#[test]
+fn commands_whose_output_cannot_be_written_say_so_without_panicking() {
+    let (_d, repo, src) = repository_and_one_file();
     for _ in 0..2 {
         assert!(store(&repo).arg("backup").arg("-q").arg(&src).status().unwrap().success());
     }
@@ -91,12 +98,7 @@ fn commands_whose_output_cannot_be_written_say_so_without_panicking() {
 /// failure to print is named (exit 2), never a panic (exit 101).
 #[test]
 fn commands_that_print_as_they_work_name_a_stdout_that_cannot_be_written() {
-    let d = tempfile::tempdir().unwrap();
-    let (repo, src) = (d.path().join("repo"), d.path().join("src"));
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(src.join("f"), b"x").unwrap();
-    let init = ["init", "--kdf-memory-kib", "64", "--kdf-iterations", "1"];
-    assert!(store(&repo).args(init).status().unwrap().success());
+    let (d, repo, src) = repository_and_one_file();
     let src_arg = src.to_str().unwrap().to_string();
     let spec = format!("latest:{src_arg}");
     let target = |n: u32| d.path().join(format!("target{n}")).to_str().unwrap().to_string();
