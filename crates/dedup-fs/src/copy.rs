@@ -44,23 +44,12 @@ pub struct Copied {
 }
 
 /// Make the new file `dst` (a [`TempFile`] nothing was written to yet, so neither `src` nor
-/// holding old bytes) hold exactly the first `len` bytes of `src`, whose status the caller took
-/// as `src_stat`. Holes of `src` stay holes in a copy. [`FsError::Changed`] when `src` ends
-/// before `len` (it shrank since its length was taken); bytes past `len` are not copied.
-/// `src`'s file offset is moved (positioned I/O and seeks are used).
+/// holding old bytes) hold exactly the first `len` bytes of `src`. `dense` says that `src` has
+/// no hole to keep ([`has_no_holes`] of a status the caller took, its own `fstat` or a walk's);
+/// otherwise holes of `src` stay holes in the copy. [`FsError::Changed`] when `src` ends before
+/// `len` (it shrank since its length was taken); bytes past `len` are not copied. `src`'s file
+/// offset is moved (positioned I/O and seeks are used).
 pub fn copy_contents(
-    src: &File,
-    src_stat: &Stat,
-    dst: &TempFile<'_>,
-    len: u64,
-    reflink: Reflink,
-) -> Result<Copied, FsError> {
-    copy_contents_known(src, has_no_holes(src_stat), dst, len, reflink)
-}
-
-/// [`copy_contents`] for a caller that knows already whether `src` has holes to keep
-/// ([`has_no_holes`] of a status it took, e.g. a walk's), so that it need not take one again.
-pub fn copy_contents_known(
     src: &File,
     dense: bool,
     dst: &TempFile<'_>,
@@ -76,7 +65,7 @@ pub fn copy_contents_known(
     }
     // Where the file system can share extents, `copy_file_range` does so for whole blocks:
     // `Never` must not use it.
-    copy_data_known(src, dense, dst, len, reflink != Reflink::Never)
+    copy_data(src, dense, dst, len, reflink != Reflink::Never)
 }
 
 /// What [`copy_contents`] does when no clone is to be tried: the data ranges of the first
@@ -84,17 +73,6 @@ pub fn copy_contents_known(
 /// (which may share extents where the file system does so on its own), else through a buffer.
 /// For a caller that already saw clones refused between these two file systems.
 pub fn copy_data(
-    src: &File,
-    src_stat: &Stat,
-    dst: &TempFile<'_>,
-    len: u64,
-    kernel: bool,
-) -> Result<Copied, FsError> {
-    copy_data_known(src, has_no_holes(src_stat), dst, len, kernel)
-}
-
-/// [`copy_data`] for a caller that knows already whether `src` has holes to keep.
-pub fn copy_data_known(
     src: &File,
     dense: bool,
     dst: &TempFile<'_>,
@@ -287,7 +265,7 @@ mod tests {
     }
 
     fn copy(src: &File, dst: &TempFile<'_>, len: u64, reflink: Reflink) -> Result<Copied, FsError> {
-        copy_contents(src, &fstat(src).unwrap(), dst, len, reflink)
+        copy_contents(src, has_no_holes(&fstat(src).unwrap()), dst, len, reflink)
     }
 
     #[test]

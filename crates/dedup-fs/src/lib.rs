@@ -72,10 +72,7 @@ mod xattr;
 pub use attrs::{set_mode, set_owner, set_times, Target};
 pub use beneath::{open_dir_beneath, remove_tree_at, rename_at};
 pub use compare::same_content;
-pub use copy::{
-    blocks_cover, copy_contents, copy_contents_known, copy_data, copy_data_known, has_no_holes,
-    Copied, Reflink,
-};
+pub use copy::{blocks_cover, copy_contents, copy_data, has_no_holes, Copied, Reflink};
 pub use create::{
     create_dir_at, create_special_at, create_symlink_at, hard_link_at, read_link_at, Special,
 };

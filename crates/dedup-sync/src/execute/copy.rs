@@ -20,8 +20,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_core::{FileId, FileMeta};
 use dedup_fs::{
-    blocks_cover, copy_contents, copy_contents_known, copy_data_known, open_file_at, regular,
-    set_times, Copied, FsError, Reflink, Target, TempFile,
+    blocks_cover, copy_contents, copy_data, has_no_holes, open_file_at, regular, set_times, Copied,
+    FsError, Reflink, Target, TempFile,
 };
 use dedup_scan::{Entry, EntryKind, Metadata, Xattr};
 use rustix::fs::{fstat, Stat};
@@ -112,7 +112,7 @@ pub fn copy_file(
         let copied = match &from {
             From::Clone(old) => {
                 let size = source.seen.size;
-                match copy_contents(old, &fstat(old)?, &tmp, size, Reflink::Always) {
+                match copy_contents(old, has_no_holes(&fstat(old)?), &tmp, size, Reflink::Always) {
                     Ok(c) => Ok(c),
                     Err(FsError::Unsupported(_)) => content(&file, &source, &tmp, dest, how),
                     Err(e) => Err(e),
@@ -264,12 +264,12 @@ fn content(
 ) -> Result<Copied, FsError> {
     let (len, dense, src_dev) = (source.seen.size, source.dense(), source.meta.dev);
     let Some(dst_dev) = dest.stat.map(|d| d.st_dev).filter(|_| how.reflink == Reflink::Auto) else {
-        return copy_contents_known(file, dense, tmp, len, how.reflink);
+        return copy_contents(file, dense, tmp, len, how.reflink);
     };
     if how.refused.has(src_dev, dst_dev) {
         return copy_data_between(file, source, tmp, dst_dev, how);
     }
-    match copy_contents_known(file, dense, tmp, len, Reflink::Always) {
+    match copy_contents(file, dense, tmp, len, Reflink::Always) {
         Err(FsError::Unsupported(e)) => {
             how.refused.learn(src_dev, dst_dev, &e);
             copy_data_between(file, source, tmp, dst_dev, how)
@@ -289,7 +289,7 @@ fn copy_data_between(
 ) -> Result<Copied, FsError> {
     let src_dev = source.meta.dev;
     let kernel = !how.refused.kernel_copy_refused(src_dev, dst_dev);
-    let copied = copy_data_known(file, source.dense(), tmp, source.seen.size, kernel)?;
+    let copied = copy_data(file, source.dense(), tmp, source.seen.size, kernel)?;
     if copied.kernel_refused {
         how.refused.learn_kernel_copy_refused(src_dev, dst_dev);
     }
