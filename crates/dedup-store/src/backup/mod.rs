@@ -3,6 +3,7 @@
 //! go through the pipeline's stages (read and chunk, then seal and pack); a directory's tree is
 //! stored when it and everything below it are done; then the index, then the snapshot.
 
+mod disk_order;
 mod estimate;
 mod file;
 mod pipeline;
@@ -122,7 +123,8 @@ pub fn backup(
     walk_options.xattrs = false;
     walk_options.one_file_system = options.one_file_system;
     let parent_time = options.parent.as_ref().map(|(_, s)| s.time);
-    let stages = pipeline::Stages::new();
+    let order = disk_order::Choice::from_env().map_err(|e| Error::Invalid(e.to_string()))?;
+    let stages = pipeline::Stages::new().with_disk_order(order);
     let visitor = visitor::BackupVisitor::new(
         &session.sink,
         &stages,

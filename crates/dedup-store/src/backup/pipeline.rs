@@ -10,6 +10,7 @@ use std::thread;
 
 use dedup_scan::io::{Concurrency, IoScheduler};
 
+use super::disk_order::{Choice, DiskOrder};
 use super::file::NewChunk;
 use super::queue::Queue;
 use crate::blob::BlobKind;
@@ -46,6 +47,8 @@ pub struct Stages<Job> {
     pub seal: Queue<NewChunk>,
     /// Reads of the source, per device.
     pub reads: IoScheduler,
+    /// Whether the walk asks for a directory's files in the order of the disk, per device.
+    pub disk_order: DiskOrder,
 }
 
 impl<Job> Stages<Job> {
@@ -56,7 +59,14 @@ impl<Job> Stages<Job> {
             jobs: Queue::new(FILE_QUEUE),
             seal: Queue::new(SEAL_QUEUE * n),
             reads: IoScheduler::new(Concurrency::Adaptive { start: n.max(2), max: 2 * n.max(2) }),
+            disk_order: DiskOrder::new(Choice::Measured),
         }
+    }
+
+    /// The same, asking for files in the order of the disk as `choice` says.
+    pub fn with_disk_order(mut self, choice: Choice) -> Self {
+        self.disk_order = DiskOrder::new(choice);
+        self
     }
 }
 

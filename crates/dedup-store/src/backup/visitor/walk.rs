@@ -9,14 +9,15 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use dedup_scan::{Listing, RootVisit, Visitor};
+use dedup_scan::{EntryKind, Listing, Metadata, RootVisit, Visitor};
 
 use super::dir_state::{DirState, Home};
 use super::node::{last_name, node_of};
 use super::{lock, BackupVisitor};
 use crate::backup::bump;
+use crate::backup::disk_order::{ListingAhead, ToRead};
 use crate::backup::pipeline::FileStage;
-use crate::format::NodeKind;
+use crate::format::{Node, NodeKind};
 
 impl Visitor for BackupVisitor<'_, '_> {
     type Dir = Arc<DirState>;
@@ -79,6 +80,26 @@ impl Visitor for BackupVisitor<'_, '_> {
         let mut subdirs = Vec::new();
         let mut nodes = Vec::new();
         let tags = self.selection.tags(listing.fd, listing.entries);
+        let to_read = listing
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| !self.selection.leaves_out(entry, &tags))
+            .filter_map(|(index, entry)| {
+                let meta = entry.meta.as_ref().filter(|m| m.kind == EntryKind::File)?;
+                let proven = known && self.parent_time.is_some() && {
+                    before.find(&entry.name).is_some_and(|b| looks_unchanged(b, meta))
+                };
+                (meta.size > 0 && !entry.followed && !proven).then_some(ToRead {
+                    index,
+                    name: &entry.name,
+                    size: meta.size,
+                    ino: meta.ino,
+                })
+            })
+            .collect();
+        let order = &self.stages.disk_order;
+        let mut ahead = ListingAhead::new(order, listing.meta.dev, listing.fd, to_read);
         for (i, entry) in listing.entries.iter().enumerate() {
             if self.selection.leaves_out(entry, &tags) {
                 continue;
@@ -109,8 +130,12 @@ impl Visitor for BackupVisitor<'_, '_> {
                 }
                 NodeKind::File => {
                     let shown = path;
-                    let open =
-                        || dedup_scan::open_content_at(listing.fd, OsStr::from_bytes(&entry.name));
+                    let open = || match ahead.take(i) {
+                        Some(file) => Ok(file),
+                        None => {
+                            dedup_scan::open_content_at(listing.fd, OsStr::from_bytes(&entry.name))
+                        }
+                    };
                     let home = Home::Dir(Arc::clone(dir));
                     let fallback: &dyn Fn() -> io::Result<Vec<dedup_scan::Xattr>> = &read;
                     self.file(node, previous, known, open, shown, home, by_fd.then_some(fallback));
@@ -127,4 +152,16 @@ impl Visitor for BackupVisitor<'_, '_> {
     fn leave(&self, dir: Self::Dir) {
         self.release(dir);
     }
+}
+
+/// Whether the parent's `before` may prove the file `now` describes unchanged (its chunks are
+/// then taken without a read, so it is not asked for ahead): the parent's own test
+/// (`visitor::parent`) also checks the chunks are stored and the parent's time.
+fn looks_unchanged(before: &Node, now: &Metadata) -> bool {
+    before.kind == NodeKind::File
+        && !before.incomplete
+        && before.size == now.size
+        && before.mtime == now.mtime_ns
+        && before.ctime == now.ctime_ns
+        && before.ino == now.ino
 }
