@@ -1,15 +1,22 @@
 //! The sealed box of docs/store-format.md §2: XChaCha20-Poly1305 with a random 24-byte nonce in
 //! encrypted repositories, a keyed BLAKE3 checksum in unencrypted ones; 40 bytes of overhead.
+//!
+//! XChaCha20-Poly1305 is computed as its definition (draft-irtf-cfrg-xchacha §2.3) builds it:
+//! HChaCha20 of the key and the nonce's first 16 bytes gives a one-box key for the ChaCha20-Poly1305
+//! of RFC 8439, whose 12-byte nonce is four zero bytes and the nonce's last 8. That AEAD is ring's,
+//! whose assembly seals and opens 2-3 times as fast as the portable crates on this kind of
+//! processor; the boxes are the same bytes either way (the tests seal with one and open with the
+//! other).
 
 use std::sync::Arc;
 
+use chacha20::cipher::consts::U10;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
-use chacha20::XChaCha20;
-use chacha20poly1305::aead::{AeadInPlace, KeyInit};
-use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
-use poly1305::universal_hash::UniversalHash;
+use chacha20::{XChaCha20, XNonce};
+use poly1305::universal_hash::{KeyInit, UniversalHash};
 use poly1305::Poly1305;
-use zeroize::Zeroizing;
+use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::crypto::secret::SecretBytes;
 
@@ -78,15 +85,13 @@ impl Sealer {
         let mut nonce = [0u8; NONCE_LEN];
         let tag = if self.encrypted {
             fill_random(&mut nonce);
-            let cipher = XChaCha20Poly1305::new((&**self.key).into());
-            let tag = cipher
-                .encrypt_in_place_detached(
-                    XNonce::from_slice(&nonce),
-                    ad,
-                    &mut out[start + NONCE_LEN..],
-                )
-                .expect("XChaCha20 encrypts up to 256 GiB per message; blobs are far smaller");
-            tag.into()
+            let (key, inner) = self.box_key(&nonce);
+            let tag = key
+                .seal_in_place_separate_tag(inner, Aad::from(ad), &mut out[start + NONCE_LEN..])
+                .expect("ChaCha20-Poly1305 seals up to 256 GiB per message; blobs are far smaller");
+            let mut bytes = [0u8; TAG_LEN];
+            bytes.copy_from_slice(tag.as_ref());
+            bytes
         } else {
             self.checksum(ad, &out[start + NONCE_LEN..])
         };
@@ -114,17 +119,25 @@ impl Sealer {
             }
             return Ok(body.to_vec());
         }
-        let mut plain = body.to_vec();
-        let cipher = XChaCha20Poly1305::new((&**self.key).into());
-        cipher
-            .decrypt_in_place_detached(
-                XNonce::from_slice(nonce),
-                ad,
-                &mut plain,
-                Tag::from_slice(tag),
-            )
-            .map_err(|_| OpenError)?;
+        // ring opens a body followed by its tag in place: one copy of both, the tag then cut off.
+        let mut plain = rest.to_vec();
+        let (key, inner) = self.box_key(nonce.try_into().map_err(|_| OpenError)?);
+        let len = key.open_in_place(inner, Aad::from(ad), &mut plain).map_err(|_| OpenError)?.len();
+        plain.truncate(len);
         Ok(plain)
+    }
+
+    /// The ChaCha20-Poly1305 key and 12-byte nonce that the XChaCha20 construction makes of this
+    /// sealer's key and a box's 24-byte `nonce`.
+    fn box_key(&self, nonce: &[u8; NONCE_LEN]) -> (LessSafeKey, Nonce) {
+        let (head, tail) = nonce.split_at(16);
+        let mut derived = chacha20::hchacha::<U10>((&**self.key).into(), head.into());
+        let key = UnboundKey::new(&CHACHA20_POLY1305, &derived)
+            .expect("a ChaCha20-Poly1305 key is 32 bytes, as HChaCha20's output");
+        derived.as_mut_slice().zeroize();
+        let mut inner = [0u8; 12];
+        inner[4..].copy_from_slice(tail);
+        (LessSafeKey::new(key), Nonce::assume_unique_for_key(inner))
     }
 
     /// Whether `sealed` verifies under this key and `ad`, without decrypting it: the same tag
@@ -209,6 +222,68 @@ mod tests {
                 assert_eq!(sealer.verify(ad, &sealed[..sealed.len() - 1]), Err(OpenError));
             }
             assert_eq!(sealer.verify(b"", &[0; SEAL_OVERHEAD - 1]), Err(OpenError));
+        }
+    }
+
+    fn hex(text: &str) -> Vec<u8> {
+        let digits: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
+        digits
+            .chunks(2)
+            .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap())
+            .collect()
+    }
+
+    /// draft-irtf-cfrg-xchacha-03, A.3.1: the box of its test vector opens to its plaintext, so
+    /// the construction through ring is XChaCha20-Poly1305 as the format names it.
+    #[test]
+    fn the_xchacha20_poly1305_test_vector_opens() {
+        let key: [u8; 32] = std::array::from_fn(|i| 0x80 + i as u8);
+        let nonce: Vec<u8> = (0x40..0x58).collect();
+        let ad = hex("50515253c0c1c2c3c4c5c6c7");
+        let plain = b"Ladies and Gentlemen of the class of '99: If I could offer you only one \
+            tip for the future, sunscreen would be it.";
+        let mut sealed = nonce;
+        sealed.extend(hex("bd6d179d3e83d43b9576579493c0e939572a1700252bfaccbed2902c21396cbb
+             731c7f1b0b4aa6440bf3a82f4eda7e39ae64c6708c54c216cb96b72e1213b452
+             2f8c9ba40db5d945b11b69b982c1bb9e3f3fac2bc369488f76b2383565d3fff9
+             21f9664c97637da9768812f615c68b13b52e"));
+        sealed.extend(hex("c0875924c1c7987947deafd8780acf49"));
+        let sealer = Sealer::new(key, true);
+        assert_eq!(sealer.open(&ad, &sealed).as_deref(), Ok(&plain[..]));
+        assert_eq!(sealer.verify(&ad, &sealed), Ok(()));
+    }
+
+    /// Boxes sealed here open with the portable XChaCha20-Poly1305 crate and the reverse, at
+    /// lengths around ChaCha20's 64-byte blocks and Poly1305's 16-byte padding, up to 300 KiB.
+    #[test]
+    fn boxes_are_the_portable_xchacha20_poly1305s() {
+        use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+        use chacha20poly1305::{Tag, XChaCha20Poly1305};
+
+        let key: [u8; 32] = std::array::from_fn(|i| (i * 7 + 3) as u8);
+        let sealer = Sealer::new(key, true);
+        let portable = XChaCha20Poly1305::new((&key).into());
+        let mut lengths = vec![0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129, 1000, 4097];
+        lengths.extend([65_535, 65_536, 131_073, 300 * 1024 + 5]);
+        for len in lengths {
+            let payload: Vec<u8> = (0..len).map(|i| (i * 31 + len) as u8).collect();
+            let ad = &b"pack 0123456789 data"[..len % 21];
+            let sealed = sealer.seal(ad, &payload);
+            let (nonce, rest) = sealed.split_at(NONCE_LEN);
+            let (body, tag) = rest.split_at(rest.len() - TAG_LEN);
+            let mut opened = body.to_vec();
+            portable
+                .decrypt_in_place_detached(nonce.into(), ad, &mut opened, Tag::from_slice(tag))
+                .unwrap_or_else(|_| panic!("the portable crate refused a box of {len} bytes"));
+            assert_eq!(opened, payload, "{len}");
+
+            let mut theirs = payload.clone();
+            let tag = portable.encrypt_in_place_detached(nonce.into(), ad, &mut theirs).unwrap();
+            let mut boxed = nonce.to_vec();
+            boxed.extend_from_slice(&theirs);
+            boxed.extend_from_slice(&tag);
+            assert_eq!(boxed, sealed, "{len}: the same nonce gives the same box");
+            assert_eq!(sealer.open(ad, &boxed).as_deref(), Ok(&payload[..]), "{len}");
         }
     }
 
