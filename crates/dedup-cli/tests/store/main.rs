@@ -11,6 +11,7 @@ mod common;
 #[path = "../../../dedup-store/tests/common/hand_made.rs"]
 mod hand_made;
 
+mod store_backup_disk_order;
 mod store_backup_select;
 mod store_backup_truth;
 mod store_copy;

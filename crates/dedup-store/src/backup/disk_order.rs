@@ -117,16 +117,21 @@ impl DiskOrder {
         }
     }
 
+    /// Whether files on `dev` may be asked for in the order of the disk: on, or still to be
+    /// measured.
+    pub fn may_be_on(&self, dev: u64) -> bool {
+        self.known(dev) != Some(false)
+    }
+
     /// Adds the first-page reads of `files` to what `dev` measured, and says whether it is on
     /// (`false` until enough were timed).
     fn measure(&self, dev: u64, files: &[(usize, File, u64)]) -> bool {
         let mut devices = self.devices.lock().unwrap_or_else(PoisonError::into_inner);
         let Some((_, device)) = devices.iter_mut().find(|(d, _)| *d == dev) else { return false };
         let Device::Probing(took) = device else { return matches!(device, Device::Decided(true)) };
+        // One file a window: the files of one directory often lie back to back, and after the
+        // first the drive's own cache would answer the next ones as if the disk did not seek.
         for (_, file, _) in files {
-            if took.len() >= PROBE_READS {
-                break;
-            }
             if layout::all_cached(file, 4096) != Some(false) {
                 continue;
             }
@@ -134,6 +139,7 @@ impl DiskOrder {
             let started = Instant::now();
             if file.read_at(&mut page, 0).is_ok() {
                 took.push(started.elapsed());
+                break;
             }
         }
         if took.len() < PROBE_READS {
@@ -335,9 +341,9 @@ mod tests {
     #[test]
     fn small_ranges_are_asked_for_together_and_long_ones_alone() {
         let piece = 128 << 10;
-        assert_eq!(batches(&[10, 20, piece, 30], piece), [0..4]);
+        assert_eq!(batches(&[10, 20, piece, 30], piece), [Range { start: 0, end: 4 }]);
         assert_eq!(batches(&[10, piece + 1, 30, 40], piece), [0..1, 1..2, 2..4]);
-        assert_eq!(batches(&[piece + 1], piece), [0..1]);
+        assert_eq!(batches(&[piece + 1], piece), [Range { start: 0, end: 1 }]);
         assert!(batches(&[], piece).is_empty());
         // A run ends once it holds BATCH_BYTES.
         let full = vec![piece; (BATCH_BYTES / piece) as usize + 3];

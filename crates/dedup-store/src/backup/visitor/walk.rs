@@ -80,10 +80,15 @@ impl Visitor for BackupVisitor<'_, '_> {
         let mut subdirs = Vec::new();
         let mut nodes = Vec::new();
         let tags = self.selection.tags(listing.fd, listing.entries);
+        let order = &self.stages.disk_order;
+        // Only a device that may be asked in disk order pays for this pass over the listing
+        // (a name search in the parent tree per file).
+        let may_order = order.may_be_on(listing.meta.dev);
         let to_read = listing
             .entries
             .iter()
             .enumerate()
+            .filter(|_| may_order)
             .filter(|(_, entry)| !self.selection.leaves_out(entry, &tags))
             .filter_map(|(index, entry)| {
                 let meta = entry.meta.as_ref().filter(|m| m.kind == EntryKind::File)?;
@@ -98,7 +103,6 @@ impl Visitor for BackupVisitor<'_, '_> {
                 })
             })
             .collect();
-        let order = &self.stages.disk_order;
         let mut ahead = ListingAhead::new(order, listing.meta.dev, listing.fd, to_read);
         for (i, entry) in listing.entries.iter().enumerate() {
             if self.selection.leaves_out(entry, &tags) {
