@@ -624,6 +624,7 @@ pub fn reference(dir: &Path, printed: &str, hardlinks: bool, include_empty: bool
 pub mod act;
 pub mod append_only_proxy;
 pub mod mirror;
+pub mod page_cache;
 pub mod s3server;
 pub mod sftpserver;
 pub mod store;

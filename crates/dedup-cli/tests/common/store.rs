@@ -8,6 +8,9 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use super::{run, Out, BIN, TIMEOUT};
 
@@ -407,4 +410,26 @@ pub fn assert_init_refuses_remains(repo: &Path, on_disk: &Path, src: &Path) {
     out.assert_code(2);
     out.assert_message("error", "holds part of a repository (keys/ (1 file(s))");
     assert!(!on_disk.join("config").exists(), "a new config was written");
+}
+
+/// Sets the modification time of `file` over and over until `stop`, from before this returns.
+pub fn keep_touching(file: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    let handle = fs::OpenOptions::new().write(true).open(file).unwrap();
+    let started = Arc::new(AtomicBool::new(false));
+    let started_here = Arc::clone(&started);
+    let thread = std::thread::spawn(move || {
+        let base = UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+        let limit = Instant::now() + Duration::from_secs(300);
+        let mut i = 0u64;
+        while !stop.load(Ordering::SeqCst) && Instant::now() < limit {
+            i += 1;
+            handle.set_modified(base + Duration::from_millis(i)).unwrap();
+            started_here.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    while !started.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    thread
 }

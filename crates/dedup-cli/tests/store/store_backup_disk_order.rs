@@ -12,12 +12,11 @@ use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use common::act::LoopFs;
+use common::page_cache::evict;
 use common::store::*;
 use common::*;
 
@@ -42,58 +41,11 @@ fn fill(src: &Path) {
     std::os::unix::fs::symlink("../big", src.join("d0/to-big")).unwrap();
 }
 
-/// Drop the page cache's copy of every file under `dir`.
-fn evict(dir: &Path) {
-    assert!(Command::new("sync").status().unwrap().success());
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            let kind = fs::symlink_metadata(&path).unwrap().file_type();
-            if kind.is_dir() {
-                stack.push(path);
-            } else if kind.is_file() {
-                // The name as bytes: some are not UTF-8.
-                let mut input = std::ffi::OsString::from("if=");
-                input.push(path.as_os_str());
-                let status = Command::new("dd")
-                    .arg(input)
-                    .args(["iflag=nocache", "count=0", "status=none"])
-                    .status()
-                    .unwrap();
-                assert!(status.success());
-            }
-        }
-    }
-}
-
 /// `dedup store backup SRC` with `DEDUP_PHYSICAL_ORDER` set to `order`.
 fn backup_ordered(repo: &Path, src: &Path, order: &str) -> Out {
     let mut c = store_cmd(repo);
     c.env("DEDUP_PHYSICAL_ORDER", order).arg("backup").arg(src);
     run(&mut c)
-}
-
-/// Sets the modification time of `file` over and over until `stop`, from before this returns.
-fn keep_touching(file: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
-    let handle = fs::OpenOptions::new().write(true).open(file).unwrap();
-    let started = Arc::new(AtomicBool::new(false));
-    let started_here = Arc::clone(&started);
-    let thread = std::thread::spawn(move || {
-        let base = UNIX_EPOCH + Duration::from_secs(1_600_000_000);
-        let limit = Instant::now() + Duration::from_secs(300);
-        let mut i = 0u64;
-        while !stop.load(Ordering::SeqCst) && Instant::now() < limit {
-            i += 1;
-            handle.set_modified(base + Duration::from_millis(i)).unwrap();
-            started_here.store(true, Ordering::SeqCst);
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    });
-    while !started.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    thread
 }
 
 /// What the run wrote on stderr.

@@ -92,28 +92,6 @@ fn a_missing_path_among_others_is_named_and_left_out_of_the_snapshot_and_its_pat
     assert_eq!(snapshots[0]["incomplete"], true);
 }
 
-/// Sets the modification time of `file` over and over until `stop`, from before this returns.
-fn keep_touching(file: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
-    let handle = fs::OpenOptions::new().write(true).open(file).unwrap();
-    let started = Arc::new(AtomicBool::new(false));
-    let started_here = Arc::clone(&started);
-    let thread = std::thread::spawn(move || {
-        let base = UNIX_EPOCH + Duration::from_secs(1_600_000_000);
-        let limit = Instant::now() + Duration::from_secs(300);
-        let mut i = 0u64;
-        while !stop.load(Ordering::SeqCst) && Instant::now() < limit {
-            i += 1;
-            handle.set_modified(base + Duration::from_millis(i)).unwrap();
-            started_here.store(true, Ordering::SeqCst);
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    });
-    while !started.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    thread
-}
-
 #[test]
 fn a_file_that_changes_through_both_reads_is_stored_flagged_incomplete_and_named() {
     let dir = tmp();

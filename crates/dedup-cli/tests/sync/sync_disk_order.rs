@@ -12,6 +12,7 @@ use std::process::Command;
 
 use common::act::LoopFs;
 use common::mirror::*;
+use common::page_cache::evict;
 use common::*;
 
 /// A tree with files of many sizes spread over directories written out of name order (ext4
@@ -33,28 +34,6 @@ fn fill(src: &Path) {
     hardlink(src, "d1/sub/f03", "d2/link-to-f03");
     symlink(src, "../big", "d0/to-big");
     set_xattr(&src.join("d3/sub/f05"), "user.note", "kept");
-}
-
-/// Drop the page cache's copy of every file under `dir`.
-fn evict(dir: &Path) {
-    assert!(Command::new("sync").status().unwrap().success());
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            let kind = fs::symlink_metadata(&path).unwrap().file_type();
-            if kind.is_dir() {
-                stack.push(path);
-            } else if kind.is_file() {
-                let status = Command::new("dd")
-                    .arg(format!("if={}", path.display()))
-                    .args(["iflag=nocache", "count=0", "status=none"])
-                    .status()
-                    .unwrap();
-                assert!(status.success());
-            }
-        }
-    }
 }
 
 /// `dedup sync -v --delete SRC DST` with `DEDUP_PHYSICAL_ORDER` set to `order`.
