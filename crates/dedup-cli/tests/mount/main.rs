@@ -9,6 +9,7 @@ mod common;
 
 mod store_mount;
 mod volume_basics;
+mod volume_close_errors;
 mod volume_crash;
 mod volume_fsx;
 mod volume_helpers;

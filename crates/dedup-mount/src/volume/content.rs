@@ -5,12 +5,14 @@
 //! whole are simply dropped; holes cost nothing until a commit names them as zero chunks.
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use dedup_store::chunker::Chunker;
 use dedup_store::Id;
 
 pub use super::piece_map::Piece;
 use super::piece_map::PieceMap;
+use super::seal_pool::FileSealing;
 
 /// How far before a file's end a hole may be one that writes still in flight will fill (the
 /// kernel has up to 64 requests of 1 MiB in flight, volume/fs/mod.rs, but sends a file's pages
@@ -34,6 +36,9 @@ pub struct Content {
     fresh: u64,
     /// Where the previous read ended ([`Content::read_in_order`]).
     read_end: u64,
+    /// Its chunks on their way through the sealing threads, from the first queued until a
+    /// `close` found them all stored.
+    pub sealing: Option<Arc<FileSealing>>,
 }
 
 impl Content {

@@ -37,6 +37,7 @@ pub use snapshot::{volume_path, volume_tag};
 
 use crate::events::{Doing, MountEvents, MountProblem};
 use content::Content;
+use seal_pool::FileSealing;
 use table::{Ino, Inode, Table};
 
 /// How a volume is mounted and committed.
@@ -188,12 +189,14 @@ impl Volume {
         fuser::Errno::from_i32(code.raw_os_error())
     }
 
-    /// Cuts the written bytes of `content` into stored chunks (`all`: every one).
+    /// Cuts the written bytes of `content` into stored chunks (`all`: every one); those queued
+    /// for a sealing thread count in the file's sealing, for its `close`.
     fn cut(&self, content: &mut Content, all: bool) -> Result<(), fuser::Errno> {
         let chunker = self.store.repo().chunker();
-        content
-            .settle(chunker, all, &mut |bytes| self.store.store(bytes))
-            .map_err(|e| self.failure(e))
+        let mut sealing = content.sealing.take();
+        let cut = content.settle(chunker, all, &mut |bytes| self.store.store(bytes, &mut sealing));
+        content.sealing = sealing;
+        cut.map_err(|e| self.failure(e))
     }
 
     /// Opens a handle on `ino` with open(2) `flags`.
@@ -240,9 +243,10 @@ impl Volume {
     }
 
     /// At `close`, after the file's written bytes were cut: waits until the sealing threads
-    /// stored what was queued; what they met is the caller's.
-    fn settled(&self) -> Result<(), fuser::Errno> {
-        self.store.settled().map_err(|e| self.failure(e))
+    /// stored the chunks queued for `file` (its sealing, taken from its content), not those of
+    /// other files; what they met, or an error a job of no file met, is the caller's.
+    fn settled(&self, file: Option<&FileSealing>) -> Result<(), fuser::Errno> {
+        self.store.settled(file).map_err(|e| self.failure(e))
     }
 
     /// A commit for `fsync`: its error, or one a background commit met, is the caller's.
@@ -291,12 +295,12 @@ impl Volume {
         // Cut outside the table's lock, so that the volume serves meanwhile; what is written
         // since is cut under it, below.
         for file in files {
-            lock(&file).settle(chunker, true, &mut |bytes| self.store.store(bytes))?;
+            lock(&file).settle(chunker, true, &mut |bytes| self.store.store(bytes, &mut None))?;
         }
         let stats_before = self.store.sink().stats();
         let table = self.table();
         for file in table.files() {
-            lock(&file).settle(chunker, true, &mut |bytes| self.store.store(bytes))?;
+            lock(&file).settle(chunker, true, &mut |bytes| self.store.store(bytes, &mut None))?;
         }
         let mut summary = Summary::default();
         let (tree, status_tree) =

@@ -5,14 +5,14 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use dedup_store::blob::{blob_id, BlobKind};
 use dedup_store::file_reader::{ChunkCache, ReadAhead};
 use dedup_store::repo::{BlobSink, Repository};
 use dedup_store::{Error, Id};
 
-use super::seal_pool::SealPool;
+use super::seal_pool::{FileSealing, SealPool, Storage};
 
 /// Threads that compress, seal and pack new chunks beside the FUSE threads: one per core, at
 /// least two (on 2 cores sealing is most of a first write's work) and at most this many (the
@@ -79,6 +79,12 @@ pub struct VolumeStore {
     pool: Option<SealPool>,
     /// Write failures met so far, by anyone: a commit during which one happened is not written.
     failures: Arc<AtomicU64>,
+    /// Held shared by each [`VolumeStore::store`] until its chunk (and any pack it filled) is
+    /// handed over: in an open pack, a sealing job, or written. A commit's
+    /// [`VolumeStore::flush`] holds it alone while it waits for the sealing jobs and writes the
+    /// open packs, so that no pack holding a chunk the commit names is still in a thread's
+    /// hands (taken out of its slot, not yet written) when the index and snapshot are written.
+    storing: RwLock<()>,
     /// Set while a thread writes the open packs to let go of what they hold ([`HELD_MAX`]).
     writing_packs: AtomicBool,
     unpacked: Mutex<Unpacked>,
@@ -102,7 +108,8 @@ impl VolumeStore {
         let zero_chunk = repo.chunker().cut(&vec![0; max]);
         let sink = Arc::new(sink);
         let failures = Arc::new(AtomicU64::new(0));
-        let pool = SealPool::start(&sink, seal_threads(), &failures);
+        let storage: Arc<dyn Storage> = Arc::clone(&sink) as _;
+        let pool = SealPool::start(&storage, seal_threads(), &failures);
         VolumeStore {
             repo,
             cache,
@@ -110,6 +117,7 @@ impl VolumeStore {
             sink,
             pool,
             failures,
+            storing: RwLock::new(()),
             writing_packs: AtomicBool::new(false),
             unpacked: Mutex::new(Unpacked {
                 chunks: HashMap::new(),
@@ -190,9 +198,11 @@ impl VolumeStore {
     }
 
     /// Stores `bytes` as a chunk unless the repository has it (on a sealing thread where there
-    /// is one); returns its id. The bytes are held until their pack is written, for reads and
-    /// for storing again after a failure.
-    pub fn store(&self, bytes: &[u8]) -> Result<Id, Error> {
+    /// is one, counted in `file`'s sealing, made when it is the first, which the file's `close`
+    /// waits for); returns its id. The
+    /// bytes are held until their pack is written, for reads and for storing again after a
+    /// failure.
+    pub fn store(&self, bytes: &[u8], file: &mut Option<Arc<FileSealing>>) -> Result<Id, Error> {
         let id = blob_id(&self.repo.keys().id, bytes);
         if self.sink.contains(&id, BlobKind::Data) {
             return Ok(id);
@@ -212,17 +222,44 @@ impl VolumeStore {
                 (held, swept && unpacked.bytes > HELD_MAX)
             }
         };
+        let _storing = self.storing.read().unwrap_or_else(PoisonError::into_inner);
         let unqueued = match &self.pool {
-            Some(pool) if bytes.len() >= SEAL_HERE_BELOW => pool.submit(id, held).err(),
+            Some(pool) if bytes.len() >= SEAL_HERE_BELOW => {
+                let file = file.get_or_insert_with(Arc::default);
+                pool.submit(id, held, Some(file)).err()
+            }
             _ => Some(held),
         };
         if let Some(bytes) = unqueued {
-            self.written(self.sink.store_with_id(id, BlobKind::Data, &bytes))?;
+            self.seal_here(id, &bytes)?;
         }
         if too_much {
             self.write_open_packs()?;
         }
         Ok(id)
+    }
+
+    /// Seals and packs chunk `id` of `bytes` on this thread (a FUSE thread, for a small
+    /// chunk). A pack it fills is written (fsync, rename, index entry) on a sealing thread, so
+    /// that the request that filled it does not wait for the disk. That is safe because a
+    /// chunk counts as written only once its pack is indexed: until then its bytes stay held
+    /// here (reads and a commit's storing again find them), its claim in the sink makes it
+    /// stored for [`BlobSink::contains`] only, and a commit waits for every sealing job
+    /// ([`VolumeStore::flush`]) before it writes the index and the snapshot that name it. A
+    /// failure writing the pack is counted, and kept for the next `close` (it belongs to no
+    /// one file).
+    fn seal_here(&self, id: Id, bytes: &[u8]) -> Result<(), Error> {
+        let (_, full) =
+            self.written(self.sink.store_leaving_full_pack(id, BlobKind::Data, bytes))?;
+        let Some(pack) = full else { return Ok(()) };
+        let unqueued = match &self.pool {
+            Some(pool) => pool.finish(pack).err(),
+            None => Some(pack),
+        };
+        if let Some(pack) = unqueued {
+            self.written(self.sink.write_full_pack(pack))?;
+        }
+        Ok(())
     }
 
     /// Writes the sink's open data packs and lets go of their chunks ([`HELD_MAX`]); one
@@ -238,10 +275,13 @@ impl VolumeStore {
         Ok(())
     }
 
-    /// Waits until every chunk given to the sealing threads is stored; the first error they
-    /// met since the last call.
-    pub fn settled(&self) -> Result<(), Error> {
-        self.pool.as_ref().map_or(Ok(()), SealPool::settled)
+    /// At a `close` of a file whose chunks counted in `file` (`None`: none queued): waits until
+    /// they are stored; the first error they met since the last call, else the first error a
+    /// sealing job of no file met since any `close` took one (not waiting for those jobs).
+    pub fn settled(&self, file: Option<&FileSealing>) -> Result<(), Error> {
+        // The file's own error first; another stays for the next `close`.
+        file.map_or(Ok(()), FileSealing::settled)?;
+        self.pool.as_ref().map_or(Ok(()), SealPool::take_error)
     }
 
     /// Lets go of the unpacked chunks whose pack has been written.
@@ -266,8 +306,10 @@ impl VolumeStore {
         Ok(())
     }
 
-    /// Writes the open packs and indexes them: every chunk stored so far is durable.
+    /// Writes the open packs and indexes them: every chunk stored so far is durable. New
+    /// chunks wait meanwhile ([`VolumeStore::storing`]).
     pub fn flush(&self) -> Result<(), Error> {
+        let _alone = self.storing.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(pool) = &self.pool {
             pool.wait();
         }
@@ -320,7 +362,7 @@ impl VolumeStore {
             self.ensure_stored(&id)?;
             return Ok(id);
         }
-        let id = self.store(&vec![0; len])?;
+        let id = self.store(&vec![0; len], &mut None)?;
         lock(&self.zeros).insert(len, id);
         Ok(id)
     }
@@ -364,7 +406,7 @@ mod tests {
         let mut ids = Vec::new();
         let mut most = 0;
         for n in 0..160 {
-            ids.push(store.store(&compressible(n)).unwrap());
+            ids.push(store.store(&compressible(n), &mut None).unwrap());
             most = most.max(lock(&store.unpacked).bytes);
         }
         // The chunks being sealed meanwhile: the queue's and one per sealing thread.

@@ -25,7 +25,7 @@ pub use init::InitOptions;
 pub use key_slots::{key_slot_errors, needs_password, KeySlot};
 pub use marker::{WriterMarker, REFRESH_EVERY};
 pub use presence::{presence, Presence};
-pub use sink::{BlobSink, SinkStats};
+pub use sink::{BlobSink, FullPack, SinkStats};
 pub(crate) use snapshots::snapshot_path;
 pub use snapshots::SnapshotFilter;
 pub use unlock::{slot_census, KeySlots, OpenNote, OpenOptions, Opened, SlotCensus};

@@ -64,6 +64,9 @@ pub struct SinkStats {
     pub packs_adopted: u64,
 }
 
+/// A pack that filled as a blob was stored, not yet written ([`BlobSink::write_full_pack`]).
+pub struct FullPack(OpenPack);
+
 /// Stores blobs for one session.
 pub struct BlobSink<'r> {
     repo: &'r Repository,
@@ -298,16 +301,34 @@ impl<'r> BlobSink<'r> {
 
     /// Stores `plaintext`, whose id is `id`, unless the repository has it; true if it was new.
     pub fn store_with_id(&self, id: Id, kind: BlobKind, plaintext: &[u8]) -> Result<bool> {
+        let (new, full) = self.store_leaving_full_pack(id, kind, plaintext)?;
+        if let Some(FullPack(pack)) = full {
+            self.write_pack(pack)?;
+        }
+        Ok(new)
+    }
+
+    /// As [`BlobSink::store_with_id`], but a pack the blob filled is given back to be written
+    /// by [`BlobSink::write_full_pack`] (on another thread, say) rather than written here. Its
+    /// blobs stay claimed, and so stored for [`BlobSink::contains`] and not yet for
+    /// [`BlobSink::locate`], until it is written and indexed: whoever takes the pack must write
+    /// it (or the session's flush must wait for that) before a snapshot names its blobs.
+    pub fn store_leaving_full_pack(
+        &self,
+        id: Id,
+        kind: BlobKind,
+        plaintext: &[u8],
+    ) -> Result<(bool, Option<FullPack>)> {
         self.keep_open_packs_alive();
         if self.read_index().contains(&id, kind) || !lock(&self.claimed).insert((id, kind)) {
-            return Ok(false);
+            return Ok((false, None));
         }
         // A pack holding the blob may have been indexed, and its claims released, between the
         // look at the index and the claim: look again now that the claim is ours (a writer
         // indexes a pack before it releases its claims, so this look cannot miss it).
         if self.read_index().contains(&id, kind) {
             lock(&self.claimed).remove(&(id, kind));
-            return Ok(false);
+            return Ok((false, None));
         }
         let sealed =
             blob::seal(self.repo.sealer(), id, kind, plaintext, self.repo.config().compression);
@@ -320,10 +341,13 @@ impl<'r> BlobSink<'r> {
             |pack| self.stream_if_large(pack, kind),
         );
         let done = done.inspect_err(|_| self.forget(kind, self.open[slot(kind)].take_lost()))?;
-        if let Some(pack) = done {
-            self.write_pack(pack)?;
-        }
-        Ok(true)
+        Ok((true, done.map(FullPack)))
+    }
+
+    /// Writes and indexes a pack [`BlobSink::store_leaving_full_pack`] gave back; on an error
+    /// its blobs are forgotten, to be stored again when they come again.
+    pub fn write_full_pack(&self, pack: FullPack) -> Result<()> {
+        self.write_pack(pack.0)
     }
 
     /// An empty pack of `kind`, in memory (in a spare buffer when there is one), in the

@@ -108,10 +108,28 @@ impl VolumeFs {
     }
 
     /// At `close`: stores the written bytes of `ino`, reporting what that (or a background
-    /// commit) met.
+    /// commit) met. It waits for this file's chunks only, outside the file's lock: other
+    /// files' chunks in the sealing queue are theirs to wait for.
     pub(super) fn flush_data(&self, ino: Ino) -> Result<(), Errno> {
-        let cut = self.with_content(ino, |content, volume| volume.cut(content, true));
-        let stored = cut.and_then(|()| self.volume.settled());
+        let sealing = self.with_content(ino, |content, volume| {
+            volume.cut(content, true)?;
+            Ok(content.sealing.clone())
+        });
+        let stored = sealing.and_then(|sealing| {
+            let settled = self.volume.settled(sealing.as_deref());
+            if let Some(sealing) = sealing.filter(|s| s.is_clear()) {
+                // Nothing of the file in flight: it lets go of its sealing, unless a write
+                // queued more meanwhile (then the next `close` waits for it).
+                let _ = self.with_content(ino, |content, _| {
+                    let same = content.sealing.as_ref().is_some_and(|s| Arc::ptr_eq(s, &sealing));
+                    if same && sealing.is_clear() {
+                        content.sealing = None;
+                    }
+                    Ok(())
+                });
+            }
+            settled
+        });
         match stored.and_then(|()| self.volume.take_failure()) {
             Err(e) if e.code() == Code::ISDIR.raw_os_error() => Ok(()),
             done => done,
