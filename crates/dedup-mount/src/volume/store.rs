@@ -199,9 +199,8 @@ impl VolumeStore {
 
     /// Stores `bytes` as a chunk unless the repository has it (on a sealing thread where there
     /// is one, counted in `file`'s sealing, made when it is the first, which the file's `close`
-    /// waits for); returns its id. The
-    /// bytes are held until their pack is written, for reads and for storing again after a
-    /// failure.
+    /// waits for); returns its id. The bytes are held until their pack is written, for reads
+    /// and for storing again after a failure.
     pub fn store(&self, bytes: &[u8], file: &mut Option<Arc<FileSealing>>) -> Result<Id, Error> {
         let id = blob_id(&self.repo.keys().id, bytes);
         if self.sink.contains(&id, BlobKind::Data) {
