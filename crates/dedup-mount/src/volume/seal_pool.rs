@@ -314,12 +314,19 @@ mod tests {
         (Id([n; 32]), Arc::new(vec![n; 16]))
     }
 
-    /// A pool of two workers over a stand-in that fails `fail` and holds `hold` until the
-    /// returned sender speaks; the receiver hears each chunk a worker takes up.
-    fn pool(
-        fail: &[Id],
-        hold: Id,
-    ) -> (SealPool, Arc<StandIn>, Sender<()>, std::sync::mpsc::Receiver<Id>, Arc<AtomicU64>) {
+    /// A pool over a stand-in, and the means to watch and steer it.
+    struct Harness {
+        pool: SealPool,
+        stand_in: Arc<StandIn>,
+        /// Lets the held chunk through.
+        release: Sender<()>,
+        /// Hears each chunk a worker takes up.
+        taken_up: std::sync::mpsc::Receiver<Id>,
+        failures: Arc<AtomicU64>,
+    }
+
+    /// A pool of two workers over a stand-in that fails `fail` and holds `hold`.
+    fn pool(fail: &[Id], hold: Id) -> Harness {
         let (release, held) = channel();
         let (taken, taken_up) = channel();
         let mut outcomes: HashMap<Id, Outcome> =
@@ -334,13 +341,13 @@ mod tests {
         let failures = Arc::new(AtomicU64::new(0));
         let storage: Arc<dyn Storage> = Arc::clone(&stand_in) as _;
         let pool = SealPool::start(&storage, 2, &failures).expect("threads");
-        (pool, stand_in, release, taken_up, failures)
+        Harness { pool, stand_in, release, taken_up, failures }
     }
 
     #[test]
     fn a_close_waits_for_its_own_files_chunks_not_for_another_files_held_one() {
         let ((a, a_bytes), (b, b_bytes)) = (chunk(1), chunk(2));
-        let (pool, stand_in, release, taken_up, _) = pool(&[], b);
+        let Harness { pool, stand_in, release, taken_up, .. } = pool(&[], b);
         let (file_a, file_b) = (Arc::new(FileSealing::default()), Arc::new(FileSealing::default()));
         pool.submit(b, b_bytes, Some(&file_b)).unwrap();
         assert_eq!(taken_up.recv().unwrap(), b, "B's chunk keeps one worker busy");
@@ -359,7 +366,7 @@ mod tests {
     #[test]
     fn a_failed_chunk_is_its_files_error_at_close_while_another_file_keeps_the_pool_busy() {
         let ((a, a_bytes), (b, b_bytes), (c, c_bytes)) = (chunk(1), chunk(2), chunk(3));
-        let (pool, stand_in, release, taken_up, failures) = pool(&[a, c], b);
+        let Harness { pool, stand_in, release, taken_up, failures } = pool(&[a, c], b);
         let (file_a, file_b) = (Arc::new(FileSealing::default()), Arc::new(FileSealing::default()));
         pool.submit(b, b_bytes, Some(&file_b)).unwrap();
         assert_eq!(taken_up.recv().unwrap(), b);
@@ -385,7 +392,7 @@ mod tests {
     #[test]
     fn jobs_queued_when_the_pool_goes_are_still_done() {
         let chunks: Vec<(Id, Arc<Vec<u8>>)> = (10..30).map(chunk).collect();
-        let (pool, stand_in, release, _taken_up, _) = pool(&[], Id([0; 32]));
+        let Harness { pool, stand_in, release, .. } = pool(&[], Id([0; 32]));
         drop(release);
         let file = Arc::new(FileSealing::default());
         for (id, bytes) in &chunks {
