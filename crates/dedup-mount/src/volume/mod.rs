@@ -188,12 +188,11 @@ impl Volume {
         fuser::Errno::from_i32(code.raw_os_error())
     }
 
-    /// Cuts the written bytes of `content`, the file `ino`'s, into stored chunks (`all`: every
-    /// one).
-    fn cut(&self, ino: Ino, content: &mut Content, all: bool) -> Result<(), fuser::Errno> {
+    /// Cuts the written bytes of `content` into stored chunks (`all`: every one).
+    fn cut(&self, content: &mut Content, all: bool) -> Result<(), fuser::Errno> {
         let chunker = self.store.repo().chunker();
         content
-            .settle(chunker, all, &mut |bytes| self.store.store(ino, bytes))
+            .settle(chunker, all, &mut |bytes| self.store.store(bytes))
             .map_err(|e| self.failure(e))
     }
 
@@ -240,10 +239,10 @@ impl Volume {
         }
     }
 
-    /// At `close` of `ino`, after its written bytes were cut: waits until the sealing threads
-    /// stored what was queued for it; what they met storing it is the caller's.
-    fn settled(&self, ino: Ino) -> Result<(), fuser::Errno> {
-        self.store.settled_for(ino).map_err(|e| self.failure(e))
+    /// At `close`, after the file's written bytes were cut: waits until the sealing threads
+    /// stored what was queued; what they met is the caller's.
+    fn settled(&self) -> Result<(), fuser::Errno> {
+        self.store.settled().map_err(|e| self.failure(e))
     }
 
     /// A commit for `fsync`: its error, or one a background commit met, is the caller's.
@@ -291,14 +290,13 @@ impl Volume {
         let files = self.table().files();
         // Cut outside the table's lock, so that the volume serves meanwhile; what is written
         // since is cut under it, below.
-        // Each file's chunks are its own, so that a failure to store one reaches its `close`.
-        for (ino, file) in files {
-            lock(&file).settle(chunker, true, &mut |bytes| self.store.store(ino, bytes))?;
+        for file in files {
+            lock(&file).settle(chunker, true, &mut |bytes| self.store.store(bytes))?;
         }
         let stats_before = self.store.sink().stats();
         let table = self.table();
-        for (ino, file) in table.files() {
-            lock(&file).settle(chunker, true, &mut |bytes| self.store.store(ino, bytes))?;
+        for file in table.files() {
+            lock(&file).settle(chunker, true, &mut |bytes| self.store.store(bytes))?;
         }
         let mut summary = Summary::default();
         let (tree, status_tree) =

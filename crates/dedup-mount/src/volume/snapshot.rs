@@ -168,7 +168,7 @@ fn node_of(store: &VolumeStore, table: &Table, ino: Ino, name: &[u8]) -> Result<
         let mut content = file.lock().unwrap_or_else(|e| e.into_inner());
         // Bytes written since the commit cut every file (the kernel writes cached pages back
         // when it likes) are cut now, under the file's lock: the file as it is at this moment.
-        content.settle(store.repo().chunker(), true, &mut |bytes| store.store(ino, bytes))?;
+        content.settle(store.repo().chunker(), true, &mut |bytes| store.store(bytes))?;
         node.size = content.size();
         let mut chunks = Vec::new();
         for (_, piece) in content.pieces() {

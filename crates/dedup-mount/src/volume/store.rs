@@ -12,7 +12,7 @@ use dedup_store::file_reader::{ChunkCache, ReadAhead};
 use dedup_store::repo::{BlobSink, Repository};
 use dedup_store::{Error, Id};
 
-use super::seal_pool::{Owner, SealPool, VOLUME};
+use super::seal_pool::SealPool;
 
 /// Threads that compress, seal and pack new chunks beside the FUSE threads: one per core, at
 /// least two (on 2 cores sealing is most of a first write's work) and at most this many (the
@@ -189,10 +189,10 @@ impl VolumeStore {
         self.failures.load(Ordering::SeqCst)
     }
 
-    /// Stores `bytes` as a chunk of `owner`'s unless the repository has it (on a sealing thread
-    /// where there is one); returns its id. The bytes are held until their pack is written, for
-    /// reads and for storing again after a failure.
-    pub fn store(&self, owner: Owner, bytes: &[u8]) -> Result<Id, Error> {
+    /// Stores `bytes` as a chunk unless the repository has it (on a sealing thread where there
+    /// is one); returns its id. The bytes are held until their pack is written, for reads and
+    /// for storing again after a failure.
+    pub fn store(&self, bytes: &[u8]) -> Result<Id, Error> {
         let id = blob_id(&self.repo.keys().id, bytes);
         if self.sink.contains(&id, BlobKind::Data) {
             return Ok(id);
@@ -213,7 +213,7 @@ impl VolumeStore {
             }
         };
         let unqueued = match &self.pool {
-            Some(pool) if bytes.len() >= SEAL_HERE_BELOW => pool.submit(owner, id, held).err(),
+            Some(pool) if bytes.len() >= SEAL_HERE_BELOW => pool.submit(id, held).err(),
             _ => Some(held),
         };
         if let Some(bytes) = unqueued {
@@ -238,10 +238,10 @@ impl VolumeStore {
         Ok(())
     }
 
-    /// Waits until every chunk of `owner`'s given to the sealing threads is stored; the first
-    /// error they met for it since the last call.
-    pub fn settled_for(&self, owner: Owner) -> Result<(), Error> {
-        self.pool.as_ref().map_or(Ok(()), |pool| pool.settled_for(owner))
+    /// Waits until every chunk given to the sealing threads is stored; the first error they
+    /// met since the last call.
+    pub fn settled(&self) -> Result<(), Error> {
+        self.pool.as_ref().map_or(Ok(()), SealPool::settled)
     }
 
     /// Lets go of the unpacked chunks whose pack has been written.
@@ -320,7 +320,7 @@ impl VolumeStore {
             self.ensure_stored(&id)?;
             return Ok(id);
         }
-        let id = self.store(VOLUME, &vec![0; len])?;
+        let id = self.store(&vec![0; len])?;
         lock(&self.zeros).insert(len, id);
         Ok(id)
     }
@@ -364,7 +364,7 @@ mod tests {
         let mut ids = Vec::new();
         let mut most = 0;
         for n in 0..160 {
-            ids.push(store.store(VOLUME, &compressible(n)).unwrap());
+            ids.push(store.store(&compressible(n)).unwrap());
             most = most.max(lock(&store.unpacked).bytes);
         }
         // The chunks being sealed meanwhile: the queue's and one per sealing thread.

@@ -343,8 +343,8 @@ impl Table {
     }
 
     /// The contents of every file (for a commit to cut what was written).
-    pub fn files(&self) -> Vec<(Ino, Arc<Mutex<Content>>)> {
-        self.inodes.iter().filter_map(|(&ino, i)| Some((ino, i.file.clone()?))).collect()
+    pub fn files(&self) -> Vec<Arc<Mutex<Content>>> {
+        self.inodes.values().filter_map(|i| i.file.clone()).collect()
     }
 }
 

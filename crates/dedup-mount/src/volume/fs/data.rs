@@ -90,7 +90,7 @@ impl VolumeFs {
                 .write(at, data, &mut |id| volume.store().fetch(id))
                 .map_err(|e| volume.failure(e))?;
             if content.fresh_bytes() >= CUT_FROM {
-                volume.cut(ino, content, false)?;
+                volume.cut(content, false)?;
             }
             Ok(())
         })?;
@@ -110,8 +110,8 @@ impl VolumeFs {
     /// At `close`: stores the written bytes of `ino`, reporting what that (or a background
     /// commit) met.
     pub(super) fn flush_data(&self, ino: Ino) -> Result<(), Errno> {
-        let cut = self.with_content(ino, |content, volume| volume.cut(ino, content, true));
-        let stored = cut.and_then(|()| self.volume.settled(ino));
+        let cut = self.with_content(ino, |content, volume| volume.cut(content, true));
+        let stored = cut.and_then(|()| self.volume.settled());
         match stored.and_then(|()| self.volume.take_failure()) {
             Err(e) if e.code() == Code::ISDIR.raw_os_error() => Ok(()),
             done => done,
