@@ -13,6 +13,7 @@ mod volume_close_errors;
 mod volume_crash;
 mod volume_fsx;
 mod volume_helpers;
+mod volume_listing;
 mod volume_posix;
 mod volume_privileges;
 mod volume_read;
