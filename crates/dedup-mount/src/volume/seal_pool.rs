@@ -292,12 +292,13 @@ mod tests {
             let _ = lock(&self.taken).send(id);
             match self.outcomes.get(&id) {
                 Some(Outcome::Fail) => return Err(Error::Invalid(format!("chunk {id} failed"))),
-                Some(Outcome::HoldUntil(release)) => {
-                    if lock(release).recv_timeout(HOLD_AT_MOST).is_err() {
-                        lock(&self.ran_out).push(id);
-                    }
+                // Held until let through; a wait that runs out is noted.
+                Some(Outcome::HoldUntil(release))
+                    if lock(release).recv_timeout(HOLD_AT_MOST).is_err() =>
+                {
+                    lock(&self.ran_out).push(id);
                 }
-                None => {}
+                _ => {}
             }
             lock(&self.stored).push(id);
             Ok(())
