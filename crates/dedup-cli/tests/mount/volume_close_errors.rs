@@ -18,9 +18,6 @@ fn fill_outside(path: &Path) {
 }
 
 #[test]
-#[ignore = "finds a commit naming a data blob no index lists after the close and fsync failed on \
-            a full disk and space came back (check --read-data: not in the index), on main as \
-            on this branch: to be fixed before this test runs in the suite"]
 fn a_full_disk_fails_the_close_of_the_file_whose_chunks_could_not_be_stored() {
     let test = "a_full_disk_fails_the_close_of_the_file_whose_chunks_could_not_be_stored";
     let Some(disk) = on_a_small_disk(test, "close", 31) else { return };

@@ -380,8 +380,14 @@ impl<'r> BlobSink<'r> {
         };
         let kind = memory.kind();
         let memory = mem::replace(memory, PackWriter::new(kind, self.repo.encrypted()));
-        let streamed =
-            StreamedPackWriter::from_memory(memory, object).map_err(|e| Error::io("data", e))?;
+        let ids: Vec<Id> = memory.blobs().map(|(entry, _)| entry.id).collect();
+        let streamed = StreamedPackWriter::from_memory(memory, object).map_err(|e| {
+            // The blobs went with the pack that could not be written, and the slot now holds an
+            // empty one: their claims are released here, or the next store of them would find
+            // them claimed and write nothing (a commit naming blobs that no pack holds).
+            self.forget(kind, ids);
+            Error::io("data", e)
+        })?;
         *pack = OpenPack::Streamed(Box::new(streamed));
         Ok(())
     }
