@@ -2,7 +2,7 @@
 """Runs several commands cold on the modeled disk, interleaved round after round, and tabulates
 each one's wall time with what the model served for it.
 
-    python3 bench/hdd/compare.py [--rounds N] [--json FILE] NAME=COMMAND [NAME=COMMAND ...]
+    python3 bench/hdd/compare.py [--rounds N] [--json FILE] [--before COMMAND] NAME=COMMAND ...
     python3 bench/hdd/compare.py --table FILE      (the table again, from a --json FILE)
 
 The model must be up (bench/hdd/hdd.sh up). Every run goes through `hdd.sh run` (sync, drop
@@ -12,7 +12,9 @@ word list (shlex); its output is read and dropped. Prints a markdown table of me
 requests, seeks, and the model's seek, rotation and transfer time; the ratio column divides each
 median wall time by the first command's. The last column counts, per run, how often another
 process dropped the page cache while it ran (`hdd.sh run`'s `drops`): such a run reads again what
-it had read, and its figures are partly the other process's.
+it had read, and its figures are partly the other process's. `--before COMMAND` (a shell command,
+`{}` standing for the mounted file system) runs before each run, outside its time: e.g.
+`bench/hdd/hdd.sh refresh`, so that every restore lands on the same empty file system.
 """
 
 import argparse
@@ -44,6 +46,12 @@ def parse_run_line(line):
     if missing:
         raise ValueError(f"hdd.sh run output lacks {missing}: {line!r}")
     return values
+
+
+def run_before(command):
+    mnt = os.environ.get("HDD_MNT", "/mnt/dedup-hdd")
+    subprocess.run(["sh", "-c", command.replace("{}", shlex.quote(mnt))], check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def run_once(command):
@@ -81,6 +89,8 @@ def main():
     parser.add_argument("commands", nargs="*", metavar="NAME=COMMAND")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="write every run's figures here")
+    parser.add_argument("--before", metavar="COMMAND",
+                        help="a shell command run before each run, outside its time")
     parser.add_argument("--table", metavar="FILE", help="print the table of a --json FILE")
     args = parser.parse_args()
     if args.table:
@@ -103,6 +113,8 @@ def main():
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     for round_no in range(1, args.rounds + 1):
         for name, command in named:
+            if args.before:
+                run_before(args.before)
             result = run_once(command)
             runs[name].append(result)
             print(f"round {round_no} {name}: wall {result['wall_s']:.1f} s, busy "
@@ -113,6 +125,7 @@ def main():
         with open(args.json, "w") as out:
             json.dump({"started": started, "rounds": args.rounds,
                        "commands": {n: shlex.join(c) for n, c in named},
+                       "before": args.before,
                        "loadavg_end": open("/proc/loadavg").read().split()[:3],
                        "runs": runs}, out, indent=1)
     failed = [n for n in names if any(r["status"] for r in runs[n])]

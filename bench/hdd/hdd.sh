@@ -14,6 +14,9 @@
 #                              time and what the model served meanwhile (requests, seek, rotation,
 #                              transfer) and the log's marks around it (hdd-model --replay LOG
 #                              --marks A B); {} in an argument stands for $HDD_MNT
+#   refresh                    a new, empty file system in place of the mounted one (mkfs.$HDD_FS on
+#                              the loop device, through the model, with a fixed UUID and hash
+#                              seed): the same empty disk for every run of a restore benchmark
 #   stats                      the model's running totals
 #   down                       unmount, detach, stop the model (also cleans up after a failed up)
 #   calibrate [MODEL OPTIONS]  fio on a fresh model of a whole disk (a sparse image as large as
@@ -43,6 +46,7 @@ HDD_RUN_RT=${HDD_RUN_RT:-1}
 IMAGE=$HDD_DIR/disk.img
 FUSE=$HDD_DIR/fuse
 STATE=$HDD_DIR/state
+FS_UUID=4a7f41d0-0041-4041-8041-0000000000f1
 
 die() { echo "hdd.sh: $*" >&2; exit 2; }
 say() { echo "hdd.sh: $*" >&2; }
@@ -65,11 +69,7 @@ cmd_make() {
     mkdir -p "$HDD_DIR"
     rm -f "$IMAGE"
     truncate -s "$size" "$IMAGE"
-    case $HDD_FS in
-        ext4) mkfs.ext4 -q -F "$IMAGE" ;;
-        xfs) mkfs.xfs -q -f "$IMAGE" ;;
-        *) die "HDD_FS: ext4 or xfs, not $HDD_FS" ;;
-    esac
+    make_fs "$IMAGE"
     fill=$HDD_DIR/fill
     mkdir -p "$fill"
     loop=$(losetup -f --show "$IMAGE")
@@ -88,6 +88,17 @@ cmd_make() {
     losetup -d "$loop"
     rmdir "$fill"
     ((status == 0)) || die "filling the image failed (status $status)"
+}
+
+# make_fs DEVICE_OR_FILE: an empty file system, its inode tables and journal written whole (no
+# lazy initialisation, which would write them later, in the background of a measured run), no
+# discard, and the same UUID and directory hash seed every time (so directories hash alike).
+make_fs() {
+    case $HDD_FS in
+        ext4) mkfs.ext4 -q -F -U "$FS_UUID" -E "lazy_itable_init=0,lazy_journal_init=0,nodiscard,hash_seed=$FS_UUID" "$1" ;;
+        xfs) mkfs.xfs -q -f -K -m "uuid=$FS_UUID" "$1" ;;
+        *) die "HDD_FS: ext4 or xfs, not $HDD_FS" ;;
+    esac
 }
 
 # start_model IMAGE FUSE_DIR LOG_FILE [MODEL OPTIONS]: serves IMAGE on FUSE_DIR; sets MODEL_PID.
@@ -156,6 +167,15 @@ cmd_down() {
     [[ -n $loop ]] && losetup -d "$loop" 2>/dev/null
     stop_model "$FUSE" "$pid"
     rm -f "$STATE"
+}
+
+cmd_refresh() {
+    local loop mnt
+    loop=$(state_of loop) mnt=$(state_of mnt)
+    [[ -n $loop && -n $mnt ]] || die "the model is not up"
+    mountpoint -q "$mnt" && umount "$mnt"
+    make_fs "$loop" > /dev/null
+    mount -o noatime "$loop" "$mnt" || die "cannot mount $loop on $mnt"
 }
 
 cmd_stats() {
@@ -235,7 +255,7 @@ cmd_calibrate() {
 command=$1
 shift
 case $command in
-    build | make | up | down | stats | run | calibrate) "cmd_$command" "$@" ;;
+    build | make | up | down | refresh | stats | run | calibrate) "cmd_$command" "$@" ;;
     -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' ;;
-    *) die "unknown command $command (build, make, up, run, stats, down, calibrate)" ;;
+    *) die "unknown command $command (build, make, up, refresh, run, stats, down, calibrate)" ;;
 esac

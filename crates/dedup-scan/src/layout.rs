@@ -15,6 +15,8 @@
 
 use std::fs::{self, File};
 use std::io;
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 
@@ -78,6 +80,33 @@ pub fn all_cached(file: &File, len: u64) -> Option<bool> {
     Some(cached >= len.div_ceil(page))
 }
 
+/// First-page reads a job times to tell a disk that seeks from one that does not.
+pub const PROBE_READS: usize = 8;
+
+/// A read of one page taking this long (median) is a seek, or a device capping operations: well
+/// above a solid-state read and below a spinning disk's (as the finder's own probe).
+pub const SLOW_REQUEST: Duration = Duration::from_millis(2);
+
+/// How long reading the first page of `file` took; `None` when the kernel says it was in the page
+/// cache already (which says nothing of the device) or it could not be read.
+pub fn first_page_read(file: &File) -> Option<Duration> {
+    if all_cached(file, 4096) == Some(true) {
+        return None;
+    }
+    let mut page = [0u8; 4096];
+    let started = Instant::now();
+    file.read_at(&mut page, 0).ok()?;
+    Some(started.elapsed())
+}
+
+/// Whether first-page reads that took `took` say the device seeks: their median is at least
+/// [`SLOW_REQUEST`] (one slow read among fast ones is the disk's cache missing, not a seek).
+pub fn reads_seek(took: &[Duration]) -> bool {
+    let mut sorted = took.to_vec();
+    sorted.sort_unstable();
+    sorted.get(sorted.len() / 2).is_some_and(|&t| t >= SLOW_REQUEST)
+}
+
 /// Whether the block device `dev` (`st_dev`) says a spinning disk is behind it; `None` for a
 /// device without a block queue in sysfs (tmpfs, NFS, FUSE, a btrfs of several devices).
 pub fn rotational(dev: u64) -> Option<bool> {
@@ -109,6 +138,17 @@ pub(crate) fn queue_attribute(dev: u64, name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn the_median_of_the_timed_reads_decides_whether_a_device_seeks() {
+        let ms = Duration::from_millis;
+        assert!(!super::reads_seek(&[]));
+        assert!(super::reads_seek(&[ms(9), ms(1), ms(8)]));
+        // One slow outlier among fast reads does not make a disk slow.
+        assert!(!super::reads_seek(&[ms(0), ms(0), ms(12), ms(0)]));
+    }
+
     use super::*;
     use std::io::Write;
 

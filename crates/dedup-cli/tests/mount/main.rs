@@ -12,6 +12,7 @@ mod volume_basics;
 mod volume_crash;
 mod volume_fsx;
 mod volume_helpers;
+mod volume_listing;
 mod volume_posix;
 mod volume_privileges;
 mod volume_read;

@@ -36,6 +36,7 @@ mod store_restore_property;
 mod store_restore_select;
 mod store_restore_sparse;
 mod store_restore_target;
+mod store_restore_writeback;
 mod store_rewrite;
 mod store_robustness;
 mod store_security;

@@ -235,23 +235,51 @@ impl Content {
             .collect()
     }
 
-    /// Reads into `out` from `offset`; returns the bytes read (fewer at the end).
-    pub fn read<E>(&self, offset: u64, out: &mut [u8], fetch: Fetch<'_, E>) -> Result<usize, E> {
-        let end = offset.saturating_add(out.len() as u64).min(self.size);
+    /// The stored chunk holding every byte of `offset..offset + len` that is within the size,
+    /// with where that range starts in the chunk and its length: such a read is answered from
+    /// the opened chunk itself rather than copied out of it.
+    pub fn stored_span(&self, offset: u64, len: u64) -> Option<(Id, u64, u64)> {
+        let end = offset.saturating_add(len).min(self.size);
+        if offset >= end {
+            return None;
+        }
+        match self.piece_at(offset)? {
+            (at, Piece::Stored { id, len }) if end <= at + len => {
+                Some((*id, offset - at, end - offset))
+            }
+            _ => None,
+        }
+    }
+
+    /// Appends to `out` up to `len` bytes from `offset`; returns how many (fewer at the end).
+    /// Appending rather than filling a buffer spares writing every byte twice (zeroing it,
+    /// then the bytes).
+    pub fn read<E>(
+        &self,
+        offset: u64,
+        len: u64,
+        out: &mut Vec<u8>,
+        fetch: Fetch<'_, E>,
+    ) -> Result<usize, E> {
+        let end = offset.saturating_add(len).min(self.size);
         if offset >= end {
             return Ok(0);
         }
+        let start = out.len();
+        out.reserve((end - offset) as usize);
         let first = self.piece_at(offset).map_or(0, |(at, _)| at);
         let range = self.pieces.range((Bound::Included(first), Bound::Excluded(end)));
         for (&at, piece) in range {
             let from = offset.max(at);
             let to = end.min(at + piece.len());
-            let dst = &mut out[(from - offset) as usize..(to - offset) as usize];
             let src = (from - at) as usize..(to - at) as usize;
             match piece {
-                Piece::Hole { .. } => dst.fill(0),
-                Piece::Fresh(bytes) => dst.copy_from_slice(&bytes[src]),
-                Piece::Stored { id, .. } => dst.copy_from_slice(&fetch(id)?[src]),
+                Piece::Hole { .. } => out.resize(out.len() + src.len(), 0),
+                Piece::Fresh(bytes) => out.extend_from_slice(&bytes[src]),
+                Piece::Stored { id, .. } => {
+                    let chunk = fetch(id).inspect_err(|_| out.truncate(start))?;
+                    out.extend_from_slice(&chunk[src]);
+                }
             }
         }
         Ok((end - offset) as usize)
@@ -309,8 +337,10 @@ impl Content {
             if cuts.is_empty() {
                 continue;
             }
-            let Some(Piece::Fresh(mut bytes)) = self.remove(at) else { unreachable!() };
-            let tail = bytes.split_off(pos);
+            let Some(Piece::Fresh(mut tail)) = self.remove(at) else { unreachable!() };
+            // The bytes left keep the buffer the written bytes grew in, so that the writes
+            // after them append into memory already faulted in rather than a new buffer.
+            tail.drain(..pos);
             let mut start = at;
             for (id, len) in cuts {
                 self.insert(start, Piece::Stored { id, len });
@@ -351,10 +381,11 @@ mod tests {
     }
 
     fn read_all(content: &Content, store: &Store) -> Vec<u8> {
-        let mut out = vec![0xAA; content.size() as usize];
+        let mut out = b"before".to_vec();
         let mut fetch = |id: &Id| store.blobs.get(id).cloned().ok_or(());
-        let n = content.read(0, &mut out, &mut fetch).unwrap();
-        assert_eq!(n, out.len());
+        let n = content.read(0, content.size() + 10, &mut out, &mut fetch).unwrap();
+        assert_eq!(n as u64, content.size());
+        assert_eq!(out.drain(..6).as_slice(), b"before", "appended to what was there");
         out
     }
 
@@ -423,6 +454,13 @@ mod tests {
             }
             assert_eq!(covered, content.size());
             assert_eq!(read_all(&content, &store), model, "step {step}");
+            let (from, len) = (next() % 6000, next() % 1500);
+            if let Some((id, at, n)) = content.stored_span(from, len) {
+                let chunk = &store.blobs[&id];
+                let (at, n, from) = (at as usize, n as usize, from as usize);
+                assert_eq!(chunk[at..at + n], model[from..from + n], "step {step}");
+                assert_eq!(n, (model.len() - from).min(len as usize), "step {step}");
+            }
         }
     }
 
@@ -441,6 +479,28 @@ mod tests {
         content.settle(&chunker, true, &mut |b| store.put(b)).unwrap();
         let lens: Vec<u64> = content.pieces().map(|(_, p)| p.len()).collect();
         assert_eq!(lens, cut_whole(&chunker, &data));
+    }
+
+    #[test]
+    fn bytes_left_after_a_cut_keep_the_buffer_they_were_written_into() {
+        let chunker = chunker();
+        let mut store = Store { blobs: HashMap::new() };
+        let data: Vec<u8> =
+            (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let mut content = Content::default();
+        let mut fetch = |_: &Id| Err(());
+        content.write(0, &data, &mut fetch).unwrap();
+        let capacity = |content: &Content| match content.pieces().last() {
+            Some((_, Piece::Fresh(bytes))) => (bytes.len(), bytes.capacity()),
+            other => panic!("written bytes at the end, not {other:?}"),
+        };
+        let (_, before) = capacity(&content);
+        content.settle(&chunker, false, &mut |b| store.put(b)).unwrap();
+        let (left, after) = capacity(&content);
+        assert!(left < data.len() && after == before, "{left} bytes left in {after} of {before}");
+        // The writes after them append into the same memory.
+        content.write(data.len() as u64, &data[..1000], &mut fetch).unwrap();
+        assert_eq!(capacity(&content).1, before);
     }
 
     /// The chunk lengths `chunker` cuts `data` into when it sees it whole and in order.
@@ -525,14 +585,30 @@ mod tests {
     }
 
     #[test]
+    fn a_read_within_one_stored_chunk_is_answered_from_it_and_no_other() {
+        let id = |n: u8| Id([n; 32]);
+        let mut content = Content::from_chunks([(id(1), 1000), (id(2), 500)]);
+        let mut none = |_: &Id| Err(());
+        assert_eq!(content.stored_span(0, 1000), Some((id(1), 0, 1000)));
+        assert_eq!(content.stored_span(1200, 100), Some((id(2), 200, 100)));
+        assert_eq!(content.stored_span(1200, 4096), Some((id(2), 200, 300)), "cut at the end");
+        assert_eq!(content.stored_span(900, 200), None, "across two chunks");
+        assert_eq!(content.stored_span(1500, 10), None, "past the end");
+        content.set_size(3000, &mut none).unwrap();
+        content.write(2000, b"new", &mut none).unwrap();
+        assert_eq!(content.stored_span(1600, 10), None, "a hole");
+        assert_eq!(content.stored_span(2000, 3), None, "written bytes");
+    }
+
+    #[test]
     fn holes_take_no_space_and_read_as_zeros() {
         let mut content = Content::default();
         let mut none = |_: &Id| Err(());
         content.write(1 << 30, b"end", &mut none).unwrap();
         assert_eq!(content.size(), (1 << 30) + 3);
         assert_eq!(content.allocated(), 3);
-        let mut out = [1u8; 8];
-        assert_eq!(content.read((1 << 30) - 5, &mut out, &mut none).unwrap(), 8);
+        let mut out = Vec::new();
+        assert_eq!(content.read((1 << 30) - 5, 8, &mut out, &mut none).unwrap(), 8);
         assert_eq!(&out, b"\0\0\0\0\0end");
     }
 }

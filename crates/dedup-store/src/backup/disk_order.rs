@@ -22,9 +22,8 @@ use std::fs::File;
 use std::ops::Range;
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dedup_core::env_setting::{switch, SettingError};
 use dedup_scan::layout::{self, Address};
@@ -52,13 +51,6 @@ impl Choice {
         })
     }
 }
-
-/// Files whose first page is timed to tell a disk that seeks from one that does not.
-const PROBE_READS: usize = 8;
-
-/// A read of one page taking this long (median) is a seek, or a device capping operations: as
-/// sync's and the finder's, well above a solid-state read and below a spinning disk's.
-const SLOW_REQUEST: Duration = Duration::from_millis(2);
 
 /// Files of one listing opened and asked for at once: enough that the reads of files lying back
 /// to back merge into requests of the device's largest size, few enough that the descriptors
@@ -131,31 +123,16 @@ impl DiskOrder {
         let Device::Probing(took) = device else { return matches!(device, Device::Decided(true)) };
         // One file a window: the files of one directory often lie back to back, and after the
         // first the drive's own cache would answer the next ones as if the disk did not seek.
-        for (_, file, _) in files {
-            if layout::all_cached(file, 4096) != Some(false) {
-                continue;
-            }
-            let mut page = [0u8; 4096];
-            let started = Instant::now();
-            if file.read_at(&mut page, 0).is_ok() {
-                took.push(started.elapsed());
-                break;
-            }
+        if let Some(t) = files.iter().find_map(|(_, file, _)| layout::first_page_read(file)) {
+            took.push(t);
         }
-        if took.len() < PROBE_READS {
+        if took.len() < layout::PROBE_READS {
             return false;
         }
-        let on = median(took).is_some_and(|t| t >= SLOW_REQUEST);
+        let on = layout::reads_seek(took);
         *device = Device::Decided(on);
         on
     }
-}
-
-/// The middle value of `times`, `None` for none.
-fn median(times: &[Duration]) -> Option<Duration> {
-    let mut sorted = times.to_vec();
-    sorted.sort_unstable();
-    sorted.get(sorted.len() / 2).copied()
 }
 
 /// Where a file's first byte lies, as a key that sorts files in the order of the disk: known
@@ -358,14 +335,6 @@ mod tests {
     fn forced_choices_stand_without_measuring() {
         assert_eq!(DiskOrder::new(Choice::Always).known(u64::MAX), Some(true));
         assert_eq!(DiskOrder::new(Choice::Never).known(u64::MAX), Some(false));
-    }
-
-    #[test]
-    fn the_median_of_the_timed_reads_decides() {
-        let ms = Duration::from_millis;
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[ms(9), ms(1), ms(8)]), Some(ms(8)));
-        assert!(median(&[ms(0), ms(0), ms(12), ms(0)]).unwrap() < SLOW_REQUEST);
     }
 
     /// Every file of a listing is given back once, by its own index, opened on the right name,

@@ -206,6 +206,44 @@ mod tests {
         }
     }
 
+    /// Data with little entropy, where anchors come in runs or not at all: a small alphabet,
+    /// lines of text that repeat with a slow drift, and zeros with a rare byte.
+    fn low_entropy(len: usize, seed: u8) -> [Vec<u8>; 3] {
+        let random = noise(len, seed);
+        let alphabet = random.iter().map(|&b| b"acgt"[usize::from(b & 3)]).collect();
+        let line = b"the quick brown fox jumps over the lazy dog, again ";
+        let lines = (0..len).map(|i| line[i % line.len()] ^ (i / 977) as u8).collect();
+        let sparse = random.iter().map(|&b| if b == 7 { 0xff } else { 0 }).collect();
+        [alphabet, lines, sparse]
+    }
+
+    #[test]
+    fn cuts_of_low_entropy_data_equal_the_definition_at_every_split() {
+        for (min, avg, max) in [(64u32, 300u32, 1024u32), (513, 700, 5000), (1000, 3000, 20_000)] {
+            let key = [min as u8 ^ 0x5a; 32];
+            let cdc = PrfCut::new(&key, min, avg, max);
+            let (min, avg, max) = (min as usize, avg as usize, max as usize);
+            for data in low_entropy(60_000, min as u8) {
+                // Whole, chunk after chunk, and a buffer ending anywhere (what it decides).
+                let whole = lengths(&data, |rest| reference_cut(&key, rest, min, avg, max));
+                assert_eq!(chunks(&cdc, &data), whole, "{min}/{avg}/{max}");
+                for start in [0, 4321] {
+                    for split in [start, start + 64, start + 1000, start + 4999, start + 30_001] {
+                        let buffer = &data[start..split];
+                        let want = reference_cut(&key, buffer, min, avg, max);
+                        let decided = cdc.cut_if_decided(buffer);
+                        assert!(decided.is_none_or(|cut| cut == want), "{start}..{split}");
+                        // Undecided only where the definition found no cut before the end.
+                        assert!(
+                            decided.is_some() || want == buffer.len(),
+                            "{start}..{split}: undecided, but the definition cuts at {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn chunks_respect_the_bounds_and_average_near_avg() {
         let data = noise(8 << 20, 1);

@@ -3,8 +3,9 @@
 //! written stays a hole), their chunks are grouped by pack and sorted by offset, and worker
 //! threads each take a pack, read it in large ranges (neighbouring blobs in one request), open
 //! every blob once and write it at its place in each file that holds it, leaving out its
-//! all-zero blocks, so sparse files stay sparse. A blob several files share is read once. Each
-//! file then gets its metadata on its descriptor and is renamed into place ([`finish`]).
+//! all-zero blocks, so sparse files stay sparse. A blob several files share is read once. The
+//! batch's files are then sent to the disk ([`super::writeback`]), and each gets its metadata
+//! on its descriptor and is renamed into place ([`finish`]).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -167,6 +168,11 @@ impl Batch {
         });
         for (file, err) in errors.into_inner().unwrap_or_else(|e| e.into_inner()) {
             self.files[file as usize].error.get_or_insert(err);
+        }
+        if super::writeback::wanted() {
+            let made: Vec<_> =
+                self.files.iter().filter_map(|f| Some((f.temp.as_ref()?.file(), f.len))).collect();
+            super::writeback::start_all(&made);
         }
         written.into_inner()
     }

@@ -13,7 +13,8 @@
 //! The trees are walked on the calling thread ([`walk`]), which creates directories ([`dirs`],
 //! lazily where a filter only passes through them), symlinks and special files, and removes
 //! what `--delete` removes ([`delete`]); file content is written
-//! in batches, in pack order, by several threads ([`file`]); a directory gets its metadata once
+//! in batches, in pack order, by several threads ([`file`]), and each batch is sent to the disk
+//! in an order a disk that seeks can follow ([`writeback`]); a directory gets its metadata once
 //! everything in it is in place ([`commit`]). Problems with single entries go to the observer
 //! and the restore carries on. A file the backup could not read whole is never created.
 
@@ -28,6 +29,7 @@ mod meta;
 mod selection;
 mod verify;
 mod walk;
+mod writeback;
 
 use std::path::{Path, PathBuf};
 

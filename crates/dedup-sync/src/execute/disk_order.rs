@@ -21,9 +21,8 @@
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::FileExt;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dedup_fs::open_file_at;
 use dedup_scan::layout::{self, Address};
@@ -34,13 +33,6 @@ use dedup_scan::EntryKind;
 use super::{entries, name_of, Exec};
 use crate::options::DiskOrder;
 use crate::plan::{Action, Op, Plan};
-
-/// Files whose first page is timed to tell a disk that seeks from one that does not.
-const PROBE_READS: usize = 8;
-
-/// A read of one page taking this long (median) is a seek, or a device capping operations: as
-/// the finder's `SLOW_REQUEST`, well above a solid-state read and below a spinning disk's.
-const SLOW_REQUEST: Duration = Duration::from_millis(2);
 
 /// Bytes of one file asked for ahead at most: the kernel's own read-ahead follows a long file
 /// read from its start, and asking for all of a huge file would fill the page cache at once.
@@ -76,38 +68,22 @@ pub(super) fn on(x: &Exec<'_>, plan: &Plan, copies: &[Copy]) -> bool {
         return false;
     }
     let dev = rustix::fs::fstat(&x.src_fd).map_or(0, |st| st.st_dev);
-    chosen(x.disk_order, layout::rotational(dev), || {
-        median(&probe(x, plan, copies)).is_some_and(|t| t >= SLOW_REQUEST)
-    })
+    chosen(x.disk_order, layout::rotational(dev), || layout::reads_seek(&probe(x, plan, copies)))
 }
 
-/// How long reading the first page took, for up to [`PROBE_READS`] of `copies` spread over the
+/// How long reading the first page took, for up to [`layout::PROBE_READS`] of `copies` spread over the
 /// list whose pages are not in the page cache (a cached page says nothing of the device).
 fn probe(x: &Exec<'_>, plan: &Plan, copies: &[Copy]) -> Vec<Duration> {
-    let step = (copies.len() / PROBE_READS).max(1);
+    let step = (copies.len() / layout::PROBE_READS).max(1);
     let mut took = Vec::new();
     for &(dir, action) in copies.iter().step_by(step) {
-        if took.len() >= PROBE_READS {
+        if took.len() >= layout::PROBE_READS {
             break;
         }
         let Some(file) = open_source(x, plan, (dir, action)) else { continue };
-        if layout::all_cached(&file, 4096) == Some(true) {
-            continue;
-        }
-        let mut page = [0u8; 4096];
-        let started = Instant::now();
-        if file.read_at(&mut page, 0).is_ok() {
-            took.push(started.elapsed());
-        }
+        took.extend(layout::first_page_read(&file));
     }
     took
-}
-
-/// The middle value of `times`, `None` for none.
-fn median(times: &[Duration]) -> Option<Duration> {
-    let mut sorted = times.to_vec();
-    sorted.sort_unstable();
-    sorted.get(sorted.len() / 2).copied()
 }
 
 /// The source file of a copy, opened without following a symlink (`None`: the copy reports it).
@@ -247,14 +223,5 @@ mod tests {
         let order = [(3, 0), (3, 2), (1, 4), (3, 1), (3, 5), (3, 6)];
         assert_eq!(runs(&order), [(3, vec![0, 2], 0), (1, vec![4], 2), (3, vec![1, 5, 6], 3)],);
         assert!(runs(&[]).is_empty());
-    }
-
-    #[test]
-    fn the_median_of_the_timed_reads_decides() {
-        let ms = Duration::from_millis;
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[ms(9), ms(1), ms(8)]), Some(ms(8)));
-        // One slow outlier among fast reads does not make a disk slow.
-        assert!(median(&[ms(0), ms(0), ms(12), ms(0)]).unwrap() < SLOW_REQUEST);
     }
 }

@@ -4,6 +4,8 @@
 //! returned to the write, `close` (flush) or `fsync` that meets it, and written bytes stay in
 //! memory until they are stored.
 
+use std::cell::Cell;
+use std::ops::{Deref, Range};
 use std::sync::Arc;
 
 use fuser::Errno;
@@ -21,6 +23,50 @@ use crate::events::Doing;
 /// Written bytes of one file from which the decided part is cut and stored during the writes
 /// (the longest chunk: less would hold no cut to make; more holds more memory per file).
 const CUT_FROM: u64 = 8 << 20;
+
+thread_local! {
+    /// The reply buffer of this FUSE thread, kept between reads: a fresh one of a request's
+    /// size (up to 1 MiB) would be faulted in page by page for every read.
+    static REPLY_BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The bytes a read answers with.
+pub(super) enum ReadBytes {
+    /// A range of an opened chunk, shared with the chunk cache.
+    Chunk { chunk: Arc<Vec<u8>>, range: Range<usize> },
+    /// Copied into the thread's reply buffer, which goes back to it when the reply is sent.
+    Buffer(Vec<u8>),
+}
+
+impl ReadBytes {
+    /// This thread's reply buffer, empty (it goes back to the thread when a
+    /// [`ReadBytes::Buffer`] holding it is dropped).
+    fn spare_buffer() -> Vec<u8> {
+        let mut bytes = REPLY_BUFFER.with(Cell::take);
+        bytes.clear();
+        bytes
+    }
+}
+
+impl Deref for ReadBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            ReadBytes::Chunk { chunk, range } => &chunk[range.clone()],
+            ReadBytes::Buffer(bytes) => bytes,
+        }
+    }
+}
+
+impl Drop for ReadBytes {
+    fn drop(&mut self) {
+        if let ReadBytes::Buffer(bytes) = self {
+            let bytes = std::mem::take(bytes);
+            REPLY_BUFFER.with(|spare| spare.set(bytes));
+        }
+    }
+}
 
 /// `fallocate` modes.
 const FALLOC_FL_KEEP_SIZE: i32 = 0x01;
@@ -52,18 +98,38 @@ impl VolumeFs {
 
     /// Up to `size` bytes of `ino` from `offset`. A read going on in order first asks the
     /// read-ahead threads for the chunks after it, so that they are opened while this one is.
-    pub(super) fn read_data(&self, ino: Ino, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
+    /// A read within one stored chunk is answered from the opened chunk; any other is copied
+    /// into this thread's reply buffer.
+    pub(super) fn read_data(&self, ino: Ino, offset: u64, size: u32) -> Result<ReadBytes, Errno> {
         self.with_content(ino, |content, volume| {
             let end = offset.saturating_add(u64::from(size));
             if content.read_in_order(offset, end) {
                 volume.store().read_ahead(&content.stored_within(end, READ_AHEAD_BYTES));
             }
-            let mut buffer = vec![0; size as usize];
-            let n = content
-                .read(offset, &mut buffer, &mut |id| volume.store().fetch(id))
+            if let Some((id, at, len)) = content.stored_span(offset, u64::from(size)) {
+                let chunk = volume
+                    .store()
+                    .fetch(&id)
+                    .map_err(|e| volume.problem(Doing::Reading, ino, e))?;
+                // `fetch` checked the chunk's length against the index, the piece's against
+                // the file: a span that does not fit is damage, not a panic.
+                let range = usize::try_from(at).ok().zip(usize::try_from(at + len).ok());
+                return match range.filter(|(_, to)| *to <= chunk.len()) {
+                    Some((from, to)) => Ok(ReadBytes::Chunk { chunk, range: from..to }),
+                    None => {
+                        let object = format!("data blob {id}");
+                        let reason =
+                            format!("{} bytes, shorter than the file's piece", chunk.len());
+                        let damage = dedup_store::Error::damaged(object, reason);
+                        Err(volume.problem(Doing::Reading, ino, damage))
+                    }
+                };
+            }
+            let mut bytes = ReadBytes::spare_buffer();
+            content
+                .read(offset, u64::from(size), &mut bytes, &mut |id| volume.store().fetch(id))
                 .map_err(|e| volume.problem(Doing::Reading, ino, e))?;
-            buffer.truncate(n);
-            Ok(buffer)
+            Ok(ReadBytes::Buffer(bytes))
         })
     }
 

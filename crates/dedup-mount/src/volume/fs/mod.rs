@@ -11,6 +11,7 @@
 
 mod attrs;
 mod data;
+mod listings;
 mod names;
 mod privileges;
 mod xattrs;
@@ -25,8 +26,8 @@ use dedup_store::format::NodeKind;
 use fuser::{
     AccessFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr,
-    Request, TimeOrNow, WriteFlags,
+    ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite,
+    ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 use rustix::io::Errno as Code;
 
@@ -58,6 +59,8 @@ pub struct VolumeFs {
     /// Whether the kernel leaves clearing set-user-ID and set-group-ID to the volume
     /// (`FUSE_HANDLE_KILLPRIV_V2`; see [`privileges`]).
     clears_ids: bool,
+    /// The open directories' listings.
+    listings: listings::Listings,
 }
 
 fn errno(code: Code) -> Errno {
@@ -66,7 +69,7 @@ fn errno(code: Code) -> Errno {
 
 impl VolumeFs {
     pub(in super::super) fn new(volume: Arc<Volume>) -> VolumeFs {
-        VolumeFs { volume, writeback: false, clears_ids: false }
+        VolumeFs { volume, writeback: false, clears_ids: false, listings: Default::default() }
     }
 }
 
@@ -91,6 +94,11 @@ impl Filesystem for VolumeFs {
         // Each is asked for and taken as far as the kernel grants it: none is needed to serve.
         self.writeback = config.add_capabilities(InitFlags::FUSE_WRITEBACK_CACHE).is_ok();
         self.clears_ids = config.add_capabilities(InitFlags::FUSE_HANDLE_KILLPRIV_V2).is_ok();
+        // `ls -l`, `du` or `tar` of a directory the kernel does not know yet (after a remount,
+        // or once its names expired) in a request per buffer of entries with their attributes,
+        // not a lookup per name; the kernel uses it where it helps.
+        let listings = InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO;
+        let _ = config.add_capabilities(listings & config.capabilities());
         if let Err(most) = config.set_max_write(MAX_WRITE) {
             let _ = config.set_max_write(most);
         }
@@ -352,7 +360,9 @@ impl Filesystem for VolumeFs {
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         match self.volume.table().get(ino.0) {
-            Ok(inode) if inode.dir.is_some() => reply.opened(FileHandle(0), FopenFlags::empty()),
+            Ok(inode) if inode.dir.is_some() => {
+                reply.opened(FileHandle(self.listings.open()), FopenFlags::empty())
+            }
             Ok(_) => reply.error(errno(Code::NOTDIR)),
             Err(e) => reply.error(errno(e)),
         }
@@ -362,23 +372,60 @@ impl Filesystem for VolumeFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
         let table = self.volume.table();
-        let (parent, entries) = match table.listing(ino.0) {
+        let listing = match self.listings.for_read(&table, ino.0, fh.0, offset) {
             Ok(listing) => listing,
             Err(e) => return reply.error(errno(e)),
         };
-        let dots = [(b".".to_vec(), ino.0), (b"..".to_vec(), parent)];
-        let all = dots.into_iter().chain(entries);
-        for (n, (name, child)) in all.enumerate().skip(offset as usize) {
+        for (at, name, child) in listings::from(&listing, offset) {
+            // A name removed since the listing was taken is still listed (POSIX leaves it open).
             let kind = table.get(child).map_or(fuser::FileType::Directory, |i| file_type(i.kind));
-            if reply.add(INodeNo(child), n as u64 + 1, kind, OsStr::from_bytes(&name)) {
+            if reply.add(INodeNo(child), at, kind, OsStr::from_bytes(name)) {
                 break;
             }
         }
+        reply.ok();
+    }
+
+    fn readdirplus(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectoryPlus,
+    ) {
+        let table = self.volume.table();
+        let listing = match self.listings.for_read(&table, ino.0, fh.0, offset) {
+            Ok(listing) => listing,
+            Err(e) => return reply.error(errno(e)),
+        };
+        for (at, name, child) in listings::from(&listing, offset) {
+            // An entry is listed with the attributes a lookup of it would answer; a name
+            // removed since the listing was taken has none, and is left out.
+            let Ok(inode) = table.get(child) else { continue };
+            let attr = self.attr(child, inode);
+            let name = OsStr::from_bytes(name);
+            if reply.add(INodeNo(child), at, name, &TTL, &attr, Generation(0)) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        self.listings.release(fh.0);
         reply.ok();
     }
 
