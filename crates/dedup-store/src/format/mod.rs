@@ -11,6 +11,8 @@ mod key_file;
 mod snapshot;
 mod status_tree;
 mod tree;
+mod tree_entry;
+mod tree_view;
 mod wire;
 mod writer_marker;
 
@@ -26,6 +28,8 @@ pub use key_file::{Kdf, KdfParams, KeyFile};
 pub use snapshot::{Snapshot, Summary};
 pub use status_tree::{EntryStatus, StatusTree};
 pub use tree::{valid_name, Content, Node, NodeKind, Tree, TreeStatus};
+pub use tree_entry::{encode_entries, ContentView, EncodedEntry, EntryView};
+pub use tree_view::TreeView;
 pub use writer_marker::WriterInfo;
 
 /// The newest repository format version this program reads and writes (it reads and writes

@@ -79,15 +79,21 @@ impl StatusTree {
     /// directory were mostly made together, so the differences are small and the status tree a
     /// few bytes an entry rather than 24.
     pub fn encode(&self) -> Vec<u8> {
+        StatusTree::encode_each(self.entries.len(), self.entries.iter().copied())
+    }
+
+    /// The plaintext of a status tree of `count` entries, given one by one (as
+    /// [`StatusTree::encode`] writes them): for a writer that holds its entries encoded, not as
+    /// a list of statuses.
+    pub fn encode_each(count: usize, entries: impl Iterator<Item = EntryStatus>) -> Vec<u8> {
         let mut out = Writer::default();
         out.u8(STATUS_VERSION);
-        out.len(self.entries.len());
+        out.len(count);
         let mut previous = EntryStatus::default();
-        for entry in &self.entries {
+        for entry in entries {
             out.delta(entry.ino, previous.ino);
             out.delta(entry.ctime as u64, previous.ctime as u64);
             out.delta(entry.atime as u64, previous.atime as u64);
-            previous = *entry;
             match &entry.subtree {
                 Some(id) => {
                     out.u8(1);
@@ -95,6 +101,7 @@ impl StatusTree {
                 }
                 None => out.u8(0),
             }
+            previous = entry;
         }
         out.buf
     }

@@ -4,15 +4,17 @@
 //! between copies of a directory, so that they share one tree blob, and keeps that in a
 //! parallel status tree ([`super::StatusTree`]).
 
+use super::tree_entry::encode_entry;
+pub use super::tree_entry::EntryView;
 use super::wire::{Reader, Writer};
 use super::DecodeError;
 use crate::id::Id;
 
 /// Longest name (Linux's NAME_MAX).
 pub const MAX_NAME: usize = 255;
-const MAX_TARGET: usize = 1 << 16;
-const MAX_XATTR_NAME: usize = 255;
-const MAX_XATTR_VALUE: usize = 1 << 16;
+pub(super) const MAX_TARGET: usize = 1 << 16;
+pub(super) const MAX_XATTR_NAME: usize = 255;
+pub(super) const MAX_XATTR_VALUE: usize = 1 << 16;
 
 /// What kind of entry a node is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -35,7 +37,7 @@ pub enum NodeKind {
 }
 
 impl NodeKind {
-    fn code(self) -> u8 {
+    pub(super) fn code(self) -> u8 {
         match self {
             NodeKind::File => 1,
             NodeKind::Dir => 2,
@@ -47,7 +49,7 @@ impl NodeKind {
         }
     }
 
-    fn from_code(code: u8) -> Result<Self, DecodeError> {
+    pub(super) fn from_code(code: u8) -> Result<Self, DecodeError> {
         Ok(match code {
             1 => NodeKind::File,
             2 => NodeKind::Dir,
@@ -131,7 +133,7 @@ pub struct Node {
 impl Node {
     /// Whether a tree of version 2 records this entry's link group (device, inode, link
     /// count): only a regular file with more than one name, which restore links.
-    fn linked(&self) -> bool {
+    pub(super) fn linked(&self) -> bool {
         self.kind == NodeKind::File && self.nlink > 1
     }
 }
@@ -198,46 +200,10 @@ impl Tree {
     pub fn encode(&self) -> Vec<u8> {
         let inline = self.status == TreeStatus::Inline;
         let mut out = Writer::default();
-        out.u8(if inline { 1 } else { 2 });
+        out.u8(tree_version(inline));
         out.len(self.nodes.len());
         for node in &self.nodes {
-            out.bytes(&node.name);
-            out.u8(node.kind.code());
-            let linked = !inline && node.linked();
-            out.u8(u8::from(node.incomplete) | if linked { LINKED } else { 0 });
-            out.u32(node.mode);
-            out.u32(node.uid);
-            out.u32(node.gid);
-            out.u64(node.size);
-            if inline {
-                out.i64(node.atime);
-            }
-            out.i64(node.mtime);
-            if inline {
-                out.i64(node.ctime);
-            }
-            if inline || linked {
-                out.u64(node.dev);
-                out.u64(node.ino);
-                out.u64(node.nlink);
-            }
-            out.u64(node.rdev);
-            out.bytes(&node.target);
-            out.len(node.xattrs.len());
-            for (name, value) in &node.xattrs {
-                out.bytes(name);
-                out.bytes(value);
-            }
-            match &node.content {
-                Content::Chunks(ids) => {
-                    out.len(ids.len());
-                    for id in ids {
-                        out.id(id);
-                    }
-                }
-                Content::Subtree(id) => out.id(id),
-                Content::None => {}
-            }
+            encode_entry(node, inline, &mut out);
         }
         out.buf
     }
@@ -265,92 +231,39 @@ impl Tree {
     ) -> Result<TreeStatus, DecodeError> {
         let mut input = Reader::new(bytes);
         let inline = input.version_in(1..=2)? == 1;
-        let count = input.count(if inline { 90 } else { 51 }, "entries")?;
+        let count = input.count(min_entry_len(inline), "entries")?;
         let mut previous: Option<&[u8]> = None;
         for _ in 0..count {
-            let name = input.bytes(MAX_NAME, "name")?;
-            // A name that could leave the directory it is restored into (`..`, `/`), name no
-            // entry, or end a C string early is refused here, before anything acts on it.
-            if !valid_name(name) {
-                return Err(DecodeError::invalid(format!(
-                    "invalid name \"{}\" (empty, `.`, `..`, or holding `/` or NUL)",
-                    name.escape_ascii()
-                )));
-            }
-            if let Some(last) = previous.filter(|last| *last >= name) {
-                let how = if last == name { "repeated" } else { "out of order" };
-                return Err(DecodeError::invalid(format!(
-                    "entry \"{}\" {how}",
-                    name.escape_ascii()
-                )));
-            }
-            let kind = NodeKind::from_code(input.u8()?)?;
-            let flags = input.u8()?;
-            let known = if inline { 1 } else { 1 | LINKED };
-            if flags & !known != 0 || (flags & LINKED != 0 && kind != NodeKind::File) {
-                return Err(DecodeError::invalid(format!("entry flags {flags}")));
-            }
-            let mode = input.u32()?;
-            if mode > 0o7777 {
-                return Err(DecodeError::invalid(format!("mode {mode:o}")));
-            }
-            previous = Some(name);
-            let mut node = Node {
-                name: name.to_vec(),
-                kind,
-                incomplete: flags & 1 != 0,
-                mode,
-                uid: input.u32()?,
-                gid: input.u32()?,
-                size: input.u64()?,
-                atime: if inline { input.i64()? } else { 0 },
-                mtime: input.i64()?,
-                nlink: 1,
-                ..Node::default()
-            };
-            if !inline {
-                node.atime = node.mtime;
-            }
-            if inline {
-                node.ctime = input.i64()?;
-            }
-            if inline || flags & LINKED != 0 {
-                (node.dev, node.ino, node.nlink) = (input.u64()?, input.u64()?, input.u64()?);
-                if !inline && node.nlink < 2 {
-                    return Err(DecodeError::invalid("a link group of fewer than two links"));
-                }
-            }
-            node.rdev = input.u64()?;
-            node.target = input.bytes(MAX_TARGET, "symlink target")?.to_vec();
-            let xattrs = input.count(8, "xattrs")?;
-            for _ in 0..xattrs {
-                let name = input.bytes(MAX_XATTR_NAME, "xattr name")?.to_vec();
-                let value = input.bytes(MAX_XATTR_VALUE, "xattr value")?.to_vec();
-                if node.xattrs.last().is_some_and(|(last, _)| *last >= name) || name.is_empty() {
-                    return Err(DecodeError::invalid("xattrs out of order, repeated or unnamed"));
-                }
-                node.xattrs.push((name, value));
-            }
-            node.content = match kind {
-                NodeKind::File => {
-                    let count = input.count(32, "chunks")?;
-                    Content::Chunks((0..count).map(|_| input.id()).collect::<Result<_, _>>()?)
-                }
-                NodeKind::Dir => Content::Subtree(input.id()?),
-                _ => Content::None,
-            };
-            each(node, count);
+            let entry = EntryView::decode(&mut input, inline, previous)?;
+            previous = Some(entry.name);
+            each(entry.to_node(), count);
         }
         input.finish()?;
         Ok(if inline { TreeStatus::Inline } else { TreeStatus::Apart })
     }
 }
 
-/// The entry flag of a tree of version 2 that says a link group follows.
-const LINKED: u8 = 2;
+/// The first byte of a tree's plaintext: 1 with the status inline, else 2.
+pub(super) fn tree_version(inline: bool) -> u8 {
+    if inline {
+        1
+    } else {
+        2
+    }
+}
+
+/// The smallest encoded entry of a tree of version 1 and of version 2: what bounds the entry
+/// count a tree's bytes can hold.
+pub(super) fn min_entry_len(inline: bool) -> usize {
+    if inline {
+        90
+    } else {
+        51
+    }
+}
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use proptest::prelude::*;
 
     use super::*;
@@ -408,7 +321,7 @@ mod tests {
             )
     }
 
-    fn tree_strategy() -> impl Strategy<Value = Tree> {
+    pub(crate) fn tree_strategy() -> impl Strategy<Value = Tree> {
         proptest::collection::vec(node_strategy(), 0..6).prop_map(|nodes| {
             let mut tree = Tree { nodes, ..Tree::default() };
             tree.sort();

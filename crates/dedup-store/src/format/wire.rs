@@ -69,6 +69,11 @@ impl<'a> Reader<'a> {
         Reader { data }
     }
 
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        self.data
+    }
+
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if n > self.data.len() {
             return Err(DecodeError::Truncated);

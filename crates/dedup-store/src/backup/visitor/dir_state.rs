@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::lock;
-use crate::format::{Content, Node};
+use crate::format::{Content, EncodedEntry, Node};
 use crate::id::Id;
 
 /// Where a finished node goes: into a directory's tree, or a root's slot.
@@ -25,7 +25,9 @@ pub struct DirState {
     /// version 2), which together say what the directory held.
     pub(super) parent_tree: Option<Id>,
     pub(super) parent_status: Option<Id>,
-    pub(super) children: Mutex<Vec<Node>>,
+    /// The finished children, each already in its tree's byte form (a large directory's
+    /// children would take several times the room as nodes).
+    pub(super) children: Mutex<Vec<EncodedEntry>>,
     /// What the tree still waits for: the walk's leave, queued files, unfinished subdirectories.
     pub(super) pending: AtomicUsize,
     /// Whether the walk listed it: one it could not open is stored flagged incomplete, not as

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{lock, BackupVisitor};
 use crate::blob::BlobKind;
-use crate::format::{Content, Node, NodeKind};
+use crate::format::{Content, Node, NodeKind, StatusTree, TreeView};
 use crate::id::Id;
 
 /// Timestamps closer than this to the parent snapshot's start cannot prove a file unchanged: it
@@ -43,6 +43,24 @@ impl BackupVisitor<'_, '_> {
                 Some((node, known))
             })
             .collect()
+    }
+
+    /// The parent snapshot's directory `id` as a view read entry by entry, joined with its
+    /// status tree `status` where that reads and fits; `None` when the tree cannot be read. A
+    /// status tree that is missing or damaged leaves the status unknown, which proves nothing
+    /// unchanged: the files are read again (safe).
+    pub(super) fn parent_view(&self, id: &Id, status: Option<&Id>) -> Option<TreeView> {
+        let read = |id: &Id| {
+            let location = self.sink.locate(id, BlobKind::Tree)?;
+            self.sink.repo().read_blob_at(&location, BlobKind::Tree).ok()
+        };
+        let mut view = TreeView::decode(read(id)?).ok()?;
+        if let Some(status) = status.filter(|_| !view.status_known()) {
+            if let Some(status) = read(status).and_then(|plain| StatusTree::decode(&plain).ok()) {
+                view.join(status);
+            }
+        }
+        Some(view)
     }
 
     pub fn set_parent_roots(&self, roots: Vec<Option<(Node, bool)>>) {

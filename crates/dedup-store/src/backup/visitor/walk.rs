@@ -17,7 +17,7 @@ use super::{lock, BackupVisitor};
 use crate::backup::bump;
 use crate::backup::disk_order::{ListingAhead, ToRead};
 use crate::backup::pipeline::FileStage;
-use crate::format::{Node, NodeKind};
+use crate::format::{EntryView, NodeKind};
 
 impl Visitor for BackupVisitor<'_, '_> {
     type Dir = Arc<DirState>;
@@ -72,9 +72,9 @@ impl Visitor for BackupVisitor<'_, '_> {
         }
         // A parent tree of version 2 whose status tree is missing or damaged proves nothing
         // unchanged: its files are read again (safe), and the backup goes on.
-        let mut before = dir
+        let before = dir
             .parent_tree
-            .and_then(|id| self.sink.read_tree_with_status(&id, dir.parent_status.as_ref()).ok())
+            .and_then(|id| self.parent_view(&id, dir.parent_status.as_ref()))
             .unwrap_or_default();
         let known = before.status_known();
         let mut subdirs = Vec::new();
@@ -93,7 +93,8 @@ impl Visitor for BackupVisitor<'_, '_> {
             .filter_map(|(index, entry)| {
                 let meta = entry.meta.as_ref().filter(|m| m.kind == EntryKind::File)?;
                 let proven = known && self.parent_time.is_some() && {
-                    before.find(&entry.name).is_some_and(|b| looks_unchanged(b, meta))
+                    let found = before.find(&entry.name).and_then(|at| before.entry(at));
+                    found.is_some_and(|b| looks_unchanged(&b, meta))
                 };
                 (meta.size > 0 && !entry.followed && !proven).then_some(ToRead {
                     index,
@@ -110,13 +111,13 @@ impl Visitor for BackupVisitor<'_, '_> {
             }
             let Some(meta) = entry.meta.as_ref() else { continue };
             let mut node = node_of(&entry.name, meta, Some(entry));
-            let previous = before.find_mut(&entry.name);
+            let mut previous = before.find(&entry.name).and_then(|at| before.node(at));
             let path = || listing.path.join(OsStr::from_bytes(&entry.name));
             let read = || match std::ffi::CString::new(entry.name.as_slice()) {
                 Ok(name) => dedup_scan::read_xattrs_at(listing.fd, &name, path, entry.followed),
                 Err(_) => dedup_scan::read_xattrs(&path(), entry.followed),
             };
-            let kept = self.kept_xattrs(&node, previous.as_deref(), known);
+            let kept = self.kept_xattrs(&node, previous.as_ref(), known);
             // A regular file to be read: its attributes are read through its descriptor.
             let by_fd = kept.is_none() && node.kind == NodeKind::File && !entry.followed;
             node.xattrs = match kept {
@@ -128,7 +129,7 @@ impl Visitor for BackupVisitor<'_, '_> {
                 NodeKind::Dir => {
                     bump(&self.dirs, 1);
                     let home = Home::Dir(Arc::clone(dir));
-                    let state = DirState::new(node, home, previous.as_deref(), dir.root_dev);
+                    let state = DirState::new(node, home, previous.as_ref(), dir.root_dev);
                     subdirs.push((i, Arc::new(state)));
                     continue;
                 }
@@ -142,12 +143,13 @@ impl Visitor for BackupVisitor<'_, '_> {
                     };
                     let home = Home::Dir(Arc::clone(dir));
                     let fallback: &dyn Fn() -> io::Result<Vec<dedup_scan::Xattr>> = &read;
+                    let previous = previous.as_mut();
                     self.file(node, previous, known, open, shown, home, by_fd.then_some(fallback));
                     continue;
                 }
                 _ => bump(&self.others, 1),
             }
-            nodes.push(node);
+            nodes.push(self.encoded(&node));
         }
         lock(&dir.children).extend(nodes);
         subdirs
@@ -161,7 +163,7 @@ impl Visitor for BackupVisitor<'_, '_> {
 /// Whether the parent's `before` may prove the file `now` describes unchanged (its chunks are
 /// then taken without a read, so it is not asked for ahead): the parent's own test
 /// (`visitor::parent`) also checks the chunks are stored and the parent's time.
-fn looks_unchanged(before: &Node, now: &Metadata) -> bool {
+fn looks_unchanged(before: &EntryView<'_>, now: &Metadata) -> bool {
     before.kind == NodeKind::File
         && !before.incomplete
         && before.size == now.size
