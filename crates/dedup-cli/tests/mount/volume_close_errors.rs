@@ -3,19 +3,12 @@
 //! met; while the disk stays full the next `fsync` fails too, and once space is back it commits
 //! the file whole.
 
-use crate::volume_helpers::{assert_checks_clean, data, on_a_small_disk, SmallDiskVolume, Volume};
+use crate::volume_helpers::{
+    assert_checks_clean, data, fill_outside, on_a_small_disk, SmallDiskVolume, Volume,
+};
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
-use std::path::Path;
+use std::fs::{self, File};
 use std::process::Command;
-
-/// Fills the file system of `path` with a file there until it is full.
-fn fill_outside(path: &Path) {
-    let mut file = OpenOptions::new().create(true).write(true).truncate(true).open(path).unwrap();
-    let block = vec![0x5a; 1 << 20];
-    while file.write_all(&block).is_ok() {}
-}
 
 #[test]
 fn a_full_disk_fails_the_close_of_the_file_whose_chunks_could_not_be_stored() {

@@ -230,3 +230,11 @@ pub fn on_a_small_disk(test: &str, name: &str, seed: u64) -> Option<SmallDiskVol
     file.sync_all().unwrap();
     Some(SmallDiskVolume { small, _tmp: tmp, point, repo, volume, kept })
 }
+
+/// Fills the file system of `path` with a file there until it is full.
+pub fn fill_outside(path: &Path) {
+    let mut file =
+        fs::OpenOptions::new().create(true).write(true).truncate(true).open(path).unwrap();
+    let block = vec![0x5a; 1 << 20];
+    while file.write_all(&block).is_ok() {}
+}

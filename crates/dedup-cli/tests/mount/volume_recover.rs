@@ -3,18 +3,12 @@
 //! is whole: the chunks of the failed packs are stored again rather than named while missing,
 //! and a file deleted before space came back is not committed.
 
-use crate::volume_helpers::{assert_checks_clean, data, on_a_small_disk, SmallDiskVolume, Volume};
+use crate::volume_helpers::{
+    assert_checks_clean, data, fill_outside, on_a_small_disk, SmallDiskVolume, Volume,
+};
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
-use std::path::Path;
-
-/// Fills the file system of `path` with a file there until it is full.
-fn fill_outside(path: &Path) {
-    let mut file = OpenOptions::new().create(true).write(true).truncate(true).open(path).unwrap();
-    let block = vec![0x5a; 1 << 20];
-    while file.write_all(&block).is_ok() {}
-}
 
 #[test]
 fn after_a_full_disk_the_next_fsync_commits_whole_once_space_is_freed() {
