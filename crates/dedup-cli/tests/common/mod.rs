@@ -506,6 +506,23 @@ pub fn symlink(base: &Path, target: &str, link: &str) {
     std::os::unix::fs::symlink(target, &l).unwrap();
 }
 
+/// The awkward entries a loop-device tree of the disk-order tests ends with: a large file `big`
+/// of `big` bytes, an empty file, a name with a newline, a non-UTF-8 name, a sparse file of
+/// `sparse` bytes with data in its middle, a hard link and a symlink (into `d0`, `d1`, `d2`,
+/// which the caller made).
+pub fn awkward_entries(src: &Path, big: usize, sparse: u64) {
+    use std::os::unix::fs::FileExt;
+    write(src, "big", &pattern(big, 7));
+    write(src, "empty", b"");
+    write(src, "odd/new\nline and space ", &pattern(5000, 11));
+    write_b(src, b"odd/not-utf8-\xff\xfe", &pattern(9000, 12));
+    let file = fs::File::create(src.join("sparse")).unwrap();
+    file.set_len(sparse).unwrap();
+    file.write_at(&pattern(8192, 9), sparse / 2).unwrap();
+    hardlink(src, "d1/sub/f03", "d2/link-to-f03");
+    std::os::unix::fs::symlink("../big", src.join("d0/to-big")).unwrap();
+}
+
 /// Creates a FIFO with mkfifo(1).
 pub fn mkfifo(path: &Path) {
     let st = std::process::Command::new("mkfifo").arg(path).status().expect("run mkfifo");

@@ -9,7 +9,6 @@ use crate::common;
 
 use std::ffi::OsStr;
 use std::fs;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -26,16 +25,7 @@ fn fill(src: &Path) {
             write(src, &format!("d{d}/sub/f{f:02}"), &pattern(len, (d * 100 + f) as u64));
         }
     }
-    write(src, "big", &pattern(5 << 20, 7));
-    write(src, "empty", b"");
-    write(src, "odd/new\nline and space ", &pattern(5000, 11));
-    write_b(src, b"odd/not-utf8-\xff\xfe", &pattern(9000, 12));
-    let sparse = fs::File::create(src.join("sparse")).unwrap();
-    sparse.set_len(8 << 20).unwrap();
-    sparse.write_at(&pattern(8192, 9), 4 << 20).unwrap();
-    drop(sparse);
-    hardlink(src, "d1/sub/f03", "d2/link-to-f03");
-    std::os::unix::fs::symlink("../big", src.join("d0/to-big")).unwrap();
+    awkward_entries(src, 5 << 20, 8 << 20);
 }
 
 /// Restores the latest snapshot of `src` into `target` with `DEDUP_RESTORE_WRITEBACK` set to
