@@ -18,7 +18,8 @@
 //! - **New files** written under a temporary name and renamed into place ([`TempFile`], or
 //!   [`OwnedTempFile`] for many in flight across threads), with an optional fsync of the file
 //!   and of its directory ([`Commit`], [`sync_dir`]); their content written without its zero
-//!   blocks, as holes ([`write_sparse_at`]).
+//!   blocks, as holes ([`write_sparse_at`]); their write-back started early, from one thread,
+//!   small files first, in an order a disk that seeks can follow ([`start_write_back_all`]).
 //! - **Creating** directories, symlinks, FIFOs, sockets, devices and hard links relative to a
 //!   directory ([`create_dir_at`], [`create_symlink_at`], [`create_special_at`],
 //!   [`hard_link_at`]), putting one over an existing entry in one rename ([`replace_at`]),
@@ -67,6 +68,7 @@ mod temp_file;
 #[cfg(test)]
 mod test_fs;
 mod validate;
+mod write_back;
 mod xattr;
 
 pub use attrs::{set_mode, set_owner, set_times, Target};
@@ -88,4 +90,7 @@ pub use stray::{
 };
 pub use temp_file::{sync_dir, Commit, TempFile};
 pub use validate::{open_expected, Opened};
+pub use write_back::{
+    reopen_for_write_back, small_first, start_write_back, start_write_back_all, SMALL_FILE,
+};
 pub use xattr::{get_xattr, list_xattrs, remove_xattr, set_xattr};
