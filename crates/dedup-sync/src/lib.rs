@@ -276,6 +276,7 @@ pub fn sync(
             racy: execute::Pending::default(),
             backups: backup.clone().map(execute::Backups::new),
             disk_order: options.disk_order,
+            write_back: execute::WriteBack::default(),
         };
         execute::run(&exec, &plan, &walked, options.dedup);
         let failed_now = exec.src_failed.load(Ordering::Relaxed);

@@ -23,4 +23,5 @@ mod sync_reflink;
 mod sync_roots;
 mod sync_roundtrip;
 mod sync_unread;
+mod sync_write_back;
 mod sync_xattrs;

@@ -45,6 +45,9 @@ pub struct Written {
     /// before this time (ns since the epoch): it must be compared with the source once the
     /// window has passed ([`super::racy`]).
     pub racy_until: Option<i64>,
+    /// The copy, open (its write-back is started in an order the disk can follow:
+    /// [`super::write_back`]).
+    pub copy: File,
 }
 
 /// Where a copy's content comes from when it is not the source file itself.
@@ -146,8 +149,9 @@ pub fn copy_file(
         // without (never a file: nothing is set then).
         let Some(walked) = src.meta else {
             before()?;
-            tmp.commit(OsStr::from_bytes(name))?;
-            return Ok(Written { bytes: copied.bytes, size: source.seen.size, racy_until: None });
+            let copy = tmp.commit(OsStr::from_bytes(name))?;
+            let size = source.seen.size;
+            return Ok(Written { bytes: copied.bytes, size, racy_until: None, copy });
         };
         let m = Metadata::from_stat(&after).unwrap_or(walked);
         let mut racy = Racy::of_read(m.size, m.mtime_ns, started);
@@ -192,7 +196,7 @@ pub fn copy_file(
             Racy::Until(until) => Some(until),
             Racy::No => None,
         };
-        return Ok(Written { bytes: copied.bytes, size: m.size, racy_until });
+        return Ok(Written { bytes: copied.bytes, size: m.size, racy_until, copy });
     }
     Err(FsError::Changed)
 }

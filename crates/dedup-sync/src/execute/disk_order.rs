@@ -174,7 +174,8 @@ pub(super) fn copy_in_order(x: &Exec<'_>, plan: &Plan, copies: Vec<Copy>) {
     };
     reading_ahead(order.len(), &request, |ahead| {
         for (dir, list, first) in runs(&order) {
-            entries::run_dir_waiting(x, &plan.dirs[dir], &list, &|n| ahead.wait_for(first + n));
+            let wait = |n| ahead.wait_for(first + n);
+            entries::run_dir_waiting(x, dir, &plan.dirs[dir], &list, &wait);
         }
     });
 }

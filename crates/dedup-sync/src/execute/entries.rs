@@ -23,14 +23,21 @@ use crate::dry_run::change_of;
 use crate::plan::{Action, Before, DirPlan, Op};
 use crate::rel_path::{join, split};
 
-/// Carry out the actions `list` of directory `d`.
-pub fn run_dir(x: &Exec<'_>, d: &DirPlan, list: &[usize]) {
-    run_dir_waiting(x, d, list, &|_| {});
+/// Carry out the actions `list` of directory `d`, the plan's `index`th.
+pub fn run_dir(x: &Exec<'_>, index: usize, d: &DirPlan, list: &[usize]) {
+    run_dir_waiting(x, index, d, list, &|_| {});
 }
 
-/// Carry out the actions `list` of directory `d`, calling `wait(n)` before the `n`th (a copy
-/// in the order of the disk waits there until its file was asked for, `super::disk_order`).
-pub fn run_dir_waiting(x: &Exec<'_>, d: &DirPlan, list: &[usize], wait: &dyn Fn(usize)) {
+/// Carry out the actions `list` of directory `d` (the plan's `index`th), calling `wait(n)`
+/// before the `n`th (a copy in the order of the disk waits there until its file was asked for,
+/// `super::disk_order`).
+pub fn run_dir_waiting(
+    x: &Exec<'_>,
+    index: usize,
+    d: &DirPlan,
+    list: &[usize],
+    wait: &dyn Fn(usize),
+) {
     let dst = match x.dst_dir(&d.rel) {
         Ok(fd) => fd,
         Err(e) => {
@@ -46,7 +53,7 @@ pub fn run_dir_waiting(x: &Exec<'_>, d: &DirPlan, list: &[usize], wait: &dyn Fn(
     for (n, &a) in list.iter().enumerate() {
         wait(n);
         let action = &d.actions[a];
-        let result = one(x, d, action, &mut dst, &mut src);
+        let result = one(x, (index, a), d, action, &mut dst, &mut src);
         let rel = || join(&d.rel, action.name());
         match result {
             Ok((kind, bytes)) => {
@@ -100,8 +107,10 @@ fn dst_err(e: FsError) -> Failure {
     (false, e)
 }
 
+/// Carry out `action`, the `at`th of the plan (directory, action).
 fn one(
     x: &Exec<'_>,
+    at: (usize, usize),
     d: &DirPlan,
     action: &Action,
     dir: &mut Dir,
@@ -122,7 +131,7 @@ fn one(
             Ok((ChangeKind::Update, 0))
         }
         Op::Create if action.src.kind == EntryKind::File => {
-            copy(x, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b))
+            copy(x, at, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b))
         }
         Op::Create => create_other(x, d, action, dst, src).map(|k| (k, 0)),
         Op::Rename { from } => {
@@ -141,7 +150,7 @@ fn one(
                     Ok((ChangeKind::Rename, 0))
                 }
                 Err(FsError::CrossDevice) => {
-                    copy(x, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b))
+                    copy(x, at, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b))
                 }
                 Err(e) => Err(dst_err(e)),
             }
@@ -151,7 +160,7 @@ fn one(
                 .dst_dir(split(from).0)
                 .and_then(|dir| open_file_at(&dir, name_of(from)))
                 .map_err(dst_err)?;
-            copy(x, d, action, dir, src, From::Clone(&old)).map(|b| (ChangeKind::Clone, b))
+            copy(x, at, d, action, dir, src, From::Clone(&old)).map(|b| (ChangeKind::Clone, b))
         }
         Op::LinkDest { from } => {
             let before = || back_up(x, d, action).map_err(|(_, e)| e);
@@ -163,7 +172,9 @@ fn one(
                 .and_then(|ld| link_into(&ld, name_of(from), dst, name, &before));
             match linked {
                 Ok(()) => Ok((ChangeKind::LinkDest, 0)),
-                Err(_) => copy(x, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b)),
+                Err(_) => {
+                    copy(x, at, d, action, dir, src, From::Source).map(|b| (ChangeKind::Copy, b))
+                }
             }
         }
     }
@@ -188,8 +199,10 @@ fn open_src<'s>(
     Ok(src.as_ref().expect("just opened"))
 }
 
+/// Copy the content of `action` (the `at`th of the plan), and hand the copy to the write-back.
 fn copy(
     x: &Exec<'_>,
+    at: (usize, usize),
     d: &DirPlan,
     action: &Action,
     dir: &mut Dir,
@@ -220,6 +233,7 @@ fn copy(
             if let Some(until) = w.racy_until {
                 x.racy.add(join(&d.rel, action.name()), until);
             }
+            x.write_back.add(at, &w.copy, w.size);
             Ok(w.size)
         }
         // Opening or reading the source: the source's failure; anything else the destination's.

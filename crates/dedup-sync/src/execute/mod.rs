@@ -18,6 +18,7 @@ mod entries;
 mod meta;
 mod racy;
 mod share;
+mod write_back;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -45,6 +46,7 @@ pub use backup::Backups;
 pub use clones::Refused;
 pub use created::Created;
 pub use racy::Pending;
+pub use write_back::WriteBack;
 
 /// Actions handed to one worker at a time: a large directory is shared among threads.
 const ACTIONS_PER_TASK: usize = 64;
@@ -113,6 +115,9 @@ pub struct Exec<'a> {
     pub backups: Option<Backups>,
     /// Whether file contents are copied in the order of the disk ([`disk_order`]).
     pub disk_order: crate::options::DiskOrder,
+    /// The new copies, for their write-back at the end in an order the disk can follow
+    /// ([`write_back`]).
+    pub write_back: WriteBack,
 }
 
 impl Exec<'_> {
@@ -175,8 +180,27 @@ pub fn name_of(rel: &[u8]) -> &OsStr {
     OsStr::from_bytes(split(rel).1)
 }
 
-/// Carry out `plan`.
+/// Carry out `plan`, and then start the write-back of the new copies in an order the
+/// destination's disk can follow where that is wanted ([`write_back`]).
 pub fn run(x: &Exec<'_>, plan: &Plan, walked: &Walked, dedup: Option<DedupMode>) {
+    let setting = write_back::setting();
+    if let Err(e) = &setting {
+        let e = std::io::Error::other(format!("{e}; left as by default"));
+        x.events.problem(Problem::warning(x.dst, ProblemKind::Io(e)));
+    }
+    let dst_dev = rustix::fs::fstat(&x.dst_fd).map_or(0, |st| st.st_dev);
+    let wanted = write_back::wanted(setting, dedup_scan::layout::rotational(dst_dev));
+    if wanted {
+        x.write_back.open();
+    }
+    phases(x, plan, walked, dedup);
+    if wanted {
+        write_back::send(x, plan);
+    }
+}
+
+/// The phases of `run`, in order.
+fn phases(x: &Exec<'_>, plan: &Plan, walked: &Walked, dedup: Option<DedupMode>) {
     cleanup::strays(x, &plan.strays);
     dirs::create(x, plan);
     let now = |a: &Action| a.before != Before::DeletedDir;
@@ -239,7 +263,7 @@ fn run_tasks(x: &Exec<'_>, plan: &Plan, tasks: Vec<(usize, Vec<usize>)>) {
     let work: u64 = tasks.iter().map(|(i, list)| work(&plan.dirs[*i], list)).sum();
     if work <= WORK_FOR_ONE_THREAD {
         for (i, list) in tasks {
-            entries::run_dir(x, &plan.dirs[i], &list);
+            entries::run_dir(x, i, &plan.dirs[i], &list);
         }
     } else {
         let staff = Staffing {
@@ -247,7 +271,7 @@ fn run_tasks(x: &Exec<'_>, plan: &Plan, tasks: Vec<(usize, Vec<usize>)>) {
             wanted: &|| x.io.workers_wanted(),
             name: "dedup-sync",
         };
-        map_each(tasks, staff, &|(i, list)| entries::run_dir(x, &plan.dirs[i], &list));
+        map_each(tasks, staff, &|(i, list)| entries::run_dir(x, i, &plan.dirs[i], &list));
     }
 }
 
@@ -272,10 +296,10 @@ fn deletions(x: &Exec<'_>, plan: &Plan) {
         return;
     }
     cleanup::deletions(x, &plan.deletions);
-    for d in &plan.dirs {
+    for (i, d) in plan.dirs.iter().enumerate() {
         let later = later(d);
         if !later.is_empty() {
-            entries::run_dir(x, d, &later);
+            entries::run_dir(x, i, d, &later);
         }
     }
 }
