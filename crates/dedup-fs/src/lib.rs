@@ -91,7 +91,6 @@ pub use stray::{
 pub use temp_file::{sync_dir, Commit, TempFile};
 pub use validate::{open_expected, Opened};
 pub use write_back::{
-    reopen_for_write_back, small_first, start_write_back, start_write_back_all,
-    write_back_and_wait, SMALL_FILE,
+    reopen_for_write_back, small_first, start_write_back, start_write_back_all, SMALL_FILE,
 };
 pub use xattr::{get_xattr, list_xattrs, remove_xattr, set_xattr};

@@ -54,19 +54,6 @@ pub fn start_write_back(file: &File) {
     }
 }
 
-/// Writes the dirty pages of `file` to the disk and waits until they are written (not the
-/// file's metadata, nor a flush of the disk's cache): how long that takes for a small file tells
-/// a disk that seeks from one that does not. Errors are ignored, as by [`start_write_back`].
-pub fn write_back_and_wait(file: &File) {
-    let how = libc::SYNC_FILE_RANGE_WAIT_BEFORE
-        | libc::SYNC_FILE_RANGE_WRITE
-        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
-    // SAFETY: as in `start_write_back`.
-    unsafe {
-        libc::sync_file_range(file.as_raw_fd(), 0, 0, how);
-    }
-}
-
 /// The regular file `name` in `dir` whose inode is `ino`, opened again to start its write-back
 /// (`None` when something else stands there now, or it cannot be opened for reading). Nothing
 /// else is opened: the name is looked at without following a symlink or opening what it names
@@ -101,7 +88,6 @@ mod tests {
         std::fs::write(&path, b"content").unwrap();
         let file = File::open(&path).unwrap();
         start_write_back_all(&[(&file, 7), (&file, 1 << 20)]);
-        write_back_and_wait(&file);
         assert_eq!(std::fs::read(&path).unwrap(), b"content");
     }
 

@@ -190,12 +190,12 @@ pub fn run(x: &Exec<'_>, plan: &Plan, walked: &Walked, dedup: Option<DedupMode>)
     }
     let dst_dev = rustix::fs::fstat(&x.dst_fd).map_or(0, |st| st.st_dev);
     let wanted = write_back::wanted(setting, dedup_scan::layout::rotational(dst_dev));
-    if wanted != write_back::Wanted::Never {
+    if wanted {
         x.write_back.open();
     }
     phases(x, plan, walked, dedup);
-    if wanted != write_back::Wanted::Never {
-        write_back::send(x, plan, wanted);
+    if wanted {
+        write_back::send(x, plan);
     }
 }
 

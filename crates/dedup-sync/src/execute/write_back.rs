@@ -15,24 +15,16 @@
 //! start waits while the device's queue is full), without waiting for them to finish: it
 //! promises nothing more about the disk than before, only the order and time the bytes go.
 //!
-//! On where the destination's device says it rotates and its writes measure slow: the first
-//! few small copies are written and waited for one at a time, and the rest is sent only when
-//! the median took a seek's time ([`dedup_scan::layout::SLOW_REQUEST`]); a virtual disk may say
-//! it rotates on solid-state storage, where sending the writes early only makes the run wait
-//! for them instead of leaving them to the kernel after it returns. `DEDUP_SYNC_WRITEBACK=1` or
-//! `0` forces it on or off (to measure one against the other).
+//! On where the destination's device says it rotates, or as `DEDUP_SYNC_WRITEBACK=1` or `0`
+//! asks (to measure one against the other).
 
 use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use dedup_core::env_setting::{switch, SettingError};
-use dedup_fs::{
-    reopen_for_write_back, small_first, start_write_back, write_back_and_wait, SMALL_FILE,
-};
-use dedup_scan::layout::{reads_seek, PROBE_READS};
+use dedup_fs::{reopen_for_write_back, small_first, start_write_back};
 
 use super::{name_of, Exec};
 use crate::plan::Plan;
@@ -57,26 +49,14 @@ pub fn setting() -> Result<Option<bool>, SettingError> {
     switch("DEDUP_SYNC_WRITEBACK")
 }
 
-/// Whether this run sends its copies to the disk itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wanted {
-    /// No.
-    Never,
-    /// Yes, every copy (`DEDUP_SYNC_WRITEBACK=1`).
-    Always,
-    /// Where the first small copies' writes, waited for, measure slow.
-    Measured,
-}
-
-/// As `DEDUP_SYNC_WRITEBACK` says, else measured where the destination's device says it
-/// `rotates` (`None` for a file system without one, such as tmpfs, where there is nothing to
-/// send). A setting that is neither `0` nor `1` leaves the default (the run warns of it).
-pub fn wanted(setting: Result<Option<bool>, SettingError>, rotates: Option<bool>) -> Wanted {
+/// Whether this run sends its copies to the disk itself: as `DEDUP_SYNC_WRITEBACK` says, else
+/// where the destination's device says it `rotates` (`None` for a file system without one,
+/// such as tmpfs, where there is nothing to send). A setting that is neither `0` nor `1`
+/// leaves the default (the run warns of it).
+pub fn wanted(setting: Result<Option<bool>, SettingError>, rotates: Option<bool>) -> bool {
     match setting {
-        Ok(Some(true)) => Wanted::Always,
-        Ok(Some(false)) => Wanted::Never,
-        Ok(None) | Err(_) if rotates == Some(true) => Wanted::Measured,
-        Ok(None) | Err(_) => Wanted::Never,
+        Ok(Some(forced)) => forced,
+        Ok(None) | Err(_) => rotates == Some(true),
     }
 }
 
@@ -106,89 +86,20 @@ impl WriteBack {
 }
 
 /// Starts the write-back of every copy remembered, small files first, each part in the plan's
-/// order; a copy that is no longer there as made is left alone. `Measured`: the first few small
-/// copies are written and waited for, and the rest is left to the kernel unless they were slow.
-pub fn send(x: &Exec<'_>, plan: &Plan, wanted: Wanted) {
+/// order; a copy that is no longer there as made is left alone.
+pub fn send(x: &Exec<'_>, plan: &Plan) {
     let made = x.write_back.take();
     let lens: Vec<u64> = made.iter().map(|m| m.len).collect();
     let mut open: Option<(usize, Option<OwnedFd>)> = None;
-    let mut probe = Probe::new(wanted);
     for i in small_first(&lens) {
-        let Made { at: (dir, action), ino, len } = made[i];
+        let Made { at: (dir, action), ino, .. } = made[i];
         let d = &plan.dirs[dir];
         if open.as_ref().is_none_or(|(n, _)| *n != dir) {
             open = Some((dir, x.dst_dir(&d.rel).ok()));
         }
         let Some((_, Some(fd))) = open.as_ref() else { continue };
-        let Some(file) = reopen_for_write_back(fd, name_of(d.actions[action].name()), ino) else {
-            continue;
-        };
-        match probe.next(len) {
-            Step::Probe => probe.time(&file),
-            Step::Send => start_write_back(&file),
-            Step::Stop => return,
-        }
-    }
-}
-
-/// A write waited for that took less than this wrote nothing (a solid-state disk's takes
-/// longer, a seeking disk's milliseconds).
-const NOTHING_WRITTEN: Duration = Duration::from_micros(100);
-
-/// What to do with the next copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    /// Write it and wait, timing it.
-    Probe,
-    /// Start its write-back.
-    Send,
-    /// Leave it and the rest to the kernel.
-    Stop,
-}
-
-/// The measurement of the destination's writes, while it lasts.
-struct Probe {
-    /// Measuring (`Wanted::Measured`) and not yet decided.
-    open: bool,
-    /// Copies written and waited for.
-    probed: usize,
-    /// The times of those that had something to write.
-    took: Vec<Duration>,
-}
-
-impl Probe {
-    fn new(wanted: Wanted) -> Probe {
-        Probe { open: wanted == Wanted::Measured, probed: 0, took: Vec::new() }
-    }
-
-    /// The step for a copy of `len` bytes: probes on small copies (a write of a few blocks,
-    /// whose time is the disk's getting there) until enough wrote something (or four times as
-    /// many were tried); then sending if they were slow. With nothing to tell by, the rest is
-    /// sent as on a slow disk.
-    fn next(&mut self, len: u64) -> Step {
-        if !self.open {
-            return Step::Send;
-        }
-        if len <= SMALL_FILE && self.took.len() < PROBE_READS && self.probed < 4 * PROBE_READS {
-            self.probed += 1;
-            return Step::Probe;
-        }
-        self.open = false;
-        if self.took.is_empty() || reads_seek(&self.took) {
-            Step::Send
-        } else {
-            Step::Stop
-        }
-    }
-
-    /// Writes `file` and waits; its time counts unless it was too short to have written
-    /// anything (the kernel's flusher, busy with others' writes, may have sent it already).
-    fn time(&mut self, file: &File) {
-        let started = Instant::now();
-        write_back_and_wait(file);
-        let took = started.elapsed();
-        if took >= NOTHING_WRITTEN {
-            self.took.push(took);
+        if let Some(file) = reopen_for_write_back(fd, name_of(d.actions[action].name()), ino) {
+            start_write_back(&file);
         }
     }
 }
@@ -198,40 +109,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_setting_decides_and_else_a_destination_that_rotates_is_measured() {
-        assert_eq!(wanted(Ok(Some(true)), None), Wanted::Always);
-        assert_eq!(wanted(Ok(Some(false)), Some(true)), Wanted::Never);
-        assert_eq!(wanted(Ok(None), Some(true)), Wanted::Measured);
-        assert_eq!(wanted(Ok(None), Some(false)), Wanted::Never);
-        assert_eq!(wanted(Ok(None), None), Wanted::Never, "tmpfs: no device");
+    fn the_setting_decides_and_else_a_destination_that_rotates() {
+        assert!(wanted(Ok(Some(true)), None));
+        assert!(!wanted(Ok(Some(false)), Some(true)));
+        assert!(wanted(Ok(None), Some(true)));
+        assert!(!wanted(Ok(None), Some(false)));
+        assert!(!wanted(Ok(None), None), "tmpfs: no device");
         let nonsense = SettingError::NotSwitch { name: "DEDUP_SYNC_WRITEBACK", value: "x".into() };
-        assert_eq!(wanted(Err(nonsense), Some(true)), Wanted::Measured, "the default holds");
-    }
-
-    #[test]
-    fn a_measured_write_back_probes_small_copies_then_sends_only_after_slow_writes() {
-        let slow = Duration::from_millis(6);
-        let fast = Duration::from_micros(300);
-        for (took, then) in [(slow, Step::Send), (fast, Step::Stop)] {
-            let mut probe = Probe::new(Wanted::Measured);
-            for _ in 0..PROBE_READS {
-                assert_eq!(probe.next(4096), Step::Probe);
-                probe.took.push(took);
-            }
-            assert_eq!(probe.probed, PROBE_READS);
-            assert_eq!(probe.next(4096), then);
-            assert_eq!(probe.next(1 << 20), Step::Send, "decided: not asked again");
-        }
-        // Copies already written by the kernel time nothing: after four times the probes, the
-        // rest is sent as on a slow disk.
-        let mut probe = Probe::new(Wanted::Measured);
-        for _ in 0..4 * PROBE_READS {
-            assert_eq!(probe.next(4096), Step::Probe);
-        }
-        assert_eq!(probe.next(4096), Step::Send);
-        // Only large copies: nothing to measure by, sent as on a slow disk.
-        assert_eq!(Probe::new(Wanted::Measured).next(1 << 20), Step::Send);
-        assert_eq!(Probe::new(Wanted::Always).next(4096), Step::Send);
+        assert!(wanted(Err(nonsense), Some(true)), "nonsense leaves the default");
     }
 
     #[test]
