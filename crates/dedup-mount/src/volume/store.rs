@@ -43,6 +43,13 @@ const READ_AHEAD_THREADS: usize = 2;
 /// read-ahead threads busy while the kernel asks for its next 4 MiB.
 pub const READ_AHEAD_BYTES: u64 = 8 << 20;
 
+/// Chunks a file may take at most, its holes counted as chunks of zeros of the repository's
+/// largest size (docs/store-format.md, "Volumes"): a commit holds a file's chunk list in memory,
+/// 64 MiB of ids at this bound, so `truncate -s 1E` cannot take the mount's memory until the
+/// kernel kills it (and every write since the last commit with it). 16 TiB with the default
+/// chunker (8 MiB), as on ext4 with blocks of 4 KiB.
+const MOST_CHUNKS_PER_FILE: u64 = 1 << 21;
+
 /// Stored chunks kept in memory until their pack is written, when they become readable from it.
 struct Unpacked {
     chunks: HashMap<Id, Arc<Vec<u8>>>,
@@ -341,6 +348,11 @@ impl VolumeStore {
             }
         }
         self.sweep(&mut unpacked);
+    }
+
+    /// The largest size a file may have in the volume ([`MOST_CHUNKS_PER_FILE`]).
+    pub fn largest_file(&self) -> u64 {
+        self.zero_chunk as u64 * MOST_CHUNKS_PER_FILE
     }
 
     /// The chunks of a hole of `len` bytes, stored (once) where the repository lacks them.
