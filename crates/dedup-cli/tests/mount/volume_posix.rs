@@ -220,9 +220,29 @@ fn a_size_beyond_the_largest_file_is_refused_and_a_hole_that_large_commits() {
     fs::write(volume.path("after"), b"written after the large commit").unwrap();
     volume.unmount_ok();
 
+    // Mounted again, the hole is a hole (it takes no blocks), and a write into it lands.
     let volume = Volume::start(&repo, "large", &point, &["--commit-interval", "3600"]);
-    assert_eq!(fs::metadata(volume.path("vm.img")).unwrap().len(), most);
+    let image = fs::metadata(volume.path("vm.img")).unwrap();
+    assert_eq!((image.len(), image.blocks()), (most, 0));
     assert_eq!(fs::metadata(volume.path("too-large")).unwrap().len(), 0);
     assert_eq!(fs::read(volume.path("after")).unwrap(), b"written after the large commit");
+    let mut image = OpenOptions::new().write(true).open(volume.path("vm.img")).unwrap();
+    image.seek(SeekFrom::Start(most / 2 + 1)).unwrap();
+    image.write_all(b"a block in the middle").unwrap();
+    drop(image);
     volume.unmount_ok();
+
+    let volume = Volume::start(&repo, "large", &point, &["--commit-interval", "3600"]);
+    let mut image = File::open(volume.path("vm.img")).unwrap();
+    let mut around = vec![1u8; 64];
+    image.seek(SeekFrom::Start(most / 2 - 10)).unwrap();
+    image.read_exact(&mut around).unwrap();
+    let mut expected = vec![0u8; 64];
+    expected[11..11 + 21].copy_from_slice(b"a block in the middle");
+    assert_eq!(around, expected);
+    let blocks = image.metadata().unwrap().blocks() * 512;
+    assert!(blocks > 0 && blocks <= 2 << 20, "{blocks} bytes allocated");
+    drop(image);
+    volume.unmount_ok();
+    assert_checks_clean(&repo);
 }

@@ -99,6 +99,8 @@ pub struct VolumeStore {
     zeros: Mutex<HashMap<usize, Id>>,
     /// How long the chunker cuts a long run of zeros.
     zero_chunk: usize,
+    /// The id of a chunk of `zero_chunk` zeros: the chunks a commit lists for a hole.
+    zero_chunk_id: Id,
 }
 
 impl VolumeStore {
@@ -112,7 +114,9 @@ impl VolumeStore {
         let cache = Arc::new(ChunkCache::new(shared, CACHED_BYTES));
         let ahead = ReadAhead::start(&cache, READ_AHEAD_THREADS);
         let max = repo.chunker().max_size();
-        let zero_chunk = repo.chunker().cut(&vec![0; max]);
+        let zeros = vec![0; max];
+        let zero_chunk = repo.chunker().cut(&zeros);
+        let zero_chunk_id = blob_id(&repo.keys().id, &zeros[..zero_chunk]);
         let sink = Arc::new(sink);
         let failures = Arc::new(AtomicU64::new(0));
         let storage: Arc<dyn Storage> = Arc::clone(&sink) as _;
@@ -133,6 +137,7 @@ impl VolumeStore {
             }),
             zeros: Mutex::new(HashMap::new()),
             zero_chunk,
+            zero_chunk_id,
         }
     }
 
@@ -348,6 +353,12 @@ impl VolumeStore {
             }
         }
         self.sweep(&mut unpacked);
+    }
+
+    /// Whether chunk `id` is one of the zero chunks of the largest size that a commit lists
+    /// for a hole: a loaded file makes them a hole again.
+    pub fn is_zero_chunk(&self, id: &Id) -> bool {
+        *id == self.zero_chunk_id
     }
 
     /// The largest size a file may have in the volume ([`MOST_CHUNKS_PER_FILE`]).
