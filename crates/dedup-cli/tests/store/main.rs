@@ -31,6 +31,7 @@ mod store_property;
 mod store_prune;
 mod store_repair;
 mod store_repair_safety;
+mod store_restore_full_target;
 mod store_restore_hostile;
 mod store_restore_property;
 mod store_restore_select;
