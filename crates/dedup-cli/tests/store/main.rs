@@ -35,6 +35,7 @@ mod store_restore_full_target;
 mod store_restore_hostile;
 mod store_restore_property;
 mod store_restore_select;
+mod store_restore_set_id;
 mod store_restore_sparse;
 mod store_restore_target;
 mod store_restore_writeback;
