@@ -12,6 +12,7 @@ mod common;
 mod hand_made;
 
 mod store_backup_disk_order;
+mod store_backup_empty_source;
 mod store_backup_select;
 mod store_backup_truth;
 mod store_copy;
