@@ -18,6 +18,7 @@ mod store_backup_truth;
 mod store_copy;
 mod store_corruption;
 mod store_crash;
+mod store_deep_tree;
 mod store_errors;
 mod store_find;
 mod store_format3;
