@@ -82,7 +82,7 @@ fn a_delete_from_an_empty_source_is_refused_unless_it_is_meant() {
     // Without --delete an empty SRC deletes nothing anyway (the mirror's top takes its times).
     sync(&[s.clone(), d.clone()]).assert_code(0);
     assert!(d.join("photos/2024/a.jpg").exists() && d.join("notes").exists());
-    // An empty DST, or a SRC holding only excluded entries, is no sign of a missing disk.
+    // A SRC holding only excluded entries is no sign of a missing disk.
     write(&s, "cache/x", b"c");
     let out = sync(&[
         os(b"--delete"),
