@@ -91,9 +91,7 @@ fn a_deep_chain_restores_rewrites_and_repairs() {
     restored.assert_code(0);
     let mut back = String::new();
     let bottom = chain(&target, false);
-    std::fs::File::from(dedup_fs::open_file_at(&bottom, OsStr::new("leaf")).unwrap())
-        .read_to_string(&mut back)
-        .unwrap();
+    dedup_fs::open_file_at(&bottom, OsStr::new("leaf")).unwrap().read_to_string(&mut back).unwrap();
     assert_eq!(back, "bottom");
     drop(bottom);
     remove_deep(&target);
