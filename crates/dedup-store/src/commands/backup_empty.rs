@@ -41,9 +41,12 @@ pub fn refuse_empty_roots(
 }
 
 /// Whether `root` is a directory (through a symlink the user named, as backup takes it) with
-/// no entries at all.
+/// no entries at all. It is opened as the backup opens directories, leaving its access time as
+/// it was: the snapshot records it.
 fn is_empty_dir(root: &Path) -> bool {
-    std::fs::read_dir(root).is_ok_and(|mut entries| entries.next().is_none())
+    let Ok(dir) = dedup_scan::open_dir(root, true) else { return false };
+    let Ok(mut entries) = rustix::fs::Dir::read_from(&dir) else { return false };
+    entries.all(|entry| entry.is_ok_and(|e| matches!(e.file_name().to_bytes(), b"." | b"..")))
 }
 
 /// How many entries the directory at `path` of the tree `root` holds (0 when it is not a
