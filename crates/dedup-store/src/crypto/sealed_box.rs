@@ -131,26 +131,38 @@ impl Sealer {
     /// buffer of its own (a data chunk of a pack) gets the payload in that buffer, with no copy
     /// of it; the same check as [`Sealer::open`].
     pub fn open_owned(&self, ad: &[u8], mut sealed: Vec<u8>) -> Result<Vec<u8>, OpenError> {
-        if sealed.len() < SEAL_OVERHEAD {
+        self.open_in_buffer(ad, &mut sealed, 0)?;
+        Ok(sealed)
+    }
+
+    /// Opens the box that `buf` holds from `start` to its end, with associated data `ad`,
+    /// leaving only the payload in `buf` (moved to its front): a large file read whole is
+    /// then never held twice, sealed and opened. On failure `buf`'s content is unspecified.
+    pub fn open_in_buffer(
+        &self,
+        ad: &[u8],
+        buf: &mut Vec<u8>,
+        start: usize,
+    ) -> Result<(), OpenError> {
+        if buf.len() < start + SEAL_OVERHEAD {
             return Err(OpenError);
         }
-        let payload_len = sealed.len() - SEAL_OVERHEAD;
-        if self.encrypted {
-            let nonce: [u8; NONCE_LEN] = sealed[..NONCE_LEN].try_into().map_err(|_| OpenError)?;
+        let mut nonce = [0u8; NONCE_LEN];
+        nonce.copy_from_slice(&buf[start..start + NONCE_LEN]);
+        let body = start + NONCE_LEN;
+        let len = if self.encrypted {
             let (key, inner) = self.box_key(&nonce);
-            // ring decrypts the body and moves it to the buffer's front as it goes.
-            key.open_within(inner, Aad::from(ad), &mut sealed, NONCE_LEN..)
-                .map_err(|_| OpenError)?;
+            key.open_within(inner, Aad::from(ad), buf, body..).map_err(|_| OpenError)?.len()
         } else {
-            let (nonce, rest) = sealed.split_at(NONCE_LEN);
-            let (body, tag) = rest.split_at(payload_len);
-            if nonce != [0u8; NONCE_LEN] || tag != self.checksum(ad, body) {
+            let end = buf.len() - TAG_LEN;
+            if nonce != [0u8; NONCE_LEN] || buf[end..] != self.checksum(ad, &buf[body..end]) {
                 return Err(OpenError);
             }
-            sealed.copy_within(NONCE_LEN..NONCE_LEN + payload_len, 0);
-        }
-        sealed.truncate(payload_len);
-        Ok(sealed)
+            buf.copy_within(body..end, 0);
+            end - body
+        };
+        buf.truncate(len);
+        Ok(())
     }
 
     /// The ChaCha20-Poly1305 key and 12-byte nonce that the XChaCha20 construction makes of this
@@ -224,6 +236,33 @@ mod tests {
                 assert_eq!(sealer.open(b"ad", &bad), Err(OpenError), "byte {at}");
             }
             assert_eq!(sealer.open(b"ad", &sealed[..10]), Err(OpenError));
+        }
+    }
+
+    #[test]
+    fn opening_in_place_gives_what_opening_gives_and_refuses_the_same_damage() {
+        for encrypted in [true, false] {
+            let sealer = Sealer::new([7; 32], encrypted);
+            for len in [0, 1, 17, 1000] {
+                let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let mut file = b"head".to_vec();
+                sealer.seal_into(b"ad", &payload, &mut file);
+                let mut owned = file.clone();
+                assert_eq!(sealer.open_in_buffer(b"ad", &mut owned, 4), Ok(()), "{len}");
+                assert_eq!(owned, payload);
+                assert_eq!(sealer.open_in_buffer(b"other", &mut file.clone(), 4), Err(OpenError));
+                for at in 4..file.len() {
+                    let mut bad = file.clone();
+                    bad[at] ^= 0x80;
+                    assert_eq!(
+                        sealer.open_in_buffer(b"ad", &mut bad, 4),
+                        Err(OpenError),
+                        "byte {at}"
+                    );
+                }
+                let mut short = file[..4 + SEAL_OVERHEAD - 1].to_vec();
+                assert_eq!(sealer.open_in_buffer(b"ad", &mut short, 4), Err(OpenError));
+            }
         }
     }
 
