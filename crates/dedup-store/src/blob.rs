@@ -84,6 +84,31 @@ pub fn open(
 ) -> Result<Vec<u8>, BlobError> {
     let ad = associated_data(&entry.id, kind, entry.compression, entry.raw_len);
     let payload = sealer.open(&ad, sealed)?;
+    plaintext_of(id_key, entry, payload)
+}
+
+/// Opens, decompresses and verifies the blob at `entry` whose sealed box was read into `sealed`
+/// of its own: the same checks as [`open`], the box opened in that buffer rather than in a copy
+/// (a stored chunk read back is opened once per read of it).
+pub fn open_owned(
+    sealer: &Sealer,
+    id_key: &[u8; 32],
+    kind: BlobKind,
+    entry: &BlobEntry,
+    sealed: Vec<u8>,
+) -> Result<Vec<u8>, BlobError> {
+    let ad = associated_data(&entry.id, kind, entry.compression, entry.raw_len);
+    let payload = sealer.open_owned(&ad, sealed)?;
+    plaintext_of(id_key, entry, payload)
+}
+
+/// The plaintext of the opened `payload` of the blob at `entry`, decompressed and verified
+/// against its length and id.
+fn plaintext_of(
+    id_key: &[u8; 32],
+    entry: &BlobEntry,
+    payload: Vec<u8>,
+) -> Result<Vec<u8>, BlobError> {
     let plaintext = match entry.compression {
         Compression::None => payload,
         Compression::Zstd => {
@@ -177,6 +202,43 @@ mod tests {
                 bad[at] ^= 4;
                 assert!(!verify(BlobKind::Data, &entry, &bad), "byte {at}");
             }
+        }
+    }
+
+    /// Opening a box read into a buffer of its own checks what opening it from a slice does.
+    #[test]
+    fn an_owned_box_opens_and_is_checked_as_a_borrowed_one() {
+        let key = [4; 32];
+        for encrypted in [true, false] {
+            let sealer = Sealer::new([3; 32], encrypted);
+            let (text, blob, entry) = sealed_text(&sealer, &key);
+            let owned = |kind, entry: &BlobEntry, sealed: Vec<u8>| {
+                open_owned(&sealer, &key, kind, entry, sealed)
+            };
+            assert_eq!(owned(BlobKind::Data, &entry, blob.sealed.clone()).unwrap(), text);
+            assert!(owned(BlobKind::Tree, &entry, blob.sealed.clone()).is_err());
+            for other in [
+                BlobEntry { id: blob_id(&key, b"x"), ..entry },
+                BlobEntry { raw_len: entry.raw_len + 1, ..entry },
+            ] {
+                assert!(owned(BlobKind::Data, &other, blob.sealed.clone()).is_err());
+            }
+            let mut bad = blob.sealed.clone();
+            bad[30] ^= 4;
+            assert!(owned(BlobKind::Data, &entry, bad).is_err());
+            let mut noise = vec![0u8; 70_000];
+            crate::crypto::fill_random(&mut noise);
+            let id = blob_id(&key, &noise);
+            let raw = seal(&sealer, id, BlobKind::Data, &noise, CompressionMode::Auto);
+            assert_eq!(raw.compression, Compression::None);
+            let entry = BlobEntry {
+                stored_len: raw.sealed.len() as u32,
+                raw_len: raw.raw_len,
+                compression: raw.compression,
+                id,
+                ..entry
+            };
+            assert_eq!(owned(BlobKind::Data, &entry, raw.sealed).unwrap(), noise);
         }
     }
 

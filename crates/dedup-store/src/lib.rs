@@ -19,6 +19,7 @@ pub mod commands;
 #[doc(hidden)]
 pub mod compress;
 pub mod crypto;
+mod deep_stack;
 pub mod error;
 pub mod file_reader;
 pub mod forget;

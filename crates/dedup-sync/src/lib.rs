@@ -100,6 +100,12 @@ pub enum SyncError {
         /// The limit.
         limit: u64,
     },
+    /// `--delete` would empty DST because SRC is an empty directory; nothing was changed.
+    #[error(
+        "{0} is empty, and --delete would delete all {1} entries of the mirror: is a disk not \
+         mounted there? Nothing changed (--allow-empty-source mirrors an empty SRC)"
+    )]
+    EmptySource(PathBuf, u64),
     /// `--backup-dir` or `--suffix` cannot be used as given.
     #[error("{0}")]
     Backup(String),
@@ -225,6 +231,14 @@ pub fn sync(
         walked.unread = unread::Unread::new(paths);
         cx.deleting = false;
         plan = plan::plan(&cx, &walked);
+    }
+    let src_top = walked.src.dir(b"");
+    let src_empty = src_top.is_some_and(|d| d.entries.is_empty() && d.excluded.is_empty());
+    if src_empty && options.delete && !options.allow_empty_source {
+        let planned = plan.deletion_count();
+        if planned > 0 {
+            return Err(SyncError::EmptySource(src.to_path_buf(), planned));
+        }
     }
     if let Some(limit) = options.max_delete {
         let planned = plan.deletion_count();

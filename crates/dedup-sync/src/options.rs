@@ -26,6 +26,9 @@ pub struct SyncOptions {
     pub delete: bool,
     /// Refuse before any change when more than this many entries would be deleted.
     pub max_delete: Option<u64>,
+    /// Let `delete` empty DST when SRC is an empty directory (refused otherwise: the mark of a
+    /// disk not mounted at SRC).
+    pub allow_empty_source: bool,
     /// Change nothing; report the changes a real run would make.
     pub dry_run: bool,
     /// Compare content, not size and modification time.

@@ -17,5 +17,6 @@ mod volume_listing;
 mod volume_posix;
 mod volume_privileges;
 mod volume_read;
+mod volume_read_ahead;
 mod volume_recover;
 mod volume_s3;

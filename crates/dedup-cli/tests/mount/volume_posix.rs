@@ -191,3 +191,58 @@ fn a_volume_answers_as_posix_asks() {
     volume.unmount_ok();
     assert_checks_clean(&repo);
 }
+
+/// A volume holds files of up to 2^21 chunks of the repository's largest size (16 TiB with the
+/// default chunker, 512 GiB with the tests' 256 KiB): a commit lists a hole's chunks of zeros in
+/// memory, so a larger size (`truncate -s 1E` took the mount's memory until the kernel killed
+/// it, losing every write since the last commit) is refused with EFBIG, and the mount goes on.
+#[test]
+fn a_size_beyond_the_largest_file_is_refused_and_a_hole_that_large_commits() {
+    let test = "a_size_beyond_the_largest_file_is_refused_and_a_hole_that_large_commits";
+    if !fuse_available(test) {
+        return;
+    }
+    let (_tmp, repo, point) = volume_place();
+    let volume = Volume::start(&repo, "large", &point, &["--commit-interval", "3600"]);
+    let most = (256u64 << 10) << 21;
+    let file = File::create(volume.path("too-large")).unwrap();
+    assert_eq!(errno_of(file.set_len(most + 1)), Some(Errno::FBIG.raw_os_error()));
+    assert_eq!(errno_of(file.set_len(1 << 60)), Some(Errno::FBIG.raw_os_error()));
+    assert_eq!(
+        rustix::fs::fallocate(file.as_fd(), rustix::fs::FallocateFlags::empty(), 0, most + 1),
+        Err(Errno::FBIG)
+    );
+    drop(file);
+    let image = File::create(volume.path("vm.img")).unwrap();
+    image.set_len(most).unwrap();
+    image.sync_all().unwrap();
+    drop(image);
+    fs::write(volume.path("after"), b"written after the large commit").unwrap();
+    volume.unmount_ok();
+
+    // Mounted again, the hole is a hole (it takes no blocks), and a write into it lands.
+    let volume = Volume::start(&repo, "large", &point, &["--commit-interval", "3600"]);
+    let image = fs::metadata(volume.path("vm.img")).unwrap();
+    assert_eq!((image.len(), image.blocks()), (most, 0));
+    assert_eq!(fs::metadata(volume.path("too-large")).unwrap().len(), 0);
+    assert_eq!(fs::read(volume.path("after")).unwrap(), b"written after the large commit");
+    let mut image = OpenOptions::new().write(true).open(volume.path("vm.img")).unwrap();
+    image.seek(SeekFrom::Start(most / 2 + 1)).unwrap();
+    image.write_all(b"a block in the middle").unwrap();
+    drop(image);
+    volume.unmount_ok();
+
+    let volume = Volume::start(&repo, "large", &point, &["--commit-interval", "3600"]);
+    let mut image = File::open(volume.path("vm.img")).unwrap();
+    let mut around = vec![1u8; 64];
+    image.seek(SeekFrom::Start(most / 2 - 10)).unwrap();
+    image.read_exact(&mut around).unwrap();
+    let mut expected = vec![0u8; 64];
+    expected[11..11 + 21].copy_from_slice(b"a block in the middle");
+    assert_eq!(around, expected);
+    let blocks = image.metadata().unwrap().blocks() * 512;
+    assert!(blocks > 0 && blocks <= 2 << 20, "{blocks} bytes allocated");
+    drop(image);
+    volume.unmount_ok();
+    assert_checks_clean(&repo);
+}

@@ -6,6 +6,7 @@ use crate::common;
 use std::fs;
 
 use common::mirror::*;
+use common::store::{assert_looks_equal, look};
 use common::*;
 
 #[test]
@@ -53,6 +54,51 @@ fn max_delete_refuses_before_changing_anything() {
         sync(&[os(b"--delete"), os(b"--max-delete"), os(b"6"), s.clone().into(), d.clone().into()]);
     ok.assert_code(0);
     assert_mirror(&s, &d);
+}
+
+/// An empty SRC is most often a disk that is not mounted at its mount point: `--delete` from it
+/// would empty the mirror (as rsync's does). It is refused before any change, the dry run too,
+/// unless `--allow-empty-source` says the empty SRC is meant.
+#[test]
+fn a_delete_from_an_empty_source_is_refused_unless_it_is_meant() {
+    let t = tmp();
+    let (s, d) = (t.path().join("mnt"), t.path().join("mirror"));
+    fs::create_dir(&s).unwrap();
+    write(&d, "photos/2024/a.jpg", b"a");
+    write(&d, "notes", b"n");
+    let before = look(&d);
+    for dry in [true, false] {
+        let mut args = vec![os(b"--delete")];
+        if dry {
+            args.push(os(b"-n"));
+        }
+        args.extend([s.clone().into(), d.clone().into()]);
+        let out = sync(&args);
+        out.assert_code(2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("mnt is empty") && err.contains("4 entries"), "{}", out.dump());
+        assert_looks_equal(&before, &look(&d), "an empty source deleted nothing");
+    }
+    // Without --delete an empty SRC deletes nothing anyway (the mirror's top takes its times).
+    sync(&[s.clone(), d.clone()]).assert_code(0);
+    assert!(d.join("photos/2024/a.jpg").exists() && d.join("notes").exists());
+    // A SRC holding only excluded entries is no sign of a missing disk.
+    write(&s, "cache/x", b"c");
+    let out = sync(&[
+        os(b"--delete"),
+        os(b"--exclude"),
+        os(b"cache"),
+        s.clone().into(),
+        d.clone().into(),
+    ]);
+    out.assert_code(0);
+    assert!(!d.join("notes").exists(), "{}", out.dump());
+    fs::remove_dir_all(s.join("cache")).unwrap();
+    write(&d, "notes", b"n");
+    let out =
+        sync(&[os(b"--delete"), os(b"--allow-empty-source"), s.clone().into(), d.clone().into()]);
+    out.assert_code(0);
+    assert_eq!(fs::read_dir(&d).unwrap().count(), 0, "{}", out.dump());
 }
 
 #[test]

@@ -71,7 +71,9 @@ pub fn load(store: &VolumeStore, name: &str, snapshot: &Snapshot) -> Result<Tabl
                         chunks.iter().map(|id| Some((*id, store.chunk_len(id)?))).collect();
                     match lens {
                         Some(lens) => {
-                            inode.file = Some(Arc::new(Mutex::new(Content::from_chunks(lens))))
+                            let zero = |id: &Id| store.is_zero_chunk(id);
+                            let content = Content::from_chunks_and_holes(lens, zero);
+                            inode.file = Some(Arc::new(Mutex::new(content)))
                         }
                         None => inode.damaged = Some(Box::new((chunks.clone(), node.size))),
                     }

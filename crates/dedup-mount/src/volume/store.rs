@@ -43,6 +43,13 @@ const READ_AHEAD_THREADS: usize = 2;
 /// read-ahead threads busy while the kernel asks for its next 4 MiB.
 pub const READ_AHEAD_BYTES: u64 = 8 << 20;
 
+/// Chunks a file may take at most, its holes counted as chunks of zeros of the repository's
+/// largest size (docs/store-format.md, "Volumes"): a commit holds a file's chunk list in memory,
+/// 64 MiB of ids at this bound, so `truncate -s 1E` cannot take the mount's memory until the
+/// kernel kills it (and every write since the last commit with it). 16 TiB with the default
+/// chunker (8 MiB), as on ext4 with blocks of 4 KiB.
+const MOST_CHUNKS_PER_FILE: u64 = 1 << 21;
+
 /// Stored chunks kept in memory until their pack is written, when they become readable from it.
 struct Unpacked {
     chunks: HashMap<Id, Arc<Vec<u8>>>,
@@ -92,6 +99,8 @@ pub struct VolumeStore {
     zeros: Mutex<HashMap<usize, Id>>,
     /// How long the chunker cuts a long run of zeros.
     zero_chunk: usize,
+    /// The id of a chunk of `zero_chunk` zeros: the chunks a commit lists for a hole.
+    zero_chunk_id: Id,
 }
 
 impl VolumeStore {
@@ -105,7 +114,9 @@ impl VolumeStore {
         let cache = Arc::new(ChunkCache::new(shared, CACHED_BYTES));
         let ahead = ReadAhead::start(&cache, READ_AHEAD_THREADS);
         let max = repo.chunker().max_size();
-        let zero_chunk = repo.chunker().cut(&vec![0; max]);
+        let zeros = vec![0; max];
+        let zero_chunk = repo.chunker().cut(&zeros);
+        let zero_chunk_id = blob_id(&repo.keys().id, &zeros[..zero_chunk]);
         let sink = Arc::new(sink);
         let failures = Arc::new(AtomicU64::new(0));
         let storage: Arc<dyn Storage> = Arc::clone(&sink) as _;
@@ -126,6 +137,7 @@ impl VolumeStore {
             }),
             zeros: Mutex::new(HashMap::new()),
             zero_chunk,
+            zero_chunk_id,
         }
     }
 
@@ -341,6 +353,17 @@ impl VolumeStore {
             }
         }
         self.sweep(&mut unpacked);
+    }
+
+    /// Whether chunk `id` is one of the zero chunks of the largest size that a commit lists
+    /// for a hole: a loaded file makes them a hole again.
+    pub fn is_zero_chunk(&self, id: &Id) -> bool {
+        *id == self.zero_chunk_id
+    }
+
+    /// The largest size a file may have in the volume ([`MOST_CHUNKS_PER_FILE`]).
+    pub fn largest_file(&self) -> u64 {
+        self.zero_chunk as u64 * MOST_CHUNKS_PER_FILE
     }
 
     /// The chunks of a hole of `len` bytes, stored (once) where the repository lacks them.

@@ -104,6 +104,10 @@ pub struct BackupArgs {
     /// is the newest of the host (--host), whatever its paths.
     #[arg(long, value_name = "SNAPSHOT")]
     pub parent: Option<String>,
+    /// Back up a PATH that is an empty directory although the parent snapshot holds entries
+    /// there (without it such a backup is refused: it is most often an unmounted disk).
+    #[arg(long)]
+    pub allow_empty_source: bool,
 }
 
 impl InitArgs {
@@ -144,6 +148,7 @@ impl BackupArgs {
             stdin: self.stdin,
             parent: self.parent.as_deref(),
             program,
+            allow_empty_source: self.allow_empty_source,
         }
     }
 }

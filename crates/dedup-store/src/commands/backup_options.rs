@@ -40,6 +40,8 @@ pub struct BackupRequest<'a> {
     pub parent: Option<&'a str>,
     /// The program recorded.
     pub program: String,
+    /// Back up a PATH that is an empty directory even where the parent snapshot holds entries.
+    pub allow_empty_source: bool,
 }
 
 /// The backup's options for `request`, its parent chosen in `repo`.
@@ -48,6 +50,9 @@ pub fn backup_options(repo: &Repository, request: BackupRequest<'_>) -> Result<B
     let excludes = excludes(request.excludes, request.exclude_files, request.iexcludes)?;
     let paths: Vec<Vec<u8>> = roots.iter().map(|p| absolute_bytes(p)).collect();
     let parent = super::choose_parent(repo, request.parent, &request.host, &paths, request.stdin)?;
+    if !request.allow_empty_source && !request.stdin {
+        super::backup_empty::refuse_empty_roots(repo, &roots, &paths, parent.as_ref())?;
+    }
     Ok(BackupOptions {
         paths: roots,
         host: request.host,

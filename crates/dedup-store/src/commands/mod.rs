@@ -2,6 +2,7 @@
 //! and its options, does the whole job (the order of steps that keeps a repository safe
 //! included), and returns what it found or did for the binary to show. Nothing here prints.
 
+mod backup_empty;
 mod backup_options;
 mod backup_parent;
 mod backup_run;

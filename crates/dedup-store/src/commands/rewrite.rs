@@ -58,6 +58,15 @@ pub fn rewrite(
     snapshots: &[(Id, Snapshot)],
     options: &RewriteOptions,
 ) -> Result<RewriteReport> {
+    crate::deep_stack::on_deep_stack(|| rewrite_here(repo, snapshots, options))
+}
+
+/// [`rewrite`] on the stack at hand (its walk of the trees recurses).
+fn rewrite_here(
+    repo: &Repository,
+    snapshots: &[(Id, Snapshot)],
+    options: &RewriteOptions,
+) -> Result<RewriteReport> {
     let (present, _) = repo.snapshots()?;
     let session = WriteSession::begin(repo, &options.host, options.dry_run)?;
     let mut report = RewriteReport::default();

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use crate::blob::BlobKind;
 use crate::error::{Error, Result};
-use crate::format::{Content, NodeKind, Snapshot, Tree};
+use crate::format::{Content, NodeKind, Snapshot, StatusTree, Tree};
 use crate::id::Id;
 use crate::index::Index;
 use crate::repo::Repository;
@@ -117,8 +117,8 @@ pub fn mark(
             if !marks.set(at) {
                 continue;
             }
-            match repo.read_status_tree(index, &status_id) {
-                Ok(status) => pending.extend(status.subtrees()),
+            match status_subtrees(repo, index, &status_id) {
+                Ok(subtrees) => pending.extend(subtrees),
                 Err(err) => unread.push(Unread {
                     id: status_id,
                     warning: format!(
@@ -132,6 +132,17 @@ pub fn mark(
         }
     }
     Ok(unread)
+}
+
+/// The status subtrees that status tree `id` names, read entry by entry: never the whole
+/// list of a large directory's statuses decoded. An error, naming it, when any of it does not
+/// read: then none of its subtrees is returned, as when it does not open.
+fn status_subtrees(repo: &Repository, index: &Index, id: &Id) -> Result<Vec<Id>> {
+    let plain = repo.read_blob(index, id, BlobKind::Tree)?;
+    let mut subtrees = Vec::new();
+    StatusTree::decode_each(&plain, |entry, _| subtrees.extend(entry.subtree))
+        .map_err(|e| Error::decode(format!("status tree {id}"), e))?;
+    Ok(subtrees)
 }
 
 /// Every blob reachable from `snapshots`, with its kind, read through `index`, for the few
@@ -154,16 +165,16 @@ pub fn reachable_ids(
                 continue;
             }
             reached.insert((tree_id, BlobKind::Tree));
-            let Ok(tree) = repo.read_tree(index, &tree_id) else { continue };
-            for node in tree.nodes {
-                match node.content {
-                    Content::Subtree(id) => pending.push(id),
-                    Content::Chunks(chunks) => {
-                        reached.extend(chunks.into_iter().map(|c| (c, BlobKind::Data)))
-                    }
-                    _ => {}
+            let Ok(plain) = repo.read_blob(index, &tree_id, BlobKind::Tree) else { continue };
+            // Entry by entry, as marking reads trees. What a tree that stops decoding half-way
+            // named before that point stays reached: keeping more is the safe side.
+            let _ = Tree::decode_each(&plain, |node, _| match node.content {
+                Content::Subtree(id) => pending.push(id),
+                Content::Chunks(chunks) => {
+                    reached.extend(chunks.into_iter().map(|c| (c, BlobKind::Data)))
                 }
-            }
+                _ => {}
+            });
         }
         let mut pending: Vec<Id> = snapshot.status_tree.into_iter().collect();
         while let Some(status_id) = pending.pop() {
@@ -171,8 +182,8 @@ pub fn reachable_ids(
                 continue;
             }
             reached.insert((status_id, BlobKind::Tree));
-            let Ok(status) = repo.read_status_tree(index, &status_id) else { continue };
-            pending.extend(status.subtrees());
+            let Ok(subtrees) = status_subtrees(repo, index, &status_id) else { continue };
+            pending.extend(subtrees);
         }
     }
     reached

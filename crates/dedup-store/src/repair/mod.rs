@@ -236,6 +236,11 @@ pub struct SnapshotsRepair {
 /// snapshot files that do not read at all.
 /// Snapshots whose blobs are all there again (a later backup stored them anew) are left alone.
 pub fn repair_snapshots(repo: &Repository, host: &str, forget: bool) -> Result<SnapshotsRepair> {
+    crate::deep_stack::on_deep_stack(|| repair_snapshots_here(repo, host, forget))
+}
+
+/// [`repair_snapshots`] on the stack at hand (its walk of the trees recurses).
+fn repair_snapshots_here(repo: &Repository, host: &str, forget: bool) -> Result<SnapshotsRepair> {
     if forget {
         repo.require_deletion_rights()?;
     }

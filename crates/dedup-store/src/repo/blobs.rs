@@ -57,7 +57,10 @@ impl Repository {
                 .map_err(|e| Error::damaged(format!("{} blob {id} in {name}", kind.name()), e))
         };
         if kind != BlobKind::Tree {
-            return open(&self.backend().get_range(&name, offset, len).map_err(missing)?);
+            // The box is read into a buffer of its own and opened there.
+            let sealed = self.backend().get_range(&name, offset, len).map_err(missing)?;
+            return blob::open_owned(self.sealer(), &self.keys().id, kind, &entry, sealed)
+                .map_err(|e| Error::damaged(format!("{} blob {id} in {name}", kind.name()), e));
         }
         // Trees are read again by every backup (the parent) and may come from a local cache; a
         // kept copy that does not open is dropped and the range read from the repository.

@@ -165,7 +165,7 @@ impl Repository {
     pub(crate) fn read_sealed(&self, folder: &str, magic: Magic, id: &Id) -> Result<Vec<u8>> {
         let name = format!("{folder}/{id}");
         let bytes = self.read_named(&name, id)?;
-        open_sealed(&self.sealer, &bytes, magic).map_err(|e| Error::decode(name, e))
+        open_sealed_owned(&self.sealer, bytes, magic).map_err(|e| Error::decode(name, e))
     }
 }
 
@@ -190,6 +190,25 @@ pub(crate) fn open_sealed(
     sealer
         .open(&bytes[..HEADER_LEN], &bytes[HEADER_LEN..])
         .map_err(|e| DecodeError::Invalid(e.to_string()))
+}
+
+/// The payload of a header-and-box file, opened where it was read: a large file (the index
+/// file of a large backup is megabytes) is never held twice, sealed and opened.
+pub(crate) fn open_sealed_owned(
+    sealer: &Sealer,
+    mut bytes: Vec<u8>,
+    magic: Magic,
+) -> Result<Vec<u8>, DecodeError> {
+    let header = Header::decode(&bytes, magic)?;
+    if header.encrypted != sealer.encrypted() {
+        return Err(DecodeError::Invalid("encryption flag differs from the repository's".into()));
+    }
+    let mut ad = [0u8; HEADER_LEN];
+    ad.copy_from_slice(&bytes[..HEADER_LEN]);
+    sealer
+        .open_in_buffer(&ad, &mut bytes, HEADER_LEN)
+        .map_err(|e| DecodeError::Invalid(e.to_string()))?;
+    Ok(bytes)
 }
 
 /// Nanoseconds since the epoch, now.

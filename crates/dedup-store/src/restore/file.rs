@@ -63,6 +63,19 @@ pub struct PendingFile {
     temp: Option<OwnedTempFile>,
     /// Set when some of its content could not be restored.
     pub error: Option<String>,
+    /// Set when writing to the target failed (a full disk, an I/O error), as opposed to data
+    /// the repository lost: the repository still holds it, so a file with holes is never put
+    /// in place, where a later restore would keep it as if it were whole.
+    target_failed: bool,
+}
+
+/// Where a chunk that did not reach its file failed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    /// The repository: the blob is missing or damaged.
+    Repository,
+    /// The target: the file could not be written.
+    Target,
 }
 
 /// Files and their chunks, grouped by pack.
@@ -124,6 +137,7 @@ impl Batch {
             replace,
             temp: None,
             error,
+            target_failed: false,
         });
     }
 
@@ -154,7 +168,7 @@ impl Batch {
         self.chunks = 0;
         let next = AtomicUsize::new(0);
         let written = AtomicU64::new(0);
-        let errors: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
+        let errors: Mutex<Vec<(u32, Failure, String)>> = Mutex::new(Vec::new());
         let files = &self.files;
         std::thread::scope(|scope| {
             for _ in 0..workers.max(1) {
@@ -166,8 +180,15 @@ impl Batch {
                 });
             }
         });
-        for (file, err) in errors.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            self.files[file as usize].error.get_or_insert(err);
+        for (file, failure, err) in errors.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            let pending = &mut self.files[file as usize];
+            if failure == Failure::Target && !pending.target_failed {
+                // The target's error says why the file is not in place; it comes first.
+                pending.target_failed = true;
+                pending.error = Some(err);
+            } else {
+                pending.error.get_or_insert(err);
+            }
         }
         if super::writeback::wanted() {
             let made: Vec<_> =
@@ -200,6 +221,12 @@ pub fn finish(pending: &mut PendingFile, owner: &Owner<'_>) -> (Finished, Vec<Pr
         return (Finished::NotRestored, vec![problem(err)]);
     };
     if let Some(err) = pending.error.take() {
+        if pending.target_failed {
+            // Dropping it removes the temporary file (and frees its space): the repository
+            // still holds the data, so the next restore writes the file whole.
+            drop(temp);
+            return (Finished::NotRestored, vec![problem(format!("not restored: {err}"))]);
+        }
         if pending.replace {
             // Dropping it removes the temporary file: what stands at the name stays.
             drop(temp);
@@ -244,13 +271,13 @@ fn restore_pack(
     pack: &Id,
     refs: &[ChunkRef],
     files: &[PendingFile],
-    errors: &Mutex<Vec<(u32, String)>>,
+    errors: &Mutex<Vec<(u32, Failure, String)>>,
 ) -> u64 {
     let mut order: Vec<&ChunkRef> = refs.iter().collect();
     order.sort_by_key(|r| (r.entry.offset, r.file, r.at));
     let name = pack_path(pack);
-    let fail = |r: &ChunkRef, msg: String| {
-        errors.lock().unwrap_or_else(|e| e.into_inner()).push((r.file, msg));
+    let fail = |r: &ChunkRef, failure: Failure, msg: String| {
+        errors.lock().unwrap_or_else(|e| e.into_inner()).push((r.file, failure, msg));
     };
     let mut written = 0;
     let mut start = 0;
@@ -283,14 +310,15 @@ fn restore_pack(
                         }
                         Err(err) => {
                             let id = &r.entry.id;
-                            fail(r, range_error(&name, BlobKind::Data, id, err).to_string())
+                            let msg = range_error(&name, BlobKind::Data, id, err).to_string();
+                            fail(r, Failure::Repository, msg)
                         }
                     }
                 }
             }
             Err(err) => {
                 let err = Error::io(&name, err).to_string();
-                run.iter().for_each(|r| fail(r, err.clone()));
+                run.iter().for_each(|r| fail(r, Failure::Repository, err.clone()));
             }
         }
         start = end;
@@ -307,7 +335,7 @@ fn write_run(
     bytes: &[u8],
     run: &[&ChunkRef],
     files: &[PendingFile],
-    fail: &dyn Fn(&ChunkRef, String),
+    fail: &dyn Fn(&ChunkRef, Failure, String),
 ) -> u64 {
     let mut written = 0;
     let mut i = 0;
@@ -323,13 +351,13 @@ fn write_run(
                     let Some(temp) = &files[r.file as usize].temp else { continue };
                     match dedup_fs::write_sparse_at(temp.file(), r.at, &plain) {
                         Ok(n) => written += n,
-                        Err(err) => fail(r, err.to_string()),
+                        Err(err) => fail(r, Failure::Target, err.to_string()),
                     }
                 }
             }
             Err(err) => {
                 let msg = Error::damaged(format!("data blob {} in {name}", entry.id), err);
-                run[i..i + same].iter().for_each(|r| fail(r, msg.to_string()));
+                run[i..i + same].iter().for_each(|r| fail(r, Failure::Repository, msg.to_string()));
             }
         }
         i += same;

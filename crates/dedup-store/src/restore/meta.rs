@@ -39,6 +39,20 @@ pub fn special_error(node: &Node, err: &FsError) -> String {
     }
 }
 
+/// The mode `node` is restored with: without set-user-id when its owner could not be given
+/// back, without set-group-id when its group could not (a directory's set-group-id only makes
+/// new entries inherit its group, and stays).
+fn set_id_bits_kept(node: &Node, uid_kept: bool, gid_kept: bool) -> u32 {
+    let mut mode = node.mode;
+    if !uid_kept {
+        mode &= !0o4000;
+    }
+    if !gid_kept && node.kind != NodeKind::Dir {
+        mode &= !0o2000;
+    }
+    mode
+}
+
 /// Sets owner, mode, xattrs and times of the entry `target` (shown as `path`); returns the
 /// problems met.
 pub fn apply(node: &Node, target: Target<'_>, path: &Path, owner: &Owner<'_>) -> Vec<Problem> {
@@ -46,24 +60,43 @@ pub fn apply(node: &Node, target: Target<'_>, path: &Path, owner: &Owner<'_>) ->
     let fail = |problems: &mut Vec<Problem>, err: FsError| {
         problems.push(Problem::error(path, ProblemKind::Io(io::Error::other(err.to_string()))));
     };
-    if owner.is_root {
-        if let Err(err) = dedup_fs::set_owner(target, Some(node.uid), Some(node.gid)) {
-            fail(&mut problems, err);
+    // Whether the entry got the snapshot's owner and group: only then may it carry their
+    // set-user-id and set-group-id bits, else a program meant to run as one user would run as
+    // another (the user restoring, or root where a chown was refused): cp -p's rule.
+    let (uid_kept, gid_kept) = if owner.is_root {
+        match dedup_fs::set_owner(target, Some(node.uid), Some(node.gid)) {
+            Ok(()) => (true, true),
+            Err(err) => {
+                fail(&mut problems, err);
+                (false, false)
+            }
         }
-    } else if (node.uid != rustix::process::geteuid().as_raw()
-        || node.gid != rustix::process::getegid().as_raw())
-        && !owner.warned.swap(true, Ordering::Relaxed)
-    {
-        problems.push(Problem::warning(
-            path,
-            ProblemKind::Io(io::Error::other(
-                "owner and group are restored only as root; files are owned by the user \
-                 restoring (said once)",
-            )),
-        ));
-    }
+    } else {
+        let uid_kept = node.uid == rustix::process::geteuid().as_raw();
+        let gid_kept = node.gid == rustix::process::getegid().as_raw();
+        if (!uid_kept || !gid_kept) && !owner.warned.swap(true, Ordering::Relaxed) {
+            problems.push(Problem::warning(
+                path,
+                ProblemKind::Io(io::Error::other(
+                    "owner and group are restored only as root; files are owned by the user \
+                     restoring (said once)",
+                )),
+            ));
+        }
+        (uid_kept, gid_kept)
+    };
     if node.kind != NodeKind::Symlink {
-        if let Err(err) = dedup_fs::set_mode(target, node.mode) {
+        let mode = set_id_bits_kept(node, uid_kept, gid_kept);
+        if mode != node.mode {
+            problems.push(Problem::warning(
+                path,
+                ProblemKind::Io(io::Error::other(
+                    "set-user-id/set-group-id bits not restored: the file does not have the \
+                     snapshot's owner and group",
+                )),
+            ));
+        }
+        if let Err(err) = dedup_fs::set_mode(target, mode) {
             fail(&mut problems, err);
         }
     }

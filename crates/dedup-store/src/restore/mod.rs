@@ -162,5 +162,6 @@ pub fn restore(
     events: &dyn Events,
 ) -> Result<RestoreSummary> {
     let index = repo.index()?;
-    walk::Restorer::new(repo, &index, target, options, events).run(node)
+    let walk = || walk::Restorer::new(repo, &index, target, options, events).run(node);
+    crate::deep_stack::on_deep_stack(walk)
 }

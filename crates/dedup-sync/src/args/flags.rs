@@ -30,6 +30,13 @@ pub struct SyncFlags {
     #[arg(long, value_name = "N", help_heading = DELETING)]
     pub max_delete: Option<u64>,
 
+    /// With --delete, mirror an empty SRC: delete everything in DST.
+    ///
+    /// Without it, --delete from an empty SRC directory into a DST that has entries is refused
+    /// before any change (exit 2): an empty SRC is most often a disk that is not mounted.
+    #[arg(long, requires = "delete", help_heading = DELETING)]
+    pub allow_empty_source: bool,
+
     /// With --delete, also delete excluded paths from DST.
     #[arg(long, requires = "delete", help_heading = DELETING)]
     pub delete_excluded: bool,

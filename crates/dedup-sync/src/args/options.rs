@@ -40,6 +40,7 @@ impl SyncArgs {
         Ok(SyncOptions {
             delete: self.delete,
             max_delete: self.max_delete,
+            allow_empty_source: self.allow_empty_source,
             dry_run: self.dry_run,
             checksum: self.checksum,
             filters: reader.rules(&sources, self.from0)?,

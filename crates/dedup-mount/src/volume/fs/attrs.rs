@@ -4,6 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use fuser::{Errno, FileAttr, INodeNo, TimeOrNow};
+use rustix::io::Errno as Code;
 
 use super::super::table::{Ino, Inode};
 use super::{errno, privileges, VolumeFs};
@@ -90,6 +91,9 @@ impl VolumeFs {
     ) -> Result<FileAttr, Errno> {
         let now = now_ns();
         if let Some(size) = change.size {
+            if size > self.volume.store().largest_file() {
+                return Err(errno(Code::FBIG));
+            }
             self.with_content(ino, |content, volume| {
                 content
                     .set_size(size, &mut |id| volume.store().fetch(id))

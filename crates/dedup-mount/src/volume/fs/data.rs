@@ -149,7 +149,10 @@ impl VolumeFs {
             !self.writeback && self.volume.handles().get(&fh).is_some_and(|(_, append)| *append);
         self.with_content(ino, |content, volume| {
             let at = if append { content.size() } else { offset };
-            if at.checked_add(data.len() as u64).is_none_or(|end| end > i64::MAX as u64) {
+            if at
+                .checked_add(data.len() as u64)
+                .is_none_or(|end| end > volume.store().largest_file())
+            {
                 return Err(errno(Code::FBIG));
             }
             content
@@ -218,7 +221,9 @@ impl VolumeFs {
         {
             return Err(errno(Code::OPNOTSUPP));
         }
-        let Some(end) = offset.checked_add(length).filter(|&end| end <= i64::MAX as u64) else {
+        let Some(end) =
+            offset.checked_add(length).filter(|&end| end <= self.volume.store().largest_file())
+        else {
             return Err(errno(Code::FBIG));
         };
         // Space cannot be reserved in a deduplicating store: allocating extends the file with
