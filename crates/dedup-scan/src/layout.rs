@@ -117,6 +117,32 @@ pub fn rotational(dev: u64) -> Option<bool> {
     }
 }
 
+/// Whether the block device `dev` is known to spin: it says it rotates, and it is not a
+/// virtual disk whose driver says so by default whatever backs it (virtio-blk and Xen's
+/// block front end report `rotational` 1 unless the host tells them otherwise, so a VM's
+/// disk on flash says it rotates too). `None` where that cannot be told.
+pub fn spins(dev: u64) -> Option<bool> {
+    match rotational(dev)? {
+        true if device_driver(dev).is_some_and(|d| says_it_rotates_by_default(&d)) => None,
+        rotates => Some(rotates),
+    }
+}
+
+/// Whether a disk of the block driver `driver` reports rotating whatever backs it.
+fn says_it_rotates_by_default(driver: &str) -> bool {
+    matches!(driver, "virtio_blk" | "vbd")
+}
+
+/// The name of the driver of the block device `dev` (its disk's, for a partition).
+fn device_driver(dev: u64) -> Option<String> {
+    let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    let device = format!("/sys/dev/block/{major}:{minor}");
+    let link = fs::read_link(format!("{device}/device/driver"))
+        .or_else(|_| fs::read_link(format!("{device}/../device/driver")))
+        .ok()?;
+    Some(link.file_name()?.to_string_lossy().into_owned())
+}
+
 /// Bytes the kernel reads at most for one read-ahead hint on the device `dev`: the larger of its
 /// largest request (`max_sectors_kb`) and its read-ahead window (`read_ahead_kb`); 128 KiB, the
 /// usual window, when sysfs does not say.
@@ -244,6 +270,14 @@ mod tests {
         let sparse = dir.path().join("sparse");
         File::create(&sparse).unwrap().set_len(len).unwrap();
         assert_eq!(all_cached(&File::open(&sparse).unwrap(), len), Some(false));
+    }
+
+    #[test]
+    fn a_virtual_disks_default_rotation_says_nothing_and_a_real_disks_does() {
+        assert!(says_it_rotates_by_default("virtio_blk") && says_it_rotates_by_default("vbd"));
+        assert!(!says_it_rotates_by_default("sd") && !says_it_rotates_by_default("nvme"));
+        // tmpfs has no block device: neither question has an answer.
+        assert_eq!(spins(rustix::fs::makedev(0, 1)), None);
     }
 
     #[test]

@@ -189,7 +189,7 @@ pub fn run(x: &Exec<'_>, plan: &Plan, walked: &Walked, dedup: Option<DedupMode>)
         x.events.problem(Problem::warning(x.dst, ProblemKind::Io(e)));
     }
     let dst_dev = rustix::fs::fstat(&x.dst_fd).map_or(0, |st| st.st_dev);
-    let wanted = write_back::wanted(setting, dedup_scan::layout::rotational(dst_dev));
+    let wanted = write_back::wanted(setting, dedup_scan::layout::spins(dst_dev));
     if wanted {
         x.write_back.open();
     }

@@ -15,7 +15,8 @@
 //! start waits while the device's queue is full), without waiting for them to finish: it
 //! promises nothing more about the disk than before, only the order and time the bytes go.
 //!
-//! On where the destination's device says it rotates, or as `DEDUP_SYNC_WRITEBACK=1` or `0`
+//! On where the destination's device spins ([`dedup_scan::layout::spins`]: it says it rotates
+//! and is no virtual disk saying so by default), or as `DEDUP_SYNC_WRITEBACK=1` or `0`
 //! asks (to measure one against the other).
 
 use std::fs::File;
@@ -50,7 +51,8 @@ pub fn setting() -> Result<Option<bool>, SettingError> {
 }
 
 /// Whether this run sends its copies to the disk itself: as `DEDUP_SYNC_WRITEBACK` says, else
-/// where the destination's device says it `rotates` (`None` for a file system without one,
+/// where the destination's device `rotates` ([`dedup_scan::layout::spins`]; `None` for a file
+/// system without one or a virtual disk,
 /// such as tmpfs, where there is nothing to send). A setting that is neither `0` nor `1`
 /// leaves the default (the run warns of it).
 pub fn wanted(setting: Result<Option<bool>, SettingError>, rotates: Option<bool>) -> bool {
