@@ -113,6 +113,31 @@ pub fn free_bytes(p: &Path) -> u64 {
     st.f_bavail * st.f_frsize
 }
 
+/// The regular files below `root` with data whose blocks ext4 has not allocated yet (`filefrag
+/// -v` flags their extents `delalloc`), or None when filefrag cannot tell.
+pub fn delayed_allocation(root: &Path) -> Option<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if kind.is_file() && entry.metadata().unwrap().len() > 0 {
+                let said = Command::new("filefrag").arg("-v").arg(entry.path()).output().ok()?;
+                if !said.status.success() {
+                    return None;
+                }
+                if String::from_utf8_lossy(&said.stdout).contains("delalloc") {
+                    out.push(entry.path());
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
 /// A file system of its own on a loop device, mounted under a temporary directory and
 /// unmounted (and its image deleted) when dropped.
 pub struct LoopFs {

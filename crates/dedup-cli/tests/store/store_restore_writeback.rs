@@ -8,11 +8,9 @@
 use crate::common;
 
 use std::ffi::OsStr;
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use common::act::LoopFs;
+use common::act::{delayed_allocation, LoopFs};
 use common::store::*;
 use common::*;
 
@@ -39,31 +37,6 @@ fn restore(repo: &Path, src: &Path, target: &Path, writeback: &str) {
     run(&mut c).assert_code(0);
 }
 
-/// The regular files below `root` with data whose blocks ext4 has not allocated yet (`filefrag
-/// -v` flags their extents `delalloc`), or None when filefrag cannot tell.
-fn delayed(root: &Path) -> Option<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let entry = entry.unwrap();
-            let kind = entry.file_type().unwrap();
-            if kind.is_dir() {
-                pending.push(entry.path());
-            } else if kind.is_file() && entry.metadata().unwrap().len() > 0 {
-                let said = Command::new("filefrag").arg("-v").arg(entry.path()).output().ok()?;
-                if !said.status.success() {
-                    return None;
-                }
-                if String::from_utf8_lossy(&said.stdout).contains("delalloc") {
-                    out.push(entry.path());
-                }
-            }
-        }
-    }
-    Some(out)
-}
-
 #[test]
 fn a_restore_sends_its_files_to_the_disk_before_it_returns_on_ext4() {
     let test = "a_restore_sends_its_files_to_the_disk_before_it_returns_on_ext4";
@@ -77,7 +50,7 @@ fn a_restore_sends_its_files_to_the_disk_before_it_returns_on_ext4() {
 
     let target = loop_fs.mnt.join("restored");
     restore(&repo, &src, &target, "1");
-    let Some(waiting) = delayed(&target) else {
+    let Some(waiting) = delayed_allocation(&target) else {
         require(false, test, "filefrag -v cannot map the restored files");
         return;
     };

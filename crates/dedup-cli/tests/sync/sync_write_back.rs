@@ -8,10 +8,9 @@
 use crate::common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use common::act::LoopFs;
+use common::act::{delayed_allocation, LoopFs};
 use common::mirror::*;
 use common::*;
 
@@ -33,31 +32,6 @@ fn sync_with(src: &Path, dst: &Path, write_back: &str) -> Out {
     run(&mut c)
 }
 
-/// The regular files below `root` with data whose blocks ext4 has not allocated yet (`filefrag
-/// -v` flags their extents `delalloc`), or None when filefrag cannot tell.
-fn delayed(root: &Path) -> Option<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let entry = entry.unwrap();
-            let kind = entry.file_type().unwrap();
-            if kind.is_dir() {
-                pending.push(entry.path());
-            } else if kind.is_file() && entry.metadata().unwrap().len() > 0 {
-                let said = Command::new("filefrag").arg("-v").arg(entry.path()).output().ok()?;
-                if !said.status.success() {
-                    return None;
-                }
-                if String::from_utf8_lossy(&said.stdout).contains("delalloc") {
-                    out.push(entry.path());
-                }
-            }
-        }
-    }
-    Some(out)
-}
-
 #[test]
 fn a_sync_sends_its_copies_to_the_disk_before_it_returns_on_ext4() {
     let test = "a_sync_sends_its_copies_to_the_disk_before_it_returns_on_ext4";
@@ -68,7 +42,7 @@ fn a_sync_sends_its_copies_to_the_disk_before_it_returns_on_ext4() {
 
     let dst = loop_fs.mnt.join("sent");
     sync_with(&src, &dst, "1").assert_code(0);
-    let Some(waiting) = delayed(&dst) else {
+    let Some(waiting) = delayed_allocation(&dst) else {
         require(false, test, "filefrag -v cannot map the copied files");
         return;
     };
