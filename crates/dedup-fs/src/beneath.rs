@@ -26,11 +26,38 @@ pub fn open_dir_beneath(root: impl AsFd, rel: &[u8]) -> Result<OwnedFd, FsError>
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     match openat2(root, OsStr::from_bytes(rel), flags, Mode::empty(), resolve) {
         Err(Errno::NOSYS) => {}
+        Err(Errno::NAMETOOLONG) if rel.len() > DEEP_STEP => return open_dir_in_steps(root, rel),
         other => return Ok(other?),
     }
     let mut dir = rustix::fs::openat(root, ".", flags, Mode::empty())?;
     for name in rel.split(|&b| b == b'/').filter(|n| !n.is_empty() && *n != b".") {
         dir = open_dir_at(&dir, OsStr::from_bytes(name))?;
+    }
+    Ok(dir)
+}
+
+/// How many bytes of a path [`open_dir_in_steps`] gives the kernel at once: under `PATH_MAX`
+/// (4096) with room for one more name.
+const DEEP_STEP: usize = 3800;
+
+/// [`open_dir_beneath`] for a path longer than the kernel resolves in one call (a tree deeper
+/// than `PATH_MAX` allows to name from its root): resolved a run of whole names at a time, each
+/// run beneath the directory the one before it opened, so that no symlink is followed there
+/// either.
+fn open_dir_in_steps(root: impl AsFd, rel: &[u8]) -> Result<OwnedFd, FsError> {
+    let mut dir = open_dir_beneath(root, b"")?;
+    let mut rest = rel;
+    while !rest.is_empty() {
+        let cut = if rest.len() <= DEEP_STEP {
+            rest.len()
+        } else {
+            match rest[..=DEEP_STEP].iter().rposition(|&b| b == b'/') {
+                Some(0) | None => return Err(Errno::NAMETOOLONG.into()),
+                Some(at) => at,
+            }
+        };
+        dir = open_dir_beneath(&dir, &rest[..cut])?;
+        rest = rest[cut..].strip_prefix(b"/").unwrap_or(&rest[cut..]);
     }
     Ok(dir)
 }
@@ -111,6 +138,36 @@ mod tests {
         assert!(open_dir_beneath(&root, b"a/link").is_err());
         assert!(open_dir_beneath(&root, b"a/link/x").is_err());
         assert!(open_dir_beneath(&root, b"a/../..").is_err(), "never above the root");
+    }
+
+    #[test]
+    fn a_path_longer_than_the_kernel_takes_is_opened_in_steps_still_following_no_symlink() {
+        let t = tempfile::tempdir().unwrap();
+        let root = open_dir(t.path(), true).unwrap();
+        // 40 names of 250 bytes: 10039 bytes, more than twice PATH_MAX.
+        let mut rel = Vec::new();
+        let mut dir = open_dir_beneath(&root, b"").unwrap();
+        let name = "d".repeat(250);
+        for _ in 0..40 {
+            rustix::fs::mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+            dir = crate::dirent::open_dir_at(&dir, OsStr::new(&name)).unwrap();
+            if !rel.is_empty() {
+                rel.push(b'/');
+            }
+            rel.extend_from_slice(name.as_bytes());
+        }
+        rustix::fs::mkdirat(&dir, "leaf", Mode::from_raw_mode(0o755)).unwrap();
+        let deep = [&rel[..], b"/leaf"].concat();
+        let opened = open_dir_beneath(&root, &deep).unwrap();
+        assert_eq!(
+            rustix::fs::fstat(&opened).unwrap().st_ino,
+            statat(&dir, "leaf", AtFlags::empty()).unwrap().st_ino
+        );
+        rustix::fs::symlinkat(t.path(), &dir, "up").unwrap();
+        assert!(
+            open_dir_beneath(&root, &[&rel[..], b"/up"].concat()).is_err(),
+            "no symlink followed"
+        );
     }
 
     #[test]

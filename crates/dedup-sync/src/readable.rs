@@ -8,11 +8,15 @@
 use std::io;
 use std::path::Path;
 
-use dedup_scan::{EntryKind, Metadata};
-use rustix::fs::{accessat, Access, AtFlags, CWD};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+use dedup_fs::{open_dir_beneath, FsError};
+use dedup_scan::{open_dir, EntryKind, Metadata};
+use rustix::fs::{accessat, Access, AtFlags};
 
 use crate::plan::{Op, Plan};
-use crate::rel_path::{join, under};
+use crate::rel_path::join;
 
 /// Who this process is, for reading files.
 #[derive(Debug, Clone)]
@@ -63,9 +67,16 @@ pub fn unreadable(plan: &Plan, src_root: &Path) -> Vec<(Vec<u8>, io::Error)> {
                 continue;
             }
             let rel = join(&d.rel, a.name());
-            if let Err(e) = accessat(CWD, under(src_root, &rel), Access::READ_OK, AtFlags::EACCESS)
-            {
-                out.push((rel, e.into()));
+            // Asked in its directory, reached from SRC's descriptor: no symlink on the way, and
+            // no path too long for the kernel.
+            let asked = open_dir(src_root, true).map_err(FsError::Io).and_then(|root| {
+                let dir = open_dir_beneath(&root, &d.rel)?;
+                Ok(accessat(&dir, OsStr::from_bytes(a.name()), Access::READ_OK, AtFlags::EACCESS)?)
+            });
+            match asked {
+                Ok(()) => {}
+                Err(FsError::Io(e)) => out.push((rel, e)),
+                Err(e) => out.push((rel, io::Error::other(e.to_string()))),
             }
         }
     }

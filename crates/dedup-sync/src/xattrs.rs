@@ -19,7 +19,7 @@
 //! were a serial step of every first copy (docs/benchmarks/journal.md, "Sync fixed costs, 2026-11-26").
 
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use dedup_core::{Observer, Problem, ProblemKind};
-use dedup_fs::{get_xattr, list_xattrs, FsError, Target};
+use dedup_fs::{get_xattr, list_xattrs, open_dir_beneath, FsError, Target};
 use dedup_scan::{open_dir, EntryKind, Metadata, Xattr};
 use rustix::io::Errno;
 
@@ -133,13 +133,17 @@ fn fill_reporting(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer, rep
             }
         }
     }
+    // Each directory is reached from its root's descriptor: no symlink planted on the way is
+    // followed, and a path longer than the kernel takes in one call is still reached.
+    let src_root = open_dir(src, true).ok();
+    let dst_root = open_dir(dst, true).ok();
     let mut subdirs = Vec::new();
     for (rel, picked) in &wanted {
         let Some(dir) = walked.src.dirs.get_mut(rel) else { continue };
-        let fd = match open_dir(&under(src, rel), true) {
+        let fd = match dir_below(src_root.as_ref(), src, rel) {
             Ok(fd) => fd,
             Err(e) => {
-                report.failed(0, src, rel, FsError::Io(e));
+                report.failed(0, src, rel, e);
                 continue;
             }
         };
@@ -174,10 +178,10 @@ fn fill_reporting(walked: &mut Walked, src: &Path, dst: &Path, defer: Defer, rep
                 continue;
             };
             if fd.is_none() {
-                match open_dir(&under(dst, rel), true) {
+                match dir_below(dst_root.as_ref(), dst, rel) {
                     Ok(opened) => fd = Some(opened),
                     Err(e) => {
-                        report.failed(1, dst, rel, FsError::Io(e));
+                        report.failed(1, dst, rel, e);
                         break;
                     }
                 }
@@ -225,6 +229,15 @@ fn changed(src: &Metadata, dst: Option<&Metadata>, dir_ctime_ns: i64) -> bool {
 }
 
 /// The attributes of a tree's root; an error reported against it when they cannot be read.
+/// The directory at `rel` below the tree whose root is open as `root_fd` (at `root`); when the
+/// root could not be opened, tried by its path for the reason to report.
+fn dir_below(root_fd: Option<&OwnedFd>, root: &Path, rel: &[u8]) -> Result<OwnedFd, FsError> {
+    match root_fd {
+        Some(fd) => open_dir_beneath(fd, rel),
+        None => open_dir(&under(root, rel), true).map_err(FsError::Io),
+    }
+}
+
 fn read_root(root: &Path, report: &Report<'_>, side: usize) -> Vec<Xattr> {
     let read =
         open_dir(root, true).map_err(FsError::Io).and_then(|fd| read(Target::Fd(fd.as_fd())));

@@ -10,6 +10,7 @@ mod common;
 mod sync_changes;
 mod sync_crossfs;
 mod sync_dedup;
+mod sync_deep;
 mod sync_delete;
 mod sync_disk_order;
 mod sync_kill;
