@@ -118,7 +118,7 @@ impl Rules<'_> {
         times: bool,
     ) -> Verdict {
         let link = s.kind == EntryKind::Symlink;
-        let differs = (!link && s.mode != d.mode)
+        let differs = (!link && self.mode_for(s) != d.mode)
             || (self.owner && (s.uid != d.uid || s.gid != d.gid))
             || (!link && !self.same_xattrs(&src.xattrs, &dst.xattrs))
             || (times && !self.same_time(s.mtime_ns, d.mtime_ns));
@@ -156,6 +156,35 @@ impl Rules<'_> {
     pub fn settable(&self, name: &[u8]) -> bool {
         self.all_xattrs || name.starts_with(b"user.")
     }
+
+    /// The mode a copy of `s` is given and compared with: the source's, less the set-user-ID
+    /// bit of a file whose owner is not kept and the set-group-ID bit of one whose group is not,
+    /// as `cp -p` does. Kept, they would hand whoever may run the copy this user's rights (or
+    /// group's), which the source never granted. A directory keeps both (its set-group-ID bit
+    /// only chooses the group of what is made in it).
+    pub fn mode_for(&self, s: &Metadata) -> u32 {
+        if self.owner || s.kind == EntryKind::Dir {
+            return s.mode;
+        }
+        let (uid, gid) = running_ids();
+        let mut mode = s.mode;
+        if s.uid != uid {
+            mode &= !SET_UID;
+        }
+        if s.gid != gid {
+            mode &= !SET_GID;
+        }
+        mode
+    }
+}
+
+const SET_UID: u32 = 0o4000;
+const SET_GID: u32 = 0o2000;
+
+/// The user and group this process runs as, which an unprivileged copy gets.
+fn running_ids() -> (u32, u32) {
+    static IDS: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    *IDS.get_or_init(|| (rustix::process::geteuid().as_raw(), rustix::process::getegid().as_raw()))
 }
 
 #[cfg(test)]
@@ -222,6 +251,30 @@ mod tests {
         };
         assert_eq!(rules(&grain).compare(&s, &s.clone()), Verdict::Same);
         assert!(!probed.into_inner(), "equal stamps need no probe");
+    }
+
+    #[test]
+    fn set_id_bits_are_kept_only_with_the_owner_or_group_they_belong_to() {
+        let (uid, gid) = running_ids();
+        let unprivileged = Rules { owner: false, ..rules(&|| 1) };
+        let mut m = meta(EntryKind::File, 1, T);
+        m.mode = 0o106755;
+        (m.uid, m.gid) = (uid.wrapping_add(1), gid.wrapping_add(1));
+        assert_eq!(unprivileged.mode_for(&m), 0o100755, "neither kept");
+        (m.uid, m.gid) = (uid, gid.wrapping_add(1));
+        assert_eq!(unprivileged.mode_for(&m), 0o104755, "the owner kept");
+        (m.uid, m.gid) = (uid.wrapping_add(1), gid);
+        assert_eq!(unprivileged.mode_for(&m), 0o102755, "the group kept");
+        m.uid = uid.wrapping_add(1);
+        assert_eq!(rules(&|| 1).mode_for(&m), 0o106755, "owner and group set: all kept");
+        let mut d = meta(EntryKind::Dir, 0, T);
+        (d.mode, d.gid) = (0o042775, gid.wrapping_add(1));
+        assert_eq!(unprivileged.mode_for(&d), 0o042775, "a directory's bit only picks a group");
+        // A copy without the bits is up to date, not changed again on every run.
+        let src = entry(m);
+        let mut copy = m;
+        (copy.mode, copy.uid, copy.gid) = (0o102755, uid, gid);
+        assert_eq!(unprivileged.compare(&src, &entry(copy)), Verdict::Same);
     }
 
     #[test]

@@ -98,7 +98,7 @@ fn differs(src: &Entry, dst: &Entry, rules: &Rules<'_>, writes: bool) -> Differs
         content,
         size,
         time,
-        perms: !link && s.mode != d.mode,
+        perms: !link && rules.mode_for(s) != d.mode,
         owner: rules.owner && s.uid != d.uid,
         group: rules.owner && s.gid != d.gid,
         xattrs: !link && !rules.same_xattrs(&src.xattrs, &dst.xattrs),

@@ -80,10 +80,11 @@ pub fn apply_parts(
         set_owner(target, Some(m.uid), Some(m.gid))?;
     }
     // Not after a change of owner, which can clear set-ID bits.
-    let mode_right = !chown && has.is_some_and(|h| h.mode == m.mode & 0o7777);
+    let mode = rules.mode_for(m);
+    let mode_right = !chown && has.is_some_and(|h| h.mode == mode & 0o7777);
     if !link {
         if !mode_right {
-            set_mode(target, m.mode)?;
+            set_mode(target, mode)?;
         }
         // A change of owner makes the kernel drop `security.capability`: what an entry that had
         // attributes has is read again, and set again where it lost them.
