@@ -86,6 +86,9 @@ pub enum SyncError {
     /// DST exists and is not a directory.
     #[error("{0}: exists and is not a directory")]
     DestNotDir(PathBuf),
+    /// DST, or a directory on its way, is a symlink to nothing.
+    #[error("{0}: a symlink to {1:?}, which does not exist; nothing made")]
+    DestDanglingLink(PathBuf, PathBuf),
     /// One tree lies inside the other.
     #[error(
         "{0} and {1} overlap: one lies inside the other (compared by device and inode, so a bind \
@@ -106,6 +109,13 @@ pub enum SyncError {
          mounted there? Nothing changed (--allow-empty-source mirrors an empty SRC)"
     )]
     EmptySource(PathBuf, u64),
+    /// `--delete` would empty DST because every entry of SRC is excluded; nothing was changed.
+    #[error(
+        "{0} has nothing to mirror (each of its {1} entries is excluded), and --delete would \
+         delete all {2} entries of the mirror: is the right disk mounted there? Nothing changed \
+         (--allow-empty-source mirrors it)"
+    )]
+    AllExcluded(PathBuf, usize, u64),
     /// `--backup-dir` or `--suffix` cannot be used as given.
     #[error("{0}")]
     Backup(String),
@@ -232,12 +242,18 @@ pub fn sync(
         cx.deleting = false;
         plan = plan::plan(&cx, &walked);
     }
+    // Nothing to mirror is as much a sign of a disk not mounted (or another disk mounted, its
+    // `lost+found` excluded) as nothing at all: either way `--delete` would empty the mirror.
     let src_top = walked.src.dir(b"");
-    let src_empty = src_top.is_some_and(|d| d.entries.is_empty() && d.excluded.is_empty());
-    if src_empty && options.delete && !options.allow_empty_source {
+    let nothing_mirrored = src_top.is_some_and(|d| d.entries.is_empty());
+    if nothing_mirrored && options.delete && !options.allow_empty_source {
         let planned = plan.deletion_count();
-        if planned > 0 {
+        let excluded = src_top.map_or(0, |d| d.excluded.len());
+        if planned > 0 && excluded == 0 {
             return Err(SyncError::EmptySource(src.to_path_buf(), planned));
+        }
+        if planned > 0 {
+            return Err(SyncError::AllExcluded(src.to_path_buf(), excluded, planned));
         }
     }
     if let Some(limit) = options.max_delete {

@@ -36,7 +36,10 @@ pub fn check(src: &Path, dst: &Path) -> Result<Roots, SyncError> {
     let (dst_exists, anchor) = match std::fs::metadata(dst) {
         Ok(m) if m.is_dir() => (true, dst.to_path_buf()),
         Ok(_) => return Err(SyncError::DestNotDir(dst.to_path_buf())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => (false, existing_ancestor(dst)?),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            refuse_dangling(dst)?;
+            (false, existing_ancestor(dst)?)
+        }
         Err(e) => return Err(io_err(dst, e)),
     };
     let anchor_fd =
@@ -59,11 +62,23 @@ fn existing_ancestor(dst: &Path) -> Result<std::path::PathBuf, SyncError> {
         match std::fs::metadata(a) {
             Ok(m) if m.is_dir() => return Ok(a.to_path_buf()),
             Ok(_) => return Err(SyncError::DestNotDir(a.to_path_buf())),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => refuse_dangling(a)?,
             Err(e) => return Err(SyncError::Io(a.to_path_buf(), e)),
         }
     }
     Ok(std::path::PathBuf::from("."))
+}
+
+/// A DST (or a directory on its way) that does not exist because it is a symlink to nothing:
+/// nothing can be made there, and the user is told why rather than that it exists.
+fn refuse_dangling(path: &Path) -> Result<(), SyncError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = std::fs::read_link(path).unwrap_or_default();
+            Err(SyncError::DestDanglingLink(path.to_path_buf(), target))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The deepest directory `path` reaches that exists, and the names below it that do not exist

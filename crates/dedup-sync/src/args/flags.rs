@@ -32,8 +32,9 @@ pub struct SyncFlags {
 
     /// With --delete, mirror an empty SRC: delete everything in DST.
     ///
-    /// Without it, --delete from an empty SRC directory into a DST that has entries is refused
-    /// before any change (exit 2): an empty SRC is most often a disk that is not mounted.
+    /// Without it, --delete from an empty SRC directory (or one whose every entry is excluded)
+    /// into a DST that has entries is refused before any change (exit 2): an empty SRC is most
+    /// often a disk that is not mounted.
     #[arg(long, requires = "delete", help_heading = DELETING)]
     pub allow_empty_source: bool,
 
