@@ -95,6 +95,12 @@ pub enum SyncError {
          mount or a symlink is seen through)"
     )]
     Overlap(PathBuf, PathBuf),
+    /// One tree holds the other through a mount below its root; nothing was changed.
+    #[error(
+        "{0} and {1} overlap: {2} is the other tree (a mount or bind mount of it); nothing \
+         changed"
+    )]
+    MountedInside(PathBuf, PathBuf, PathBuf),
     /// More deletions than `--max-delete` allows; nothing was changed.
     #[error("{planned} entries would be deleted, more than --max-delete {limit}; nothing changed")]
     TooManyDeletions {
@@ -186,6 +192,12 @@ pub fn sync(
             let _ = std::fs::remove_dir(dst);
         }
         return Err(SyncError::SourceUnlisted(src.to_path_buf()));
+    }
+    if let Some(inner) = roots::mounted_inside(&walked, src, dst) {
+        if created {
+            let _ = std::fs::remove_dir(dst);
+        }
+        return Err(SyncError::MountedInside(src.to_path_buf(), dst.to_path_buf(), inner));
     }
     let files = selection.as_deref().and_then(select::Selection::files);
     if let Some(list) = files {

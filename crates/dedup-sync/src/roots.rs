@@ -14,6 +14,8 @@ use dedup_core::FileId;
 use dedup_scan::open_dir;
 use rustix::fs::{fstat, open, statat, AtFlags, Mode, OFlags};
 
+use crate::rel_path::under;
+use crate::tree::{Tree, Walked};
 use crate::SyncError;
 
 /// How the roots stand.
@@ -53,6 +55,26 @@ pub fn check(src: &Path, dst: &Path) -> Result<Roots, SyncError> {
         return Err(SyncError::Overlap(src.to_path_buf(), dst.to_path_buf()));
     }
     Ok(Roots { dst_exists })
+}
+
+/// A directory of one tree that is the other tree's root, reached through a mount below a root
+/// (a bind mount of SRC inside DST, or of DST inside SRC), which [`check`]'s look at the
+/// directories above each root cannot see: `--delete` would delete SRC's own files through it,
+/// and a copy would feed DST into itself. The walked path of the first found, as the path a
+/// user would give.
+pub fn mounted_inside(walked: &Walked, src: &Path, dst: &Path) -> Option<PathBuf> {
+    let id = |t: &Tree| t.dir(b"").map(|d| (d.meta.dev, d.meta.ino));
+    let (src_id, dst_id) = (id(&walked.src)?, id(&walked.dst)?);
+    let found = |t: &Tree, other: (u64, u64)| {
+        t.dirs
+            .iter()
+            .find(|(rel, d)| !rel.is_empty() && (d.meta.dev, d.meta.ino) == other)
+            .map(|(rel, _)| rel.clone())
+    };
+    if let Some(rel) = found(&walked.dst, src_id) {
+        return Some(under(dst, &rel));
+    }
+    found(&walked.src, dst_id).map(|rel| under(src, &rel))
 }
 
 /// The deepest ancestor of the missing `dst` that exists; it must be a directory.

@@ -18,6 +18,7 @@ mod sync_empty_source;
 mod sync_kill;
 mod sync_link_dest;
 mod sync_modes;
+mod sync_mounted_inside;
 mod sync_moves;
 mod sync_options;
 mod sync_oracle;

@@ -201,7 +201,8 @@ fn against_rsync(
         for d in [&ours, &theirs] {
             rsync(&earlier, d);
         }
-        let mut args: Vec<std::ffi::OsString> = vec![os(b"--delete")];
+        // rsync mirrors a SRC with nothing to mirror (its every entry excluded) too.
+        let mut args: Vec<std::ffi::OsString> = vec![os(b"--delete"), os(b"--allow-empty-source")];
         args.extend(flags.iter().map(|f| os(f.as_bytes())));
         args.extend([s.clone().into(), ours.clone().into()]);
         sync(&args).assert_code(0);
