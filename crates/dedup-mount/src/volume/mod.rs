@@ -185,7 +185,7 @@ impl Volume {
     /// events, its errno returned.
     fn problem(&self, doing: Doing, ino: Ino, err: Error) -> fuser::Errno {
         let code = errno_of(&err);
-        self.events.problem(MountProblem { doing, ino, error: err });
+        self.events.problem(MountProblem { doing, ino, place: None, error: err });
         fuser::Errno::from_i32(code.raw_os_error())
     }
 
@@ -355,7 +355,12 @@ impl Volume {
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
                     if let Err(err) = volume.commit() {
                         *lock(&volume.failed) = Some(errno_of(&err));
-                        let problem = MountProblem { doing: Doing::Committing, ino: 0, error: err };
+                        let problem = MountProblem {
+                            doing: Doing::Committing,
+                            ino: 0,
+                            place: None,
+                            error: err,
+                        };
                         volume.events.problem(problem);
                     }
                 }
