@@ -224,14 +224,17 @@ impl Volume {
         Ok(fh)
     }
 
-    /// Closes handle `fh`; an unlinked file goes with its last handle.
+    /// Closes handle `fh` (an unlinked file goes when the kernel forgets it: [`Self::forget`]).
     fn close_handle(&self, fh: u64) {
         let Some((ino, _)) = self.handles().remove(&fh) else { return };
-        let mut table = self.table();
-        if let Ok(inode) = table.get_mut(ino) {
+        if let Ok(inode) = self.table().get_mut(ino) {
             inode.open = inode.open.saturating_sub(1);
         }
-        table.forget_if_unused(ino);
+    }
+
+    /// The kernel forgot inode `ino`: an unlinked file or directory goes, unless still open.
+    fn forget(&self, ino: Ino) {
+        self.table().forget_if_unused(ino);
     }
 
     /// The error a background commit met since the last report, once.
