@@ -11,6 +11,7 @@
 mod content;
 mod fs;
 mod piece_map;
+mod place;
 mod seal_pool;
 mod snapshot;
 mod store;
@@ -185,7 +186,13 @@ impl Volume {
     /// events, its errno returned.
     fn problem(&self, doing: Doing, ino: Ino, err: Error) -> fuser::Errno {
         let code = errno_of(&err);
-        self.events.problem(MountProblem { doing, ino, place: None, error: err });
+        // The caller may hold a file's lock, which a thread holding the table may wait for:
+        // the path is looked up only when the table is free, never waited for.
+        let place = match (ino, self.table.try_lock()) {
+            (0, _) | (_, Err(_)) => None,
+            (_, Ok(table)) => place::place_of(&table, ino),
+        };
+        self.events.problem(MountProblem { doing, ino, place, error: err });
         fuser::Errno::from_i32(code.raw_os_error())
     }
 

@@ -141,6 +141,11 @@ impl Table {
         self.inodes.len()
     }
 
+    /// Every directory, in no order.
+    pub fn directories(&self) -> impl Iterator<Item = (Ino, &Dir)> {
+        self.inodes.iter().filter_map(|(ino, inode)| Some((*ino, inode.dir.as_deref()?)))
+    }
+
     fn dir(&self, ino: Ino) -> Result<&Dir, Errno> {
         self.get(ino)?.dir.as_deref().ok_or(Errno::NOTDIR)
     }
