@@ -136,9 +136,18 @@ impl FileList {
             for name in path.split(|&b| b == b'/').filter(|n| !n.is_empty()) {
                 let Some(dir) = walked.src.dir(&at) else { break };
                 let here = join(&at, name);
-                let left_out = dir.excluded.iter().any(|(n, _)| n == name);
+                let left_out = dir.excluded.iter().find(|(n, _)| n == name).map(|(_, kind)| *kind);
+                // The list itself leaves out a non-directory where its path needs a directory
+                // (a symlink to one included): that path is not in SRC, whatever the rules say.
+                let not_dir = |k: Option<dedup_scan::EntryKind>| {
+                    k.is_some_and(|k| k != dedup_scan::EntryKind::Dir)
+                };
                 match dir.entry(name) {
-                    _ if left_out => break,
+                    _ if here != *path && left_out.is_some_and(not_dir) => {
+                        out.push(here);
+                        break;
+                    }
+                    _ if left_out.is_some() => break,
                     None => {
                         out.push(here);
                         break;

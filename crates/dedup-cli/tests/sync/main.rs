@@ -15,6 +15,7 @@ mod sync_delete;
 mod sync_dest_link;
 mod sync_disk_order;
 mod sync_empty_source;
+mod sync_files_from_links;
 mod sync_kill;
 mod sync_link_dest;
 mod sync_modes;
