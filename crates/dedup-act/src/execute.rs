@@ -7,9 +7,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use dedup_core::{FileId, FileMeta};
-use dedup_fs::{check_stray, open_expected, remove_stray, same_content, Opened};
+use dedup_fs::{check_stray, open_expected_entry, remove_stray, same_content, Opened};
 
 use crate::action::Action;
+use crate::alias::may_show;
+use crate::anchor::entry_below_root;
 use crate::dir_plan::remove_empty_tree;
 use crate::skip::SkipReason;
 use crate::steps::DirRemoval;
@@ -62,6 +64,7 @@ pub struct ExecSummary {
 pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> ExecSummary {
     let mut run = Run {
         action: &plan.action,
+        roots: &plan.roots,
         dry_run: options.dry_run,
         expected: HashMap::new(),
         links_left: HashMap::new(),
@@ -93,7 +96,8 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
     }
     for removal in &plan.dir_removals {
         // A dry run changed nothing, so the directory cannot be checked for emptiness yet.
-        let result = if options.dry_run { Ok(()) } else { remove_empty_tree(&removal.dir) };
+        let result =
+            if options.dry_run { Ok(()) } else { remove_empty_tree(&removal.dir, &plan.roots) };
         match &result {
             Ok(()) => summary.dirs_removed += 1,
             Err(_) => summary.skipped += 1,
@@ -106,6 +110,7 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
 /// State carried from step to step.
 struct Run<'a> {
     action: &'a Action,
+    roots: &'a [std::path::PathBuf],
     dry_run: bool,
     /// Metadata after our own changes, by file.
     expected: HashMap<FileId, FileMeta>,
@@ -118,10 +123,21 @@ impl Run<'_> {
         self.expected.get(&meta.id).copied().unwrap_or(*meta)
     }
 
+    /// Open `path`, reached below its root, and check it is still the file `meta` describes.
+    fn open(&self, path: &Path, meta: &FileMeta) -> Result<Opened, SkipReason> {
+        let entry = entry_below_root(path, self.roots)?;
+        Ok(open_expected_entry(entry, &self.expect(meta))?)
+    }
+
     fn step(&mut self, step: &Step) -> Result<Done, SkipReason> {
-        let mut kept = open_expected(&step.kept.path, &self.expect(&step.kept.meta))
-            .map_err(|r| SkipReason::Kept(Box::new(r.into())))?;
-        let mut target = open_expected(&step.target.path, &self.expect(&step.target.meta))?;
+        let mut kept = self
+            .open(&step.kept.path, &step.kept.meta)
+            .map_err(|r| SkipReason::Kept(Box::new(r)))?;
+        let mut target = self.open(&step.target.path, &step.target.meta)?;
+        let removes_data = matches!(self.action, Action::Remove | Action::Symlink);
+        if removes_data && may_show(&kept.file, kept.stat.st_dev, target.stat.st_dev) {
+            return Err(SkipReason::KeptMayBeThisFile);
+        }
         let size = target.stat.st_size as u64;
         // Reflink: the kernel compares under lock; comparing here as well would read twice.
         let kernel_compares = *self.action == Action::Reflink && !self.dry_run;
@@ -233,7 +249,7 @@ mod tests {
         Report {
             version: REPORT_VERSION,
             tool: "test".into(),
-            roots: vec![],
+            roots: vec![paths[0].parent().unwrap().to_path_buf()],
             groups: vec![Group { size, files, cached: false }],
             summary: Summary::default(),
             dirs: None,
@@ -249,7 +265,8 @@ mod tests {
             isolate: false,
             dirs: false,
         };
-        build_plan(&report(paths), &Places::new(&[], &[]).unwrap(), &options).unwrap()
+        let report = report(paths);
+        build_plan(&report, &Places::new(&report.roots, &[]).unwrap(), &options).unwrap()
     }
 
     fn files(dir: &Path, contents: &[&[u8]]) -> Vec<PathBuf> {

@@ -8,6 +8,8 @@
 //! extents, cleaning up temporary names) are dedup-fs's; this crate decides what to do with them.
 
 mod action;
+mod alias;
+mod anchor;
 #[cfg(feature = "clap")]
 pub mod args;
 mod dir_plan;

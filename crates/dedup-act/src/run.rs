@@ -124,7 +124,7 @@ mod tests {
         Report {
             version: REPORT_VERSION,
             tool: "test".into(),
-            roots: vec![],
+            roots: vec![dir.to_path_buf()],
             groups: vec![Group { size: 4, files, cached: false }],
             summary: Summary::default(),
             dirs: None,

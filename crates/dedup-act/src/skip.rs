@@ -28,6 +28,14 @@ pub enum SkipReason {
     DestinationExists,
     /// A directory still holds entries (files skipped or kept, or never scanned), so it stays.
     NotEmpty,
+    /// The path lies under none of the report's roots (or climbs out of its root with `..`).
+    OutsideRoots,
+    /// A directory between the root and the file is now a symbolic link or a non-directory (or
+    /// the way leaves the root): following it could act outside the trees scanned.
+    SymlinkOnPath,
+    /// The kept file lies on a stacking file system (overlayfs, FUSE) and may show this very
+    /// file: removing it (or replacing it with a symlink) could take the kept file's data too.
+    KeptMayBeThisFile,
     /// The operating system refused (permission, read-only file system, I/O error…).
     Io(io::Error),
 }
@@ -55,6 +63,9 @@ impl SkipReason {
             SkipReason::ReflinkUnsupported(_) => "reflink-unsupported",
             SkipReason::DestinationExists => "destination-exists",
             SkipReason::NotEmpty => "not-empty",
+            SkipReason::OutsideRoots => "outside-roots",
+            SkipReason::SymlinkOnPath => "symlink-on-path",
+            SkipReason::KeptMayBeThisFile => "kept-may-be-this-file",
             SkipReason::Io(_) => "io-error",
         }
     }
@@ -110,6 +121,18 @@ impl fmt::Display for SkipReason {
             SkipReason::NotEmpty => f.write_str(
                 "directory not removed: it still holds entries that were not removed (skipped, \
                  or not part of the scan: symlinks, empty or excluded files)",
+            ),
+            SkipReason::OutsideRoots => {
+                f.write_str("lies under none of the report's roots (left alone)")
+            }
+            SkipReason::SymlinkOnPath => f.write_str(
+                "a directory on its path below the root is now a symbolic link or not a \
+                 directory (left alone: following it could lead outside the trees scanned)",
+            ),
+            SkipReason::KeptMayBeThisFile => f.write_str(
+                "left alone: the file to keep is on a stacking file system (overlayfs, FUSE) \
+                 and may be this very file seen through it; keep this one instead (--prefer, \
+                 --keep, --reference)",
             ),
             SkipReason::Io(e) => write!(f, "{e}"),
         }

@@ -8,8 +8,10 @@
 mod common;
 
 mod act_actions;
+mod act_alias;
 mod act_dirs;
 mod act_kill;
 mod act_link;
 mod act_races;
 mod act_reflink;
+mod act_roots;
