@@ -29,7 +29,7 @@ mod steps;
 pub use action::Action;
 pub use dedup_fs::is_temp_name;
 pub use execute::{execute, Done, ExecOptions, ExecSummary, StepEvents};
-pub use keep::{KeepPolicy, KeepRule};
+pub use keep::{conflicting_rules, KeepPolicy, KeepRule};
 pub use lines::{cleaned_line, not_cleaned_line, skipped_line, summary_line};
 pub use log::LogRecord;
 pub use place::Places;
