@@ -84,6 +84,12 @@ pub struct ActArgs {
     #[arg(long, conflicts_with = "script", help_heading = "Plan")]
     pub dirs: bool,
 
+    /// link, symlink: also replace duplicates whose owner, group or mode differ from the kept
+    /// file's (they take the kept file's, and its owner may then change them). Without it such
+    /// duplicates are skipped.
+    #[arg(long, help_heading = "Plan")]
+    pub any_owner: bool,
+
     /// Check everything and print what would be done, but change nothing.
     #[arg(short = 'n', long, help_heading = "Output")]
     pub dry_run: bool,
@@ -126,7 +132,13 @@ impl ActArgs {
         }
         let keep = KeepPolicy::new(&self.keep, &self.prefer).map_err(ArgsError::Prefer)?;
         Ok(RunOptions {
-            plan: PlanOptions { action, keep, isolate: self.isolate, dirs: self.dirs },
+            plan: PlanOptions {
+                action,
+                keep,
+                isolate: self.isolate,
+                dirs: self.dirs,
+                any_owner: self.any_owner,
+            },
             reference: self.reference.clone(),
             script: self.script.then(|| format!("dedup {}", env!("CARGO_PKG_VERSION"))),
             dry_run: self.dry_run,

@@ -65,6 +65,7 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
     let mut run = Run {
         action: &plan.action,
         roots: &plan.roots,
+        any_owner: plan.any_owner,
         dry_run: options.dry_run,
         expected: HashMap::new(),
         links_left: HashMap::new(),
@@ -107,10 +108,16 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
     summary
 }
 
+/// Same owner, group and permission bits: a link to one is as good as the other to everyone.
+fn same_owner(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
+    (a.st_uid, a.st_gid, a.st_mode & 0o7777) == (b.st_uid, b.st_gid, b.st_mode & 0o7777)
+}
+
 /// State carried from step to step.
 struct Run<'a> {
     action: &'a Action,
     roots: &'a [std::path::PathBuf],
+    any_owner: bool,
     dry_run: bool,
     /// Metadata after our own changes, by file.
     expected: HashMap<FileId, FileMeta>,
@@ -134,6 +141,10 @@ impl Run<'_> {
             .open(&step.kept.path, &step.kept.meta)
             .map_err(|r| SkipReason::Kept(Box::new(r)))?;
         let mut target = self.open(&step.target.path, &step.target.meta)?;
+        let shares_inode = matches!(self.action, Action::Link | Action::Symlink);
+        if shares_inode && !self.any_owner && !same_owner(&kept.stat, &target.stat) {
+            return Err(SkipReason::OtherOwner);
+        }
         let removes_data = matches!(self.action, Action::Remove | Action::Symlink);
         if removes_data && may_show(&kept.file, kept.stat.st_dev, target.stat.st_dev) {
             return Err(SkipReason::KeptMayBeThisFile);
@@ -264,6 +275,7 @@ mod tests {
             keep: KeepPolicy::new(&[], &[]).unwrap(),
             isolate: false,
             dirs: false,
+            any_owner: false,
         };
         let report = report(paths);
         build_plan(&report, &Places::new(&report.roots, &[]).unwrap(), &options).unwrap()

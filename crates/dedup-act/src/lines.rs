@@ -118,6 +118,7 @@ mod tests {
         Plan {
             action,
             roots: Vec::new(),
+            any_owner: false,
             steps: Vec::new(),
             skipped: (0..skipped).map(|_| skip()).collect(),
             strays: Vec::new(),

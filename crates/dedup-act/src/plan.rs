@@ -31,6 +31,7 @@ pub fn build_plan(
     let mut plan = Plan {
         action: options.action.clone(),
         roots: places.roots().to_vec(),
+        any_owner: options.any_owner,
         steps: Vec::new(),
         skipped: Vec::new(),
         strays: Vec::new(),

@@ -36,6 +36,8 @@ pub enum SkipReason {
     /// The kept file lies on a stacking file system (overlayfs, FUSE) and may show this very
     /// file: removing it (or replacing it with a symlink) could take the kept file's data too.
     KeptMayBeThisFile,
+    /// `link`, `symlink`: the duplicate's owner, group or mode differ from the kept file's.
+    OtherOwner,
     /// The operating system refused (permission, read-only file system, I/O error…).
     Io(io::Error),
 }
@@ -66,6 +68,7 @@ impl SkipReason {
             SkipReason::OutsideRoots => "outside-roots",
             SkipReason::SymlinkOnPath => "symlink-on-path",
             SkipReason::KeptMayBeThisFile => "kept-may-be-this-file",
+            SkipReason::OtherOwner => "other-owner",
             SkipReason::Io(_) => "io-error",
         }
     }
@@ -133,6 +136,10 @@ impl fmt::Display for SkipReason {
                 "left alone: the file to keep is on a stacking file system (overlayfs, FUSE) \
                  and may be this very file seen through it; keep this one instead (--prefer, \
                  --keep, --reference)",
+            ),
+            SkipReason::OtherOwner => f.write_str(
+                "has another owner, group or mode than the file to keep: as a link it would \
+                 take the kept file's, and that owner could change it (--any-owner allows it)",
             ),
             SkipReason::Io(e) => write!(f, "{e}"),
         }

@@ -25,6 +25,9 @@ pub struct PlanOptions {
     pub isolate: bool,
     /// Also act on the report's duplicated directories.
     pub dirs: bool,
+    /// `link`, `symlink`: also replace files whose owner, group or mode differ from the kept
+    /// file's (they then take the kept file's).
+    pub any_owner: bool,
 }
 
 /// A file as the plan knows it: its path and the metadata it must still have when acted on.
@@ -71,6 +74,9 @@ pub struct Plan {
     pub action: Action,
     /// The report's roots: every file is reached below one of them, never through a symlink.
     pub roots: Vec<PathBuf>,
+    /// `link`, `symlink`: files whose owner, group or mode differ from the kept file's are
+    /// replaced too.
+    pub any_owner: bool,
     /// Steps in report order.
     pub steps: Vec<Step>,
     /// Paths that cannot be acted on, found while planning.

@@ -13,6 +13,7 @@ mod act_dirs;
 mod act_keep;
 mod act_kill;
 mod act_link;
+mod act_owner;
 mod act_races;
 mod act_reflink;
 mod act_roots;
