@@ -86,7 +86,8 @@ pub use replace::{move_precheck, move_to, remove, replace_with_link, replace_wit
 pub use share::{clone_file, dedupe_file};
 pub use sparse_write::{is_zero, write_sparse_at, HOLE_BLOCK};
 pub use stray::{
-    check_stray, find_strays, is_temp_name, remove_stray, temp_kind, temp_name, TempKind,
+    check_stray, check_stray_at, find_strays, is_temp_name, remove_stray, temp_kind, temp_name,
+    TempKind,
 };
 pub use temp_file::{sync_dir, Commit, TempFile};
 pub use validate::{open_expected, open_expected_entry, Opened};

@@ -115,15 +115,21 @@ pub fn find_strays<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Vec<PathBuf>
 /// [`FsError::NotOurs`] otherwise. Returns the entry to hand to [`remove_stray`].
 pub fn check_stray(path: &Path) -> Result<Entry, FsError> {
     let entry = Entry::open(path)?;
+    check_stray_at(&entry)?;
+    Ok(entry)
+}
+
+/// [`check_stray`] of an entry already opened relative to its directory.
+pub fn check_stray_at(entry: &Entry) -> Result<(), FsError> {
     let kind = temp_kind(&entry.name).ok_or_else(|| {
         FsError::Io(io::Error::new(io::ErrorKind::InvalidInput, "not a temporary name of dedup"))
     })?;
     let st = entry.lstat()?;
     match (kind, FileType::from_raw_mode(st.st_mode)) {
-        (TempKind::Link, FileType::Symlink) => Ok(entry),
-        (TempKind::Link, FileType::RegularFile) if st.st_nlink >= 2 => Ok(entry),
+        (TempKind::Link, FileType::Symlink) => Ok(()),
+        (TempKind::Link, FileType::RegularFile) if st.st_nlink >= 2 => Ok(()),
         (TempKind::Link, FileType::RegularFile) => Err(FsError::NotOurs(Found::LoneFile)),
-        (TempKind::File, FileType::RegularFile) => Ok(entry),
+        (TempKind::File, FileType::RegularFile) => Ok(()),
         (_, FileType::Symlink) => Err(FsError::NotOurs(Found::Symlink)),
         (_, FileType::Directory) => Err(FsError::NotOurs(Found::Directory)),
         _ => Err(FsError::NotOurs(Found::Special)),

@@ -28,6 +28,8 @@ pub struct MountProblem {
     pub doing: Doing,
     /// The inode it was done to.
     pub ino: u64,
+    /// Where that inode is, when the mount can tell (e.g. `/home/u/f in snapshot NAME`).
+    pub place: Option<String>,
     /// Why it failed.
     pub error: Error,
 }
@@ -42,10 +44,11 @@ impl fmt::Display for MountProblem {
             Doing::Committing => "committing the volume",
         };
         // Inode 0 is none: a problem of the whole volume.
-        if self.ino == 0 {
-            return write!(f, "{doing}: {}", self.error);
+        match (&self.place, self.ino) {
+            (_, 0) => write!(f, "{doing}: {}", self.error),
+            (Some(place), ino) => write!(f, "{doing} {place} (inode {ino}): {}", self.error),
+            (None, ino) => write!(f, "{doing} inode {ino}: {}", self.error),
         }
-        write!(f, "{doing} inode {}: {}", self.ino, self.error)
     }
 }
 
@@ -62,7 +65,14 @@ mod tests {
     #[test]
     fn a_problem_names_what_was_done_to_which_inode_and_why() {
         let error = Error::Missing { object: "data blob ab12".into() };
-        let problem = MountProblem { doing: Doing::Reading, ino: 42, error };
+        let problem = MountProblem { doing: Doing::Reading, ino: 42, place: None, error };
         assert_eq!(problem.to_string(), "reading inode 42: data blob ab12: missing");
+        let error = Error::Missing { object: "data blob ab12".into() };
+        let place = Some("/home/u/f in snapshot 2026-11-28T10:00:00".to_string());
+        let problem = MountProblem { doing: Doing::Reading, ino: 42, place, error };
+        assert_eq!(
+            problem.to_string(),
+            "reading /home/u/f in snapshot 2026-11-28T10:00:00 (inode 42): data blob ab12: missing"
+        );
     }
 }

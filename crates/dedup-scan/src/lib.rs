@@ -14,8 +14,8 @@ mod walk;
 pub mod xattr_at;
 
 pub use open::{
-    check_recorded, is_recorded, meta_from_stat, meta_of, open_content_at, open_dir, open_for_read,
-    open_recorded, OpenRecordedError,
+    check_recorded, is_recorded, meta_from_stat, meta_of, open_content_at, open_dir, open_dir_at,
+    open_for_read, open_recorded, OpenRecordedError,
 };
 pub use paths::{NodeId, PathArena, PathWriter};
 pub use read::ReadBuf;

@@ -67,6 +67,17 @@ pub fn open_dir(path: &Path, follow: bool) -> io::Result<OwnedFd> {
     keeping_atime(flags, |flags| open_path(path, flags))
 }
 
+/// Open the subdirectory `name` of the open directory `dir` for listing, as [`open_dir`] does a
+/// path.
+pub fn open_dir_at(dir: BorrowedFd<'_>, name: &OsStr, follow: bool) -> io::Result<OwnedFd> {
+    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let open = |flags| openat(dir, name, flags, Mode::empty()).map_err(io::Error::from);
+    keeping_atime(flags, open)
+}
+
 /// The metadata dedup keeps from a `stat` result.
 // The nanosecond fields are u64 on x86_64 but u32 on other architectures: the casts are needed.
 #[allow(clippy::unnecessary_cast)]

@@ -20,3 +20,4 @@ mod volume_read;
 mod volume_read_ahead;
 mod volume_recover;
 mod volume_s3;
+mod volume_unlinked;

@@ -39,6 +39,7 @@ mod store_restore_property;
 mod store_restore_select;
 mod store_restore_set_id;
 mod store_restore_sparse;
+mod store_restore_strays;
 mod store_restore_target;
 mod store_restore_writeback;
 mod store_rewrite;

@@ -83,7 +83,8 @@ impl SnapshotFs {
 
     /// Tells of a tree or chunk that could not be read.
     fn problem(&self, doing: Doing, ino: Ino, error: dedup_store::Error) {
-        self.events.problem(MountProblem { doing, ino, error });
+        let place = self.tree.place_of(ino);
+        self.events.problem(MountProblem { doing, ino, place, error });
     }
 
     /// Directory `ino`'s parent and entries (shared with the inode table, so reading a large

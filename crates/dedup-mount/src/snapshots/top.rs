@@ -98,6 +98,11 @@ impl Top {
         (shown[n].snapshot.time, shown[n].snapshot.tree)
     }
 
+    /// Snapshot `n`'s directory name.
+    pub fn snapshot_name(&self, n: usize) -> String {
+        self.shown()[n].name.clone()
+    }
+
     /// Lists the snapshot files of `repo` again, unless that was done less than
     /// [`REFRESH_EVERY`] ago, and lays the top out again if snapshots came or went (reading
     /// `index` again for new ones). A listing that fails keeps the top as it is; a snapshot that

@@ -46,6 +46,34 @@ impl MountTree {
         self.table.get(ino)
     }
 
+    /// Where inode `ino` is, for a message: its path in its snapshot and the snapshot's name;
+    /// `None` for the mount's own folders and links. A file of several names gives the first
+    /// one looked at.
+    pub fn place_of(&self, ino: Ino) -> Option<String> {
+        let mut names = Vec::new();
+        let mut at = ino;
+        loop {
+            let inode = self.table.get(at)?;
+            match &inode.what {
+                What::Entry(node) => names.push(node.name.clone()),
+                What::SnapshotRoot(n) => {
+                    let mut path = Vec::new();
+                    for name in names.iter().rev() {
+                        path.push(b'/');
+                        path.extend_from_slice(name);
+                    }
+                    if path.is_empty() {
+                        path.push(b'/');
+                    }
+                    let path = String::from_utf8_lossy(&path);
+                    return Some(format!("{path} in snapshot {}", self.top.snapshot_name(*n)));
+                }
+                What::Folder | What::Link(_) => return None,
+            }
+            at = inode.parent;
+        }
+    }
+
     /// The top's folders and links.
     pub fn top(&self) -> &Top {
         &self.top

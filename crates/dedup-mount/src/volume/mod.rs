@@ -11,6 +11,7 @@
 mod content;
 mod fs;
 mod piece_map;
+mod place;
 mod seal_pool;
 mod snapshot;
 mod store;
@@ -185,7 +186,13 @@ impl Volume {
     /// events, its errno returned.
     fn problem(&self, doing: Doing, ino: Ino, err: Error) -> fuser::Errno {
         let code = errno_of(&err);
-        self.events.problem(MountProblem { doing, ino, error: err });
+        // The caller may hold a file's lock, which a thread holding the table may wait for:
+        // the path is looked up only when the table is free, never waited for.
+        let place = match (ino, self.table.try_lock()) {
+            (0, _) | (_, Err(_)) => None,
+            (_, Ok(table)) => place::place_of(&table, ino),
+        };
+        self.events.problem(MountProblem { doing, ino, place, error: err });
         fuser::Errno::from_i32(code.raw_os_error())
     }
 
@@ -224,14 +231,17 @@ impl Volume {
         Ok(fh)
     }
 
-    /// Closes handle `fh`; an unlinked file goes with its last handle.
+    /// Closes handle `fh` (an unlinked file goes when the kernel forgets it: [`Self::forget`]).
     fn close_handle(&self, fh: u64) {
         let Some((ino, _)) = self.handles().remove(&fh) else { return };
-        let mut table = self.table();
-        if let Ok(inode) = table.get_mut(ino) {
+        if let Ok(inode) = self.table().get_mut(ino) {
             inode.open = inode.open.saturating_sub(1);
         }
-        table.forget_if_unused(ino);
+    }
+
+    /// The kernel forgot inode `ino`: an unlinked file or directory goes, unless still open.
+    fn forget(&self, ino: Ino) {
+        self.table().forget_if_unused(ino);
     }
 
     /// The error a background commit met since the last report, once.
@@ -355,7 +365,12 @@ impl Volume {
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
                     if let Err(err) = volume.commit() {
                         *lock(&volume.failed) = Some(errno_of(&err));
-                        let problem = MountProblem { doing: Doing::Committing, ino: 0, error: err };
+                        let problem = MountProblem {
+                            doing: Doing::Committing,
+                            ino: 0,
+                            place: None,
+                            error: err,
+                        };
                         volume.events.problem(problem);
                     }
                 }

@@ -141,6 +141,11 @@ impl Table {
         self.inodes.len()
     }
 
+    /// Every directory, in no order.
+    pub fn directories(&self) -> impl Iterator<Item = (Ino, &Dir)> {
+        self.inodes.iter().filter_map(|(ino, inode)| Some((*ino, inode.dir.as_deref()?)))
+    }
+
     fn dir(&self, ino: Ino) -> Result<&Dir, Errno> {
         self.get(ino)?.dir.as_deref().ok_or(Errno::NOTDIR)
     }
@@ -254,14 +259,16 @@ impl Table {
         Ok(())
     }
 
+    /// One name of `ino` fewer. The inode stays, nameless, until the kernel forgets it: the
+    /// kernel still holds it after an unlink and may send requests on it (the times of a file
+    /// written through its cache come after the unlink), which must not fail.
     fn drop_link(&mut self, ino: Ino) {
         if let Some(inode) = self.inodes.get_mut(&ino) {
             inode.links = inode.links.saturating_sub(1);
         }
-        self.forget_if_unused(ino);
     }
 
-    /// Drops inode `ino` once no name and no open handle holds it.
+    /// The kernel forgot inode `ino`: it goes once no name and no open handle holds it either.
     pub fn forget_if_unused(&mut self, ino: Ino) {
         if ino != ROOT && self.inodes.get(&ino).is_some_and(|i| i.links == 0 && i.open == 0) {
             self.inodes.remove(&ino);
@@ -378,9 +385,11 @@ mod tests {
         assert_eq!(t.rename((ROOT, b"g"), (ROOT, b"b"), false, false), Err(Errno::ISDIR));
         assert_eq!(t.rename((ROOT, b"b"), (ROOT, b"g"), false, false), Err(Errno::NOTDIR));
         assert_eq!(t.rename((ROOT, b"g"), (a, b"f"), true, false), Err(Errno::EXIST));
-        // A file over a file: the old one goes.
+        // A file over a file: the old one goes, once the kernel forgets it.
         t.rename((ROOT, b"g"), (a, b"f"), false, false).unwrap();
         assert_eq!(t.lookup(a, b"f"), Ok(g));
+        assert_eq!(t.get(f).map(|i| i.links), Ok(0));
+        t.forget_if_unused(f);
         assert_eq!(t.get(f).err(), Some(Errno::NOENT));
         // A directory moves with its entries and its parent changes.
         t.rename((ROOT, b"a"), (b, b"a2"), false, false).unwrap();
@@ -434,7 +443,7 @@ mod tests {
     }
 
     #[test]
-    fn an_open_unlinked_file_lives_until_closed_and_links_count() {
+    fn an_unlinked_file_lives_until_closed_and_forgotten_and_links_count() {
         let mut t = table();
         let f = t.create(ROOT, b"f", file()).unwrap();
         t.link(f, ROOT, b"g").unwrap();
@@ -445,6 +454,7 @@ mod tests {
         t.unlink(ROOT, b"g").unwrap();
         assert!(t.get(f).is_ok(), "dropped while open");
         t.get_mut(f).unwrap().open = 0;
+        assert!(t.get(f).is_ok(), "dropped before the kernel forgot it");
         t.forget_if_unused(f);
         assert!(t.get(f).is_err());
         assert_eq!(t.create(ROOT, &[b'x'; 256], file()), Err(Errno::NAMETOOLONG));

@@ -9,6 +9,7 @@
 //! Symlinks are not followed below the roots unless asked; a directory that is its own ancestor
 //! (symlink or bind-mount loop) is not entered again; no entry is ever opened except directories.
 
+mod deep;
 mod entry;
 mod list;
 mod options;
@@ -29,7 +30,6 @@ use rustix::fs::{fstat, FileType};
 
 use crate::crew::{work_off, Staffing};
 use crate::io::IoScheduler;
-use crate::open::open_dir;
 
 pub use entry::{Entry, EntryKind, Metadata, Xattr};
 pub use options::{Detail, EntryFilter, WalkOptions, WalkOptionsError};
@@ -136,6 +136,7 @@ pub fn walk<V: Visitor>(
                 dev: meta.dev,
                 root_dev: options.one_file_system.then_some(meta.dev),
                 ancestors: None,
+                parent: None,
             }),
             _ => pending.finish(visitor),
         }
@@ -212,6 +213,8 @@ struct DirTask<D> {
     dev: u64,
     root_dev: Option<u64>,
     ancestors: Option<Arc<Ancestors>>,
+    /// The parent directory, held open when this one is deep ([`deep`]).
+    parent: Option<Arc<deep::HeldDir>>,
 }
 
 /// Trailing slashes carry no meaning and would print as `dir//file`.
@@ -306,7 +309,7 @@ fn walk_dir<V: Visitor>(shared: &Shared<V>, task: DirTask<V::Dir>) -> Vec<DirTas
         shared.observer.problem(Problem::error(path, ProblemKind::Io(e)));
     };
     let permit = shared.io.acquire(task.dev);
-    let fd = match open_dir(&task.path, task.follow) {
+    let fd = match deep::open(&task.path, task.parent.as_deref(), task.follow) {
         Ok(fd) => fd,
         Err(e) => {
             failed(&task.path, e);
@@ -366,7 +369,7 @@ fn walk_dir<V: Visitor>(shared: &Shared<V>, task: DirTask<V::Dir>) -> Vec<DirTas
         None => (Vec::new(), found.entries),
     };
     drop(state);
-    drop(fd);
+    let held = if children.is_empty() { None } else { deep::hold_for_children(fd, &task.path) };
 
     let ancestors = Arc::new(Ancestors { id, parent: task.ancestors.clone() });
     let mut subdirs = Vec::with_capacity(children.len());
@@ -398,6 +401,7 @@ fn walk_dir<V: Visitor>(shared: &Shared<V>, task: DirTask<V::Dir>) -> Vec<DirTas
                 dev: id.dev,
                 root_dev: task.root_dev,
                 ancestors: Some(ancestors.clone()),
+                parent: held.clone(),
             },
         ));
     }

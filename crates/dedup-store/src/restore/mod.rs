@@ -27,6 +27,7 @@ mod levels;
 mod links;
 mod meta;
 mod selection;
+mod strays;
 mod verify;
 mod walk;
 mod writeback;

@@ -172,6 +172,8 @@ impl<'a> Restorer<'a> {
         };
         if self.options.delete && selected {
             self.delete_extras(&tree.nodes);
+        } else if selected {
+            self.remove_strays(&tree.nodes);
         }
         for child in &tree.nodes {
             let len = self.rel.len();

@@ -188,6 +188,11 @@ impl Filesystem for VolumeFs {
         entry(reply, made.map(|(_, attr)| attr));
     }
 
+    // `batch_forget` comes here too (fuser's default).
+    fn forget(&self, _req: &Request, ino: INodeNo, _nlookup: u64) {
+        self.volume.forget(ino.0);
+    }
+
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         empty(reply, self.remove(parent.0, name));
     }
