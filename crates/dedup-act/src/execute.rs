@@ -12,6 +12,7 @@ use dedup_fs::{check_stray, open_expected_entry, remove_stray, same_content, Ope
 use crate::action::Action;
 use crate::alias::may_show;
 use crate::anchor::entry_below_root;
+use crate::dest::{check_move, move_below};
 use crate::dir_plan::remove_empty_tree;
 use crate::skip::SkipReason;
 use crate::steps::DirRemoval;
@@ -157,8 +158,8 @@ impl Run<'_> {
         {
             return Err(SkipReason::ContentDiffers);
         }
-        if let (Action::Move { .. }, Some(dest)) = (self.action, &step.dest) {
-            dedup_fs::move_precheck(&target, dest)?;
+        if let (Action::Move { to }, Some(dest)) = (self.action, &step.dest) {
+            check_move(&target, to, dest)?;
         }
         let allocated = target.allocated();
         if self.dry_run {
@@ -191,12 +192,9 @@ impl Run<'_> {
                 dedup_fs::replace_with_symlink(text, target).map(|()| 0)
             }
             Action::Remove => dedup_fs::remove(target).map(|()| 0),
-            Action::Move { .. } => {
+            Action::Move { to } => {
                 let dest = step.dest.as_deref().unwrap_or(&step.target.path);
-                if let Some(parent) = dest.parent() {
-                    std::fs::create_dir_all(parent).map_err(SkipReason::Io)?;
-                }
-                dedup_fs::move_to(target, dest).map(|()| 0)
+                return move_below(target, to, dest).map(|()| 0);
             }
             Action::Reflink => dedup_fs::dedupe_file(&kept.file, &target.file, size),
         };

@@ -12,6 +12,7 @@ mod alias;
 mod anchor;
 #[cfg(feature = "clap")]
 pub mod args;
+mod dest;
 mod dir_plan;
 mod execute;
 mod keep;

@@ -38,6 +38,9 @@ pub enum SkipReason {
     KeptMayBeThisFile,
     /// `link`, `symlink`: the duplicate's owner, group or mode differ from the kept file's.
     OtherOwner,
+    /// `move`: a directory on the way to the destination below `--to` is a symbolic link or
+    /// not a directory.
+    DestinationThroughSymlink,
     /// The operating system refused (permission, read-only file system, I/O error…).
     Io(io::Error),
 }
@@ -69,6 +72,7 @@ impl SkipReason {
             SkipReason::SymlinkOnPath => "symlink-on-path",
             SkipReason::KeptMayBeThisFile => "kept-may-be-this-file",
             SkipReason::OtherOwner => "other-owner",
+            SkipReason::DestinationThroughSymlink => "destination-through-symlink",
             SkipReason::Io(_) => "io-error",
         }
     }
@@ -140,6 +144,10 @@ impl fmt::Display for SkipReason {
             SkipReason::OtherOwner => f.write_str(
                 "has another owner, group or mode than the file to keep: as a link it would \
                  take the kept file's, and that owner could change it (--any-owner allows it)",
+            ),
+            SkipReason::DestinationThroughSymlink => f.write_str(
+                "not moved: a directory on the way to its destination below --to is a symbolic \
+                 link or not a directory (never followed)",
             ),
             SkipReason::Io(e) => write!(f, "{e}"),
         }

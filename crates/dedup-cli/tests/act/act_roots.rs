@@ -115,3 +115,27 @@ fn files_below_path_max_and_beyond_are_acted_on() {
         .unwrap();
     assert_eq!(left.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count(), 1);
 }
+
+#[test]
+fn move_never_follows_a_symlink_planted_below_its_destination() {
+    let t = tmp();
+    let d = t.path();
+    write(d, "tree/a", b"same");
+    write(d, "tree/sub/b", b"same");
+    mkdir(d, "elsewhere");
+    mkdir(d, "aside/tree");
+    symlink(d, "../../elsewhere", "aside/tree/sub");
+    let dry = dedup(d, &["move", "-n", "--to", "aside", "tree"]);
+    let out = dedup(d, &["move", "--to", "aside", "tree"]);
+    out.assert_code(1);
+    out.assert_message("skipped", "tree/sub/b");
+    assert!(stderr(&out).contains("below --to"), "{}", out.dump());
+    assert_eq!(stdout(&dry), stdout(&out), "the dry run shows what the run does");
+    assert!(fs::read_dir(d.join("elsewhere")).unwrap().next().is_none(), "{}", out.dump());
+    assert_eq!(fs::read(d.join("tree/sub/b")).unwrap(), b"same");
+    // Without the planted link, the same move goes below the destination as usual.
+    fs::remove_file(d.join("aside/tree/sub")).unwrap();
+    let out = dedup(d, &["move", "--to", "aside", "tree"]);
+    out.assert_code(0);
+    assert_eq!(fs::read(d.join("aside/tree/sub/b")).unwrap(), b"same");
+}
