@@ -17,3 +17,4 @@ mod act_owner;
 mod act_races;
 mod act_reflink;
 mod act_roots;
+mod act_script_names;
