@@ -10,7 +10,7 @@ use dedup_core::{FileId, FileMeta};
 use dedup_fs::{check_stray, open_expected_entry, remove_stray, same_content, Opened};
 
 use crate::action::Action;
-use crate::alias::may_show;
+use crate::alias::may_be_one_file;
 use crate::anchor::entry_below_root;
 use crate::dest::{check_move, move_below};
 use crate::dir_plan::remove_empty_tree;
@@ -147,7 +147,8 @@ impl Run<'_> {
             return Err(SkipReason::OtherOwner);
         }
         let removes_data = matches!(self.action, Action::Remove | Action::Symlink);
-        if removes_data && may_show(&kept.file, kept.stat.st_dev, target.stat.st_dev) {
+        let pair = ((&kept.file, kept.stat.st_dev), (&target.file, target.stat.st_dev));
+        if removes_data && may_be_one_file(pair.0, pair.1) {
             return Err(SkipReason::KeptMayBeThisFile);
         }
         let size = target.stat.st_size as u64;

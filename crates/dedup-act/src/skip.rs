@@ -33,8 +33,9 @@ pub enum SkipReason {
     /// A directory between the root and the file is now a symbolic link or a non-directory (or
     /// the way leaves the root): following it could act outside the trees scanned.
     SymlinkOnPath,
-    /// The kept file lies on a stacking file system (overlayfs, FUSE) and may show this very
-    /// file: removing it (or replacing it with a symlink) could take the kept file's data too.
+    /// The kept file or the duplicate lies on a stacking file system (overlayfs, FUSE), the
+    /// other on another device: they may be one file, and removing the duplicate (or replacing
+    /// it with a symlink) could take the kept file's data too.
     KeptMayBeThisFile,
     /// `link`, `symlink`: the duplicate's owner, group or mode differ from the kept file's.
     OtherOwner,
@@ -137,9 +138,8 @@ impl fmt::Display for SkipReason {
                  directory (left alone: following it could lead outside the trees scanned)",
             ),
             SkipReason::KeptMayBeThisFile => f.write_str(
-                "left alone: the file to keep is on a stacking file system (overlayfs, FUSE) \
-                 and may be this very file seen through it; keep this one instead (--prefer, \
-                 --keep, --reference)",
+                "left alone: it or the file to keep is on a stacking file system (overlayfs, \
+                 FUSE), the other on another device: they may be one file seen twice",
             ),
             SkipReason::OtherOwner => f.write_str(
                 "has another owner, group or mode than the file to keep: as a link it would \

@@ -67,10 +67,30 @@ fn a_file_kept_on_an_overlay_never_costs_the_lower_file_it_shows() {
         assert!(fs::symlink_metadata(d.join("lower/only-copy")).unwrap().is_file());
         assert_eq!(fs::read(d.join("merged/only-copy")).unwrap(), b"the only copy of these bytes");
     }
-    // Keeping the lower file and removing its overlay view is safe, and still done.
+    // Keeping the lower file and removing its overlay view: skipped too (an upper file would go).
     let out = dedup(d, &["remove", "lower", "merged"]);
-    out.assert_code(0);
+    out.assert_code(1);
     assert_eq!(fs::read(d.join("lower/only-copy")).unwrap(), b"the only copy of these bytes");
+}
+
+#[test]
+fn an_upper_file_kept_is_never_removed_through_its_overlay_view() {
+    let t = tmp();
+    let d = t.path();
+    let test = "an_upper_file_kept_is_never_removed_through_its_overlay_view";
+    mkdir(d, "upper");
+    write(d, "upper/only-copy", b"written through the overlay");
+    let Some(_overlay) = Overlay::new(d, test) else {
+        return;
+    };
+    // merged/only-copy is upper/only-copy: removing it through the overlay removes the upper file.
+    for action in [&["remove"][..], &["symlink"]] {
+        let out = dedup(d, &[action, &["upper", "merged"]].concat());
+        out.assert_code(1);
+        out.assert_message("skipped", "merged/only-copy");
+        assert_eq!(fs::read(d.join("upper/only-copy")).unwrap(), b"written through the overlay");
+        assert!(fs::symlink_metadata(d.join("upper/only-copy")).unwrap().is_file());
+    }
 }
 
 #[test]
