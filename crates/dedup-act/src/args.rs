@@ -85,8 +85,8 @@ pub struct ActArgs {
     pub dirs: bool,
 
     /// link, symlink: also replace duplicates whose owner, group or mode differ from the kept
-    /// file's (they take the kept file's, and its owner may then change them). Without it such
-    /// duplicates are skipped.
+    /// file's (they take the kept file's, and its owner may then change them); remove: also
+    /// remove duplicates of another user than the kept file's. Without it they are skipped.
     #[arg(long, help_heading = "Plan")]
     pub any_owner: bool,
 

@@ -146,6 +146,10 @@ impl Run<'_> {
         if shares_inode && !self.any_owner && !same_owner(&kept.stat, &target.stat) {
             return Err(SkipReason::OtherOwner);
         }
+        let owners_differ = kept.stat.st_uid != target.stat.st_uid;
+        if *self.action == Action::Remove && !self.any_owner && owners_differ {
+            return Err(SkipReason::OtherUser);
+        }
         let removes_data = matches!(self.action, Action::Remove | Action::Symlink);
         let pair = ((&kept.file, kept.stat.st_dev), (&target.file, target.stat.st_dev));
         if removes_data && may_be_one_file(pair.0, pair.1) {

@@ -42,6 +42,8 @@ pub enum SkipReason {
     /// `move`: a directory on the way to the destination below `--to` is a symbolic link or
     /// not a directory.
     DestinationThroughSymlink,
+    /// `remove`: the duplicate belongs to another user than the kept file.
+    OtherUser,
     /// The operating system refused (permission, read-only file system, I/O error…).
     Io(io::Error),
 }
@@ -74,6 +76,7 @@ impl SkipReason {
             SkipReason::KeptMayBeThisFile => "kept-may-be-this-file",
             SkipReason::OtherOwner => "other-owner",
             SkipReason::DestinationThroughSymlink => "destination-through-symlink",
+            SkipReason::OtherUser => "other-user",
             SkipReason::Io(_) => "io-error",
         }
     }
@@ -148,6 +151,10 @@ impl fmt::Display for SkipReason {
             SkipReason::DestinationThroughSymlink => f.write_str(
                 "not moved: a directory on the way to its destination below --to is a symbolic \
                  link or not a directory (never followed)",
+            ),
+            SkipReason::OtherUser => f.write_str(
+                "belongs to another user than the file to keep: removing it would leave its \
+                 owner without a copy of their own (--any-owner allows it)",
             ),
             SkipReason::Io(e) => write!(f, "{e}"),
         }

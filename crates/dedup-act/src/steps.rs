@@ -26,7 +26,7 @@ pub struct PlanOptions {
     /// Also act on the report's duplicated directories.
     pub dirs: bool,
     /// `link`, `symlink`: also replace files whose owner, group or mode differ from the kept
-    /// file's (they then take the kept file's).
+    /// file's (they then take the kept file's); `remove`: also remove files of another user.
     pub any_owner: bool,
 }
 
@@ -74,8 +74,8 @@ pub struct Plan {
     pub action: Action,
     /// The report's roots: every file is reached below one of them, never through a symlink.
     pub roots: Vec<PathBuf>,
-    /// `link`, `symlink`: files whose owner, group or mode differ from the kept file's are
-    /// replaced too.
+    /// `link`, `symlink`, `remove`: files of another owner (or group or mode, for the links)
+    /// than the kept file's are acted on too.
     pub any_owner: bool,
     /// Steps in report order.
     pub steps: Vec<Step>,

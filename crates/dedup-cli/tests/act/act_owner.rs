@@ -1,7 +1,8 @@
 //! `link` and `symlink` make a duplicate share the kept file's inode, so its owner, group and
 //! mode become the kept file's: a private file linked to a world-writable copy could then be
-//! changed by anyone. Such duplicates are skipped unless `--any-owner`; `remove` and `reflink`
-//! are not concerned (nothing of the kept file is given to the duplicate's path).
+//! changed by anyone. Such duplicates are skipped unless `--any-owner`. `remove` skips a
+//! duplicate of another user (its owner would be left without a copy of their own); `reflink`
+//! keeps every file's inode and is not concerned.
 
 use crate::common;
 
@@ -52,7 +53,7 @@ fn link_and_symlink_skip_a_duplicate_with_another_owner_or_mode() {
 }
 
 #[test]
-fn remove_and_equal_modes_are_not_concerned() {
+fn duplicates_with_equal_owner_and_mode_are_linked() {
     let t = tmp();
     let d = t.path();
     pair(d);
@@ -62,7 +63,25 @@ fn remove_and_equal_modes_are_not_concerned() {
     let out = dedup(d, &["link", "--prefer", "**/b-*", "tree"]);
     out.assert_code(1);
     assert_eq!(ident(&d.join("tree/b-private")).1, ident(&d.join("tree/c-private")).1);
-    let out = dedup(d, &["remove", "tree"]);
+}
+
+#[test]
+fn remove_skips_a_duplicate_of_another_user() {
+    let test = "remove_skips_a_duplicate_of_another_user";
+    if !require(is_root(), test, "giving a file to another user needs root") {
+        return;
+    }
+    let t = tmp();
+    let d = t.path();
+    pair(d);
+    // Kept: b-private (root's); a-shared is nobody's, and nobody's only copy.
+    let out = dedup(d, &["remove", "--prefer", "**/b-*", "tree"]);
+    out.assert_code(1);
+    out.assert_message("skipped", "tree/a-shared");
+    assert!(stderr(&out).contains("another user"), "{}", out.dump());
+    assert_eq!(fs::read(d.join("tree/a-shared")).unwrap(), b"same bytes");
+    // Asked for, the other user's duplicate goes too.
+    let out = dedup(d, &["remove", "--any-owner", "--prefer", "**/b-*", "tree"]);
     out.assert_code(0);
     assert_eq!(contents(&d.join("tree")).len(), 1, "{}", out.dump());
 }
