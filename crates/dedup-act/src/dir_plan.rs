@@ -9,7 +9,7 @@
 //! one, else by the `--keep` rules (a directory's time is its oldest file's mtime); of a
 //! contained directory and the one holding its copies, always the latter.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -192,17 +192,44 @@ pub(crate) fn remove_empty_tree(dir: &Path, roots: &[PathBuf]) -> Result<(), Ski
     remove_empty_at(&entry.dir, &entry.name)
 }
 
+/// The dry run's [`remove_empty_tree`]: `dir` would be empty once the files of `gone` are
+/// gone (every other entry but directories keeps it, as it would in the real run).
+pub(crate) fn would_remove_tree(
+    dir: &Path,
+    roots: &[PathBuf],
+    gone: &HashSet<PathBuf>,
+) -> Result<(), SkipReason> {
+    let entry = entry_below_root(dir, roots)?;
+    let fd = open_dir_at(&entry.dir, &entry.name).map_err(not_a_dir)?;
+    only_these_below(&fd, dir, gone)
+}
+
+fn only_these_below(fd: &OwnedFd, path: &Path, gone: &HashSet<PathBuf>) -> Result<(), SkipReason> {
+    for child in entry_names(fd)? {
+        let child = OsStr::from_bytes(&child);
+        let st = statat(fd, child, AtFlags::SYMLINK_NOFOLLOW).map_err(FsError::from)?;
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+            let sub = open_dir_at(fd, child).map_err(not_a_dir)?;
+            only_these_below(&sub, &path.join(child), gone)?;
+        } else if !gone.contains(&path.join(child)) {
+            return Err(SkipReason::NotEmpty);
+        }
+    }
+    Ok(())
+}
+
+/// ELOOP, ENOTDIR: a symlink or a file stands where a directory was.
+fn not_a_dir(e: FsError) -> SkipReason {
+    let code = e.raw_os_error();
+    if [Errno::LOOP, Errno::NOTDIR].iter().any(|errno| code == Some(errno.raw_os_error())) {
+        SkipReason::NotRegular("not a directory")
+    } else {
+        SkipReason::from(e)
+    }
+}
+
 /// Remove the empty tree at `name` in the open directory `parent`.
 fn remove_empty_at(parent: &OwnedFd, name: &OsStr) -> Result<(), SkipReason> {
-    let not_a_dir = |e: FsError| {
-        // ELOOP, ENOTDIR: a symlink or a file stands at the name now.
-        let code = e.raw_os_error();
-        if [Errno::LOOP, Errno::NOTDIR].iter().any(|errno| code == Some(errno.raw_os_error())) {
-            SkipReason::NotRegular("not a directory")
-        } else {
-            SkipReason::from(e)
-        }
-    };
     let dir = open_dir_at(parent, name).map_err(not_a_dir)?;
     for child in entry_names(&dir)? {
         let child = OsStr::from_bytes(&child);

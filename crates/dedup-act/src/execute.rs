@@ -3,7 +3,7 @@
 //! in a dry run, stop just before it). Metadata we change ourselves (a new link changes the kept
 //! file's ctime) is tracked, so later steps of the same group still validate.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use dedup_core::{FileId, FileMeta};
@@ -13,7 +13,7 @@ use crate::action::Action;
 use crate::alias::may_be_one_file;
 use crate::anchor::entry_below_root;
 use crate::dest::{check_move, move_below};
-use crate::dir_plan::remove_empty_tree;
+use crate::dir_plan::{remove_empty_tree, would_remove_tree};
 use crate::skip::SkipReason;
 use crate::steps::DirRemoval;
 use crate::steps::{Plan, Step};
@@ -84,10 +84,16 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
         events.cleaned(stray, &result);
     }
     let mut summary = ExecSummary::default();
+    // Dry run: the files the steps would take out of their directories, for `--dirs`.
+    let mut gone = HashSet::new();
+    let takes_out = matches!(plan.action, Action::Remove | Action::Move { .. });
     for step in &plan.steps {
         let result = run.step(step);
         match &result {
             Ok(done) => {
+                if options.dry_run && takes_out {
+                    gone.insert(step.target.path.clone());
+                }
                 summary.changed += 1;
                 summary.freed_bytes += done.freed_bytes;
                 summary.shared_bytes += done.shared_bytes;
@@ -97,9 +103,13 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
         events.step(step, &result);
     }
     for removal in &plan.dir_removals {
-        // A dry run changed nothing, so the directory cannot be checked for emptiness yet.
-        let result =
-            if options.dry_run { Ok(()) } else { remove_empty_tree(&removal.dir, &plan.roots) };
+        // A dry run changed nothing: the directory would be empty if the steps that passed
+        // took out everything in it but directories.
+        let result = if options.dry_run {
+            would_remove_tree(&removal.dir, &plan.roots, &gone)
+        } else {
+            remove_empty_tree(&removal.dir, &plan.roots)
+        };
         match &result {
             Ok(()) => summary.dirs_removed += 1,
             Err(_) => summary.skipped += 1,

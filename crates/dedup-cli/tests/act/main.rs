@@ -10,6 +10,7 @@ mod common;
 mod act_actions;
 mod act_alias;
 mod act_dirs;
+mod act_dirs_preview;
 mod act_keep;
 mod act_kill;
 mod act_link;
