@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::{Action, KeepPolicy, KeepRule, PlanOptions, RunOptions};
+use crate::{conflicting_rules, Action, KeepPolicy, KeepRule, PlanOptions, RunOptions};
 
 /// Arguments that ask for something no run can do.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +15,9 @@ pub enum ArgsError {
     /// A `--prefer` glob that does not parse.
     #[error("bad --prefer glob")]
     Prefer(#[source] globset::Error),
+    /// Two `--keep` rules that contradict each other, or one given twice.
+    #[error("--keep {0} and {1} contradict each other (or repeat): give each rule once, most important first")]
+    KeepConflict(String, String),
     /// `move --to DIR` cannot be made absolute.
     #[error("cannot resolve --to")]
     MoveTo(#[source] std::io::Error),
@@ -57,7 +60,8 @@ pub struct ActArgs {
     pub from: Option<PathBuf>,
 
     /// Rules choosing the file to keep, in priority order (comma-separated or repeated); ties
-    /// go to the first path in report order (PATH order, then name).
+    /// go to the first path in report order (PATH order, then name). A rule given twice, or with
+    /// its opposite (newest/oldest, shallowest/deepest), is refused.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "RULE", help_heading = "Plan")]
     pub keep: Vec<KeepRule>,
 
@@ -79,6 +83,12 @@ pub struct ActArgs {
     /// and `move` then remove the directories they emptied.
     #[arg(long, conflicts_with = "script", help_heading = "Plan")]
     pub dirs: bool,
+
+    /// link, symlink: also replace duplicates whose owner, group or mode differ from the kept
+    /// file's (they take the kept file's, and its owner may then change them); remove: also
+    /// remove duplicates of another user than the kept file's. Without it they are skipped.
+    #[arg(long, help_heading = "Plan")]
+    pub any_owner: bool,
 
     /// Check everything and print what would be done, but change nothing.
     #[arg(short = 'n', long, help_heading = "Output")]
@@ -117,9 +127,18 @@ impl ActArgs {
 
     /// How to run `action` on a report.
     pub fn options(&self, action: Action) -> Result<RunOptions, ArgsError> {
+        if let Some((a, b)) = conflicting_rules(&self.keep) {
+            return Err(ArgsError::KeepConflict(rule_name(a), rule_name(b)));
+        }
         let keep = KeepPolicy::new(&self.keep, &self.prefer).map_err(ArgsError::Prefer)?;
         Ok(RunOptions {
-            plan: PlanOptions { action, keep, isolate: self.isolate, dirs: self.dirs },
+            plan: PlanOptions {
+                action,
+                keep,
+                isolate: self.isolate,
+                dirs: self.dirs,
+                any_owner: self.any_owner,
+            },
             reference: self.reference.clone(),
             script: self.script.then(|| format!("dedup {}", env!("CARGO_PKG_VERSION"))),
             dry_run: self.dry_run,
@@ -127,6 +146,12 @@ impl ActArgs {
             log: self.log.clone(),
         })
     }
+}
+
+/// A rule as it is written on the command line.
+fn rule_name(rule: KeepRule) -> String {
+    use clap::ValueEnum;
+    rule.to_possible_value().map_or_else(|| format!("{rule:?}"), |v| v.get_name().to_owned())
 }
 
 /// Options of `dedup move`.
@@ -170,6 +195,10 @@ mod tests {
         let args: ActArgs = parse(&["link", "-n", "--isolate", "--keep", "newest,deepest"]);
         let options = args.options(Action::Link).unwrap();
         assert!(options.dry_run && options.plan.isolate && options.script.is_none());
+        let args: ActArgs = parse(&["link", "--keep", "newest", "--keep", "oldest"]);
+        let err = args.options(Action::Link).unwrap_err();
+        assert!(matches!(err, ArgsError::KeepConflict(..)), "{err}");
+        assert!(err.to_string().contains("newest and oldest"), "{err}");
         let args: ActArgs = parse(&["link", "--prefer", "a[", "x"]);
         assert!(matches!(args.options(Action::Link), Err(ArgsError::Prefer(_))));
     }

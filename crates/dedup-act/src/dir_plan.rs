@@ -9,12 +9,19 @@
 //! one, else by the `--keep` rules (a directory's time is its oldest file's mtime); of a
 //! contained directory and the one holding its copies, always the latter.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use dedup_fs::{entry_names, open_dir_at, FsError};
 use dedup_report::{DirCopy, DirKind, Report};
+use rustix::fs::{statat, unlinkat, AtFlags, FileType};
+use rustix::io::Errno;
 
 use crate::action::Action;
+use crate::anchor::entry_below_root;
 use crate::keep::Candidate;
 use crate::place::Places;
 use crate::skip::SkipReason;
@@ -114,7 +121,7 @@ fn plan_copy(
             root: places.root_of(&f.path),
             reference: places.is_reference(&f.path),
         };
-        let kept_meta = match current(k, None) {
+        let kept_meta = match current(k, None, places.roots()) {
             Ok(meta) => meta,
             Err(reason) => {
                 let reason = SkipReason::Kept(Box::new(reason));
@@ -122,7 +129,7 @@ fn plan_copy(
                 continue;
             }
         };
-        let target_meta = match current(t, Some(kept_meta.size)) {
+        let target_meta = match current(t, Some(kept_meta.size), places.roots()) {
             Ok(meta) => meta,
             Err(reason) => {
                 plan.skipped.push(Skipped { path: t.path.clone(), reason });
@@ -178,24 +185,64 @@ fn plan_copy(
     }
 }
 
-/// Remove `dir` and the directories below it, which must all be empty by now (directories are
-/// entered only when they are real directories, never through a symlink).
-pub(crate) fn remove_empty_tree(dir: &Path) -> Result<(), SkipReason> {
-    let meta = std::fs::symlink_metadata(dir).map_err(SkipReason::from_io)?;
-    if !meta.is_dir() {
-        return Err(SkipReason::NotRegular("not a directory"));
-    }
-    for entry in std::fs::read_dir(dir).map_err(SkipReason::from_io)? {
-        let entry = entry.map_err(SkipReason::from_io)?;
-        if entry.file_type().map_err(SkipReason::from_io)?.is_dir() {
-            remove_empty_tree(&entry.path())?;
-        } else {
+/// Remove `dir` and the directories below it, which must all be empty by now. `dir` is reached
+/// below its root and its tree walked from open directories, never through a symlink.
+pub(crate) fn remove_empty_tree(dir: &Path, roots: &[PathBuf]) -> Result<(), SkipReason> {
+    let entry = entry_below_root(dir, roots)?;
+    remove_empty_at(&entry.dir, &entry.name)
+}
+
+/// The dry run's [`remove_empty_tree`]: `dir` would be empty once the files of `gone` are
+/// gone (every other entry but directories keeps it, as it would in the real run).
+pub(crate) fn would_remove_tree(
+    dir: &Path,
+    roots: &[PathBuf],
+    gone: &HashSet<PathBuf>,
+) -> Result<(), SkipReason> {
+    let entry = entry_below_root(dir, roots)?;
+    let fd = open_dir_at(&entry.dir, &entry.name).map_err(not_a_dir)?;
+    only_these_below(&fd, dir, gone)
+}
+
+fn only_these_below(fd: &OwnedFd, path: &Path, gone: &HashSet<PathBuf>) -> Result<(), SkipReason> {
+    for child in entry_names(fd)? {
+        let child = OsStr::from_bytes(&child);
+        let st = statat(fd, child, AtFlags::SYMLINK_NOFOLLOW).map_err(FsError::from)?;
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+            let sub = open_dir_at(fd, child).map_err(not_a_dir)?;
+            only_these_below(&sub, &path.join(child), gone)?;
+        } else if !gone.contains(&path.join(child)) {
             return Err(SkipReason::NotEmpty);
         }
     }
-    std::fs::remove_dir(dir).map_err(|e| match e.raw_os_error() {
-        Some(code) if code == rustix::io::Errno::NOTEMPTY.raw_os_error() => SkipReason::NotEmpty,
-        _ => SkipReason::from_io(e),
+    Ok(())
+}
+
+/// ELOOP, ENOTDIR: a symlink or a file stands where a directory was.
+fn not_a_dir(e: FsError) -> SkipReason {
+    let code = e.raw_os_error();
+    if [Errno::LOOP, Errno::NOTDIR].iter().any(|errno| code == Some(errno.raw_os_error())) {
+        SkipReason::NotRegular("not a directory")
+    } else {
+        SkipReason::from(e)
+    }
+}
+
+/// Remove the empty tree at `name` in the open directory `parent`.
+fn remove_empty_at(parent: &OwnedFd, name: &OsStr) -> Result<(), SkipReason> {
+    let dir = open_dir_at(parent, name).map_err(not_a_dir)?;
+    for child in entry_names(&dir)? {
+        let child = OsStr::from_bytes(&child);
+        let st = statat(&dir, child, AtFlags::SYMLINK_NOFOLLOW).map_err(FsError::from)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+            return Err(SkipReason::NotEmpty);
+        }
+        remove_empty_at(&dir, child)?;
+    }
+    drop(dir);
+    unlinkat(parent, name, AtFlags::REMOVEDIR).map_err(|e| match e {
+        Errno::NOTEMPTY => SkipReason::NotEmpty,
+        e => SkipReason::from(FsError::from(e)),
     })
 }
 
@@ -211,13 +258,20 @@ mod tests {
         fs::create_dir_all(top.join("a/b")).unwrap();
         fs::create_dir_all(top.join("c")).unwrap();
         fs::write(top.join("c/file"), b"x").unwrap();
-        assert!(matches!(remove_empty_tree(&top), Err(SkipReason::NotEmpty)));
+        let roots = [d.path().to_path_buf()];
+        assert!(matches!(remove_empty_tree(&top, &roots), Err(SkipReason::NotEmpty)));
         assert!(top.join("c/file").exists());
         fs::remove_file(top.join("c/file")).unwrap();
         std::os::unix::fs::symlink("/", top.join("link")).unwrap();
-        assert!(matches!(remove_empty_tree(&top), Err(SkipReason::NotEmpty)));
+        assert!(matches!(remove_empty_tree(&top, &roots), Err(SkipReason::NotEmpty)));
         fs::remove_file(top.join("link")).unwrap();
-        remove_empty_tree(&top).unwrap();
+        // Reached through a symlinked directory, or outside the roots: left alone.
+        std::os::unix::fs::symlink("t", d.path().join("alias")).unwrap();
+        let through = d.path().join("alias/a");
+        assert!(matches!(remove_empty_tree(&through, &roots), Err(SkipReason::SymlinkOnPath)));
+        let outside = [top.join("c")];
+        assert!(matches!(remove_empty_tree(&top, &outside), Err(SkipReason::OutsideRoots)));
+        remove_empty_tree(&top, &roots).unwrap();
         assert!(!top.exists());
     }
 }

@@ -3,14 +3,17 @@
 //! in a dry run, stop just before it). Metadata we change ourselves (a new link changes the kept
 //! file's ctime) is tracked, so later steps of the same group still validate.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use dedup_core::{FileId, FileMeta};
-use dedup_fs::{check_stray, open_expected, remove_stray, same_content, Opened};
+use dedup_fs::{check_stray, open_expected_entry, remove_stray, same_content, Opened};
 
 use crate::action::Action;
-use crate::dir_plan::remove_empty_tree;
+use crate::alias::may_be_one_file;
+use crate::anchor::entry_below_root;
+use crate::dest::{check_move, move_below};
+use crate::dir_plan::{remove_empty_tree, would_remove_tree};
 use crate::skip::SkipReason;
 use crate::steps::DirRemoval;
 use crate::steps::{Plan, Step};
@@ -62,6 +65,8 @@ pub struct ExecSummary {
 pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> ExecSummary {
     let mut run = Run {
         action: &plan.action,
+        roots: &plan.roots,
+        any_owner: plan.any_owner,
         dry_run: options.dry_run,
         expected: HashMap::new(),
         links_left: HashMap::new(),
@@ -79,10 +84,16 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
         events.cleaned(stray, &result);
     }
     let mut summary = ExecSummary::default();
+    // Dry run: the files the steps would take out of their directories, for `--dirs`.
+    let mut gone = HashSet::new();
+    let takes_out = matches!(plan.action, Action::Remove | Action::Move { .. });
     for step in &plan.steps {
         let result = run.step(step);
         match &result {
             Ok(done) => {
+                if options.dry_run && takes_out {
+                    gone.insert(step.target.path.clone());
+                }
                 summary.changed += 1;
                 summary.freed_bytes += done.freed_bytes;
                 summary.shared_bytes += done.shared_bytes;
@@ -92,8 +103,13 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
         events.step(step, &result);
     }
     for removal in &plan.dir_removals {
-        // A dry run changed nothing, so the directory cannot be checked for emptiness yet.
-        let result = if options.dry_run { Ok(()) } else { remove_empty_tree(&removal.dir) };
+        // A dry run changed nothing: the directory would be empty if the steps that passed
+        // took out everything in it but directories.
+        let result = if options.dry_run {
+            would_remove_tree(&removal.dir, &plan.roots, &gone)
+        } else {
+            remove_empty_tree(&removal.dir, &plan.roots)
+        };
         match &result {
             Ok(()) => summary.dirs_removed += 1,
             Err(_) => summary.skipped += 1,
@@ -103,9 +119,16 @@ pub fn execute(plan: &Plan, options: ExecOptions, events: &dyn StepEvents) -> Ex
     summary
 }
 
+/// Same owner, group and permission bits: a link to one is as good as the other to everyone.
+fn same_owner(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
+    (a.st_uid, a.st_gid, a.st_mode & 0o7777) == (b.st_uid, b.st_gid, b.st_mode & 0o7777)
+}
+
 /// State carried from step to step.
 struct Run<'a> {
     action: &'a Action,
+    roots: &'a [std::path::PathBuf],
+    any_owner: bool,
     dry_run: bool,
     /// Metadata after our own changes, by file.
     expected: HashMap<FileId, FileMeta>,
@@ -118,10 +141,30 @@ impl Run<'_> {
         self.expected.get(&meta.id).copied().unwrap_or(*meta)
     }
 
+    /// Open `path`, reached below its root, and check it is still the file `meta` describes.
+    fn open(&self, path: &Path, meta: &FileMeta) -> Result<Opened, SkipReason> {
+        let entry = entry_below_root(path, self.roots)?;
+        Ok(open_expected_entry(entry, &self.expect(meta))?)
+    }
+
     fn step(&mut self, step: &Step) -> Result<Done, SkipReason> {
-        let mut kept = open_expected(&step.kept.path, &self.expect(&step.kept.meta))
-            .map_err(|r| SkipReason::Kept(Box::new(r.into())))?;
-        let mut target = open_expected(&step.target.path, &self.expect(&step.target.meta))?;
+        let mut kept = self
+            .open(&step.kept.path, &step.kept.meta)
+            .map_err(|r| SkipReason::Kept(Box::new(r)))?;
+        let mut target = self.open(&step.target.path, &step.target.meta)?;
+        let shares_inode = matches!(self.action, Action::Link | Action::Symlink);
+        if shares_inode && !self.any_owner && !same_owner(&kept.stat, &target.stat) {
+            return Err(SkipReason::OtherOwner);
+        }
+        let owners_differ = kept.stat.st_uid != target.stat.st_uid;
+        if *self.action == Action::Remove && !self.any_owner && owners_differ {
+            return Err(SkipReason::OtherUser);
+        }
+        let removes_data = matches!(self.action, Action::Remove | Action::Symlink);
+        let pair = ((&kept.file, kept.stat.st_dev), (&target.file, target.stat.st_dev));
+        if removes_data && may_be_one_file(pair.0, pair.1) {
+            return Err(SkipReason::KeptMayBeThisFile);
+        }
         let size = target.stat.st_size as u64;
         // Reflink: the kernel compares under lock; comparing here as well would read twice.
         let kernel_compares = *self.action == Action::Reflink && !self.dry_run;
@@ -130,8 +173,8 @@ impl Run<'_> {
         {
             return Err(SkipReason::ContentDiffers);
         }
-        if let (Action::Move { .. }, Some(dest)) = (self.action, &step.dest) {
-            dedup_fs::move_precheck(&target, dest)?;
+        if let (Action::Move { to }, Some(dest)) = (self.action, &step.dest) {
+            check_move(&target, to, dest)?;
         }
         let allocated = target.allocated();
         if self.dry_run {
@@ -164,12 +207,9 @@ impl Run<'_> {
                 dedup_fs::replace_with_symlink(text, target).map(|()| 0)
             }
             Action::Remove => dedup_fs::remove(target).map(|()| 0),
-            Action::Move { .. } => {
+            Action::Move { to } => {
                 let dest = step.dest.as_deref().unwrap_or(&step.target.path);
-                if let Some(parent) = dest.parent() {
-                    std::fs::create_dir_all(parent).map_err(SkipReason::Io)?;
-                }
-                dedup_fs::move_to(target, dest).map(|()| 0)
+                return move_below(target, to, dest).map(|()| 0);
             }
             Action::Reflink => dedup_fs::dedupe_file(&kept.file, &target.file, size),
         };
@@ -233,7 +273,7 @@ mod tests {
         Report {
             version: REPORT_VERSION,
             tool: "test".into(),
-            roots: vec![],
+            roots: vec![paths[0].parent().unwrap().to_path_buf()],
             groups: vec![Group { size, files, cached: false }],
             summary: Summary::default(),
             dirs: None,
@@ -248,8 +288,10 @@ mod tests {
             keep: KeepPolicy::new(&[], &[]).unwrap(),
             isolate: false,
             dirs: false,
+            any_owner: false,
         };
-        build_plan(&report(paths), &Places::new(&[], &[]).unwrap(), &options).unwrap()
+        let report = report(paths);
+        build_plan(&report, &Places::new(&report.roots, &[]).unwrap(), &options).unwrap()
     }
 
     fn files(dir: &Path, contents: &[&[u8]]) -> Vec<PathBuf> {

@@ -24,6 +24,28 @@ pub enum KeepRule {
     PathPriority,
 }
 
+impl KeepRule {
+    /// The rule that orders the other way (`oldest`/`newest`, `shallowest`/`deepest`).
+    fn opposite(self) -> Option<KeepRule> {
+        match self {
+            KeepRule::Oldest => Some(KeepRule::Newest),
+            KeepRule::Newest => Some(KeepRule::Oldest),
+            KeepRule::Shallowest => Some(KeepRule::Deepest),
+            KeepRule::Deepest => Some(KeepRule::Shallowest),
+            KeepRule::FirstRoot | KeepRule::PathPriority => None,
+        }
+    }
+}
+
+/// Two rules of one `--keep` list that ask for contradictory things (a rule and its opposite),
+/// or one rule given twice: the later one could never decide anything, so the user meant
+/// something else. `None` when the list is coherent.
+pub fn conflicting_rules(rules: &[KeepRule]) -> Option<(KeepRule, KeepRule)> {
+    rules.iter().enumerate().find_map(|(i, &a)| {
+        rules[i + 1..].iter().find(|&&b| b == a || a.opposite() == Some(b)).map(|&b| (a, b))
+    })
+}
+
 /// The rules and the globs of `--prefer`.
 #[derive(Debug, Clone)]
 pub struct KeepPolicy {
@@ -100,6 +122,15 @@ mod tests {
         assert_eq!(pick(&[KeepRule::Deepest]), Some(0));
         assert_eq!(pick(&[KeepRule::FirstRoot]), Some(1));
         assert_eq!(pick(&[KeepRule::FirstRoot, KeepRule::Oldest]), Some(2));
+    }
+
+    #[test]
+    fn contradictory_or_repeated_rules_are_found() {
+        use KeepRule::*;
+        assert_eq!(conflicting_rules(&[Newest, Shallowest, FirstRoot]), None);
+        assert_eq!(conflicting_rules(&[Newest, Deepest, Oldest]), Some((Newest, Oldest)));
+        assert_eq!(conflicting_rules(&[Deepest, Shallowest]), Some((Deepest, Shallowest)));
+        assert_eq!(conflicting_rules(&[FirstRoot, FirstRoot]), Some((FirstRoot, FirstRoot)));
     }
 
     #[test]

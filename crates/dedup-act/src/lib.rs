@@ -8,8 +8,11 @@
 //! extents, cleaning up temporary names) are dedup-fs's; this crate decides what to do with them.
 
 mod action;
+mod alias;
+mod anchor;
 #[cfg(feature = "clap")]
 pub mod args;
+mod dest;
 mod dir_plan;
 mod execute;
 mod keep;
@@ -27,7 +30,7 @@ mod steps;
 pub use action::Action;
 pub use dedup_fs::is_temp_name;
 pub use execute::{execute, Done, ExecOptions, ExecSummary, StepEvents};
-pub use keep::{KeepPolicy, KeepRule};
+pub use keep::{conflicting_rules, KeepPolicy, KeepRule};
 pub use lines::{cleaned_line, not_cleaned_line, skipped_line, summary_line};
 pub use log::LogRecord;
 pub use place::Places;

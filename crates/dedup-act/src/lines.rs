@@ -117,6 +117,8 @@ mod tests {
         let skip = || crate::steps::Skipped { path: "x".into(), reason: SkipReason::Vanished };
         Plan {
             action,
+            roots: Vec::new(),
+            any_owner: false,
             steps: Vec::new(),
             skipped: (0..skipped).map(|_| skip()).collect(),
             strays: Vec::new(),

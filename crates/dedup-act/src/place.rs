@@ -28,6 +28,11 @@ impl Places {
         Ok(Places { roots: roots.to_vec(), references, resolved: Mutex::default() })
     }
 
+    /// The roots, as written in the report: every path acted on lies below one of them.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
     /// True when reference directories were given.
     pub fn has_references(&self) -> bool {
         !self.references.is_empty()

@@ -10,6 +10,7 @@ use dedup_fs::{find_strays, is_temp_name};
 use dedup_report::Report;
 
 use crate::action::Action;
+use crate::anchor::holds_our_entries;
 use crate::dir_plan::plan_dirs;
 use crate::keep::Candidate;
 use crate::place::Places;
@@ -29,6 +30,8 @@ pub fn build_plan(
     }
     let mut plan = Plan {
         action: options.action.clone(),
+        roots: places.roots().to_vec(),
+        any_owner: options.any_owner,
         steps: Vec::new(),
         skipped: Vec::new(),
         strays: Vec::new(),
@@ -45,7 +48,7 @@ pub fn build_plan(
             if file.path.file_name().is_some_and(is_temp_name) {
                 continue;
             }
-            match current(file, Some(group.size)) {
+            match current(file, Some(group.size), places.roots()) {
                 Ok(meta) => files.push(PlanFile {
                     path: file.path.clone(),
                     meta,
@@ -60,13 +63,13 @@ pub fn build_plan(
     if options.dirs {
         dirs.extend(plan_dirs(report, places, options, &mut plan));
     }
-    plan.strays = find_strays(dirs.iter().map(|d| {
-        if d.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            d.as_path()
-        }
-    }));
+    // Temporary names are looked for only where this tool may act: a report naming other
+    // directories must not make it remove anything there.
+    plan.strays = find_strays(
+        dirs.iter()
+            .map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d.as_path() })
+            .filter(|d| holds_our_entries(d, places.roots())),
+    );
     Ok(plan)
 }
 

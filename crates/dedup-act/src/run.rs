@@ -124,7 +124,7 @@ mod tests {
         Report {
             version: REPORT_VERSION,
             tool: "test".into(),
-            roots: vec![],
+            roots: vec![dir.to_path_buf()],
             groups: vec![Group { size: 4, files, cached: false }],
             summary: Summary::default(),
             dirs: None,
@@ -136,7 +136,7 @@ mod tests {
     fn options(action: Action, dry_run: bool, quiet: bool, log: Option<PathBuf>) -> RunOptions {
         let keep = KeepPolicy::new(&[], &[]).unwrap();
         RunOptions {
-            plan: PlanOptions { action, keep, isolate: false, dirs: false },
+            plan: PlanOptions { action, keep, isolate: false, dirs: false, any_owner: false },
             reference: vec![],
             script: None,
             dry_run,

@@ -28,6 +28,22 @@ pub enum SkipReason {
     DestinationExists,
     /// A directory still holds entries (files skipped or kept, or never scanned), so it stays.
     NotEmpty,
+    /// The path lies under none of the report's roots (or climbs out of its root with `..`).
+    OutsideRoots,
+    /// A directory between the root and the file is now a symbolic link or a non-directory (or
+    /// the way leaves the root): following it could act outside the trees scanned.
+    SymlinkOnPath,
+    /// The kept file or the duplicate lies on a stacking file system (overlayfs, FUSE), the
+    /// other on another device: they may be one file, and removing the duplicate (or replacing
+    /// it with a symlink) could take the kept file's data too.
+    KeptMayBeThisFile,
+    /// `link`, `symlink`: the duplicate's owner, group or mode differ from the kept file's.
+    OtherOwner,
+    /// `move`: a directory on the way to the destination below `--to` is a symbolic link or
+    /// not a directory.
+    DestinationThroughSymlink,
+    /// `remove`: the duplicate belongs to another user than the kept file.
+    OtherUser,
     /// The operating system refused (permission, read-only file system, I/O error…).
     Io(io::Error),
 }
@@ -55,6 +71,12 @@ impl SkipReason {
             SkipReason::ReflinkUnsupported(_) => "reflink-unsupported",
             SkipReason::DestinationExists => "destination-exists",
             SkipReason::NotEmpty => "not-empty",
+            SkipReason::OutsideRoots => "outside-roots",
+            SkipReason::SymlinkOnPath => "symlink-on-path",
+            SkipReason::KeptMayBeThisFile => "kept-may-be-this-file",
+            SkipReason::OtherOwner => "other-owner",
+            SkipReason::DestinationThroughSymlink => "destination-through-symlink",
+            SkipReason::OtherUser => "other-user",
             SkipReason::Io(_) => "io-error",
         }
     }
@@ -110,6 +132,29 @@ impl fmt::Display for SkipReason {
             SkipReason::NotEmpty => f.write_str(
                 "directory not removed: it still holds entries that were not removed (skipped, \
                  or not part of the scan: symlinks, empty or excluded files)",
+            ),
+            SkipReason::OutsideRoots => {
+                f.write_str("lies under none of the report's roots (left alone)")
+            }
+            SkipReason::SymlinkOnPath => f.write_str(
+                "a directory on its path below the root is now a symbolic link or not a \
+                 directory (left alone: following it could lead outside the trees scanned)",
+            ),
+            SkipReason::KeptMayBeThisFile => f.write_str(
+                "left alone: it or the file to keep is on a stacking file system (overlayfs, \
+                 FUSE), the other on another device: they may be one file seen twice",
+            ),
+            SkipReason::OtherOwner => f.write_str(
+                "has another owner, group or mode than the file to keep: as a link it would \
+                 take the kept file's, and that owner could change it (--any-owner allows it)",
+            ),
+            SkipReason::DestinationThroughSymlink => f.write_str(
+                "not moved: a directory on the way to its destination below --to is a symbolic \
+                 link or not a directory (never followed)",
+            ),
+            SkipReason::OtherUser => f.write_str(
+                "belongs to another user than the file to keep: removing it would leave its \
+                 owner without a copy of their own (--any-owner allows it)",
             ),
             SkipReason::Io(e) => write!(f, "{e}"),
         }

@@ -5,10 +5,11 @@
 use std::path::{Component, Path, PathBuf};
 
 use dedup_core::{FileId, FileMeta};
-use dedup_fs::{regular, Entry};
+use dedup_fs::regular;
 use dedup_report::ReportFile;
 
 use crate::action::Action;
+use crate::anchor::entry_below_root;
 use crate::keep::KeepPolicy;
 use crate::place::Places;
 use crate::skip::SkipReason;
@@ -24,6 +25,9 @@ pub struct PlanOptions {
     pub isolate: bool,
     /// Also act on the report's duplicated directories.
     pub dirs: bool,
+    /// `link`, `symlink`: also replace files whose owner, group or mode differ from the kept
+    /// file's (they then take the kept file's); `remove`: also remove files of another user.
+    pub any_owner: bool,
 }
 
 /// A file as the plan knows it: its path and the metadata it must still have when acted on.
@@ -68,6 +72,11 @@ pub struct Skipped {
 pub struct Plan {
     /// The action.
     pub action: Action,
+    /// The report's roots: every file is reached below one of them, never through a symlink.
+    pub roots: Vec<PathBuf>,
+    /// `link`, `symlink`, `remove`: files of another owner (or group or mode, for the links)
+    /// than the kept file's are acted on too.
+    pub any_owner: bool,
     /// Steps in report order.
     pub steps: Vec<Step>,
     /// Paths that cannot be acted on, found while planning.
@@ -116,8 +125,12 @@ pub(crate) fn destination(to: &Path, path: &Path, places: &Places) -> Option<Pat
 
 /// The file at `file.path` now, which must be the one the report describes (of `size` bytes,
 /// when the report gives the size).
-pub(crate) fn current(file: &ReportFile, size: Option<u64>) -> Result<FileMeta, SkipReason> {
-    let meta = regular(&Entry::open(&file.path)?.lstat()?)?;
+pub(crate) fn current(
+    file: &ReportFile,
+    size: Option<u64>,
+    roots: &[PathBuf],
+) -> Result<FileMeta, SkipReason> {
+    let meta = regular(&entry_below_root(&file.path, roots)?.lstat()?)?;
     if meta.id != (FileId { dev: file.dev, ino: file.ino }) {
         return Err(SkipReason::Replaced);
     }

@@ -90,7 +90,7 @@ pub use stray::{
     TempKind,
 };
 pub use temp_file::{sync_dir, Commit, TempFile};
-pub use validate::{open_expected, Opened};
+pub use validate::{open_expected, open_expected_entry, Opened};
 pub use write_back::{
     reopen_for_write_back, small_first, start_write_back, start_write_back_all, SMALL_FILE,
 };

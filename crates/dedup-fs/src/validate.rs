@@ -58,7 +58,12 @@ impl Opened {
 /// Open `path` and check that it is `expected`: a regular file (a symlink at the last name is
 /// not followed), of the same device and inode, with the same size, mtime and ctime.
 pub fn open_expected(path: &Path, expected: &FileMeta) -> Result<Opened, FsError> {
-    let entry = Entry::open(path)?;
+    open_expected_entry(Entry::open(path)?, expected)
+}
+
+/// [`open_expected`] for an entry the caller reached itself (below a root, say, without
+/// following symlinks on the way).
+pub fn open_expected_entry(entry: Entry, expected: &FileMeta) -> Result<Opened, FsError> {
     let before = regular(&entry.lstat()?)?;
     if before.id != expected.id {
         return Err(FsError::Replaced);

@@ -8,8 +8,14 @@
 mod common;
 
 mod act_actions;
+mod act_alias;
 mod act_dirs;
+mod act_dirs_preview;
+mod act_keep;
 mod act_kill;
 mod act_link;
+mod act_owner;
 mod act_races;
 mod act_reflink;
+mod act_roots;
+mod act_script_names;
