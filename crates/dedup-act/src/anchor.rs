@@ -23,34 +23,11 @@ pub(crate) fn entry_below_root(path: &Path, roots: &[PathBuf]) -> Result<Entry, 
     let Some((name, dirs)) = below.split_last() else {
         return Ok(Entry::open(path)?);
     };
-    let mut dir = dedup_scan::open_dir(root, true).map_err(SkipReason::from_io)?;
-    // A few levels at a time, each below the last: a deep path may be longer than PATH_MAX.
-    for levels in chunks_of_bytes(dirs, CHUNK_BYTES) {
-        let rel = levels.iter().map(|d| d.as_bytes()).collect::<Vec<_>>().join(&b'/');
-        dir = open_below(&dir, &rel)?;
-    }
+    let root = dedup_scan::open_dir(root, true).map_err(SkipReason::from_io)?;
+    // One call: `open_dir_beneath` resolves a path longer than PATH_MAX a run at a time.
+    let rel = dirs.iter().map(|d| d.as_bytes()).collect::<Vec<_>>().join(&b'/');
+    let dir = open_below(&root, &rel)?;
     Ok(Entry { dir, name: name.to_os_string() })
-}
-
-/// Bytes of relative path resolved in one call, well below PATH_MAX (4096).
-const CHUNK_BYTES: usize = 2048;
-
-/// `names` split into runs whose joined length stays under `limit` (a longer name alone).
-fn chunks_of_bytes<'a>(names: &'a [&'a OsStr], limit: usize) -> Vec<&'a [&'a OsStr]> {
-    let mut chunks = Vec::new();
-    let (mut start, mut len) = (0, 0);
-    for (i, name) in names.iter().enumerate() {
-        let more = name.len() + 1;
-        if i > start && len + more > limit {
-            chunks.push(&names[start..i]);
-            (start, len) = (i, 0);
-        }
-        len += more;
-    }
-    if start < names.len() {
-        chunks.push(&names[start..]);
-    }
-    chunks
 }
 
 /// The directory `rel` below `dir`, no symlink followed, never leaving `dir`.
@@ -100,17 +77,6 @@ fn plain_names_below<'a>(root: &Path, path: &'a Path) -> Option<Vec<&'a OsStr>> 
 mod tests {
     use super::*;
     use std::fs;
-
-    #[test]
-    fn long_paths_are_split_below_path_max() {
-        let names: Vec<&OsStr> = (0..10).map(|_| OsStr::new("abcdefghi")).collect();
-        let chunks = chunks_of_bytes(&names, 25);
-        assert_eq!(chunks.iter().map(|c| c.len()).collect::<Vec<_>>(), [2, 2, 2, 2, 2]);
-        assert!(chunks_of_bytes(&[], 25).is_empty());
-        let x40 = "x".repeat(40);
-        let long = [OsStr::new("a"), OsStr::new(&x40), OsStr::new("b")];
-        assert_eq!(chunks_of_bytes(&long, 25).len(), 3);
-    }
 
     #[test]
     fn paths_are_reached_only_below_their_roots() {
