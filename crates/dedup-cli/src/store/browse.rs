@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use dedup_store::args::{CommonArgs, DiffArgs, DumpArgs, LsArgs, SnapshotsArgs};
 use dedup_store::commands::{self, DiffEntry, Dumped};
-use dedup_store::text::{ls_long_line, snapshot_line, snapshot_record};
+use dedup_store::text::{ls_line, ls_long_line, snapshot_line, snapshot_record};
 
 use super::report::say;
 
@@ -43,10 +43,12 @@ pub fn ls(common: &CommonArgs, args: LsArgs) -> Result<bool> {
     commands::ls(&repo, &args.snapshot, &filter, asked, &mut |path, node| {
         if args.long {
             writeln!(out, "{}", ls_long_line(path, node))
-        } else {
+        } else if args.null {
             out.write_all(b"/")
                 .and_then(|()| out.write_all(path))
-                .and_then(|()| out.write_all(b"\n"))
+                .and_then(|()| out.write_all(b"\0"))
+        } else {
+            writeln!(out, "{}", ls_line(path))
         }
         .map_err(stdout_error)
     })?;

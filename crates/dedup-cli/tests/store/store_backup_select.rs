@@ -43,10 +43,10 @@ fn files_from_and_exclude_file_and_iexclude_choose_what_is_stored() {
         "*.jpg".as_ref(),
     ];
     store(&repo, &args).assert_code(0);
-    let ls = store(&repo, &["ls", "latest"]);
+    let ls = store(&repo, &["ls", "-0", "latest"]);
     ls.assert_code(0);
     let ls = ls.stdout;
-    let has = |suffix: &[u8]| ls.split(|&b| b == b'\n').any(|line| line.ends_with(suffix));
+    let has = |suffix: &[u8]| ls.split(|&b| b == 0).any(|line| line.ends_with(suffix));
     assert!(has(b"/keep/a.txt"), "{}", String::from_utf8_lossy(&ls));
     assert!(has(b"/caf\xe9"), "{}", String::from_utf8_lossy(&ls));
     for gone in [&b"/b.tmp"[..], b"/notes.log", b"/Photo.JPG", b"/other", b"/other/x"] {

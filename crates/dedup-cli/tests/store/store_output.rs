@@ -1,5 +1,6 @@
-//! What `dedup store` prints when its reader goes away: `dedup store ls … | head` is a normal
-//! way to look at a snapshot, and must end quietly with status 0, as `dedup find | head` does.
+//! What `dedup store` prints: `dedup store ls … | head` is a normal way to look at a snapshot,
+//! and must end quietly with status 0, as `dedup find | head` does; and no name in a snapshot
+//! can pass for two entries of a listing.
 
 use crate::common;
 
@@ -120,4 +121,58 @@ fn commands_that_print_as_they_work_name_a_stdout_that_cannot_be_written() {
     }
     let restored = std::fs::read(Path::new(&target(1)).join("f")).unwrap();
     assert_eq!(restored, b"x", "the restore was done whole");
+}
+
+#[test]
+fn ls_shows_a_name_with_a_newline_or_odd_bytes_as_one_quoted_entry() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let d = tempfile::tempdir().unwrap();
+    let (repo, src) = (d.path().join("repo"), d.path().join("src"));
+    std::fs::create_dir(&src).unwrap();
+    // A directory "evil\n" holding "passwd": raw, its path would read as two entries, one of
+    // them "/passwd".
+    let evil_dir = src.join(OsStr::from_bytes(b"evil\n"));
+    std::fs::create_dir_all(&evil_dir).unwrap();
+    std::fs::write(evil_dir.join("passwd"), b"x").unwrap();
+    for name in [&b"bad\xff"[..], b"plain"] {
+        std::fs::write(src.join(OsStr::from_bytes(name)), b"x").unwrap();
+    }
+    assert!(store(&repo).arg("init").status().unwrap().success());
+    assert!(store(&repo).arg("backup").arg("-q").arg(&src).status().unwrap().success());
+    let root = src.to_str().unwrap().trim_start_matches('/');
+
+    let out = store(&repo).args(["ls", "latest"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> =
+        text.lines().filter(|l| l.contains("evil") || l.contains("bad")).collect();
+    assert_eq!(
+        lines,
+        [
+            format!("\"/{root}/bad\\xff\""),
+            format!("\"/{root}/evil\\n\""),
+            format!("\"/{root}/evil\\n/passwd\""),
+        ],
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l == "/passwd"), "{text}");
+    assert!(text.lines().any(|l| l == format!("/{root}/plain")), "{text}");
+
+    let long = store(&repo).args(["ls", "-l", "latest"]).output().unwrap();
+    let long = String::from_utf8(long.stdout).unwrap();
+    let quoted = format!(" \"/{root}/evil\\n/passwd\"");
+    assert!(long.lines().any(|l| l.ends_with(&quoted)), "{long}");
+    assert!(!long.lines().any(|l| l == "/passwd"), "{long}");
+
+    // -0: the bytes as they are, for scripts.
+    let raw = store(&repo).args(["ls", "-0", "latest"]).output().unwrap();
+    assert!(raw.status.success(), "{raw:?}");
+    let entries: Vec<&[u8]> = raw.stdout.split(|&b| b == 0).collect();
+    let evil = format!("/{root}/evil\n/passwd");
+    let bad = [format!("/{root}/bad").as_bytes(), b"\xff"].concat();
+    assert!(entries.contains(&evil.as_bytes()), "{:?}", raw.stdout);
+    assert!(entries.contains(&&bad[..]), "{:?}", raw.stdout);
+    assert_eq!(entries.last(), Some(&&b""[..]), "every entry ends in NUL");
 }

@@ -44,7 +44,8 @@ fn paths_that_are_not_utf8_are_named_on_every_command_line() {
     backup_json(&repo, &src);
 
     let dir_path = join(&src, b"/d\xff");
-    let listed = store(&repo, &[OsStr::new("ls"), OsStr::new("latest"), &dir_path]);
+    let listed =
+        store(&repo, &[OsStr::new("ls"), OsStr::new("-0"), OsStr::new("latest"), &dir_path]);
     listed.assert_code(0);
     let text = listed.stdout.clone();
     assert!(text.windows(2).any(|w| w == b"f\xfe"), "{}", listed.dump());

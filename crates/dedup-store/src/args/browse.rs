@@ -32,6 +32,11 @@ pub struct LsArgs {
     /// with " (incomplete)".
     #[arg(short, long)]
     pub long: bool,
+    /// Print each path as it is, ending in a NUL byte instead of a newline (for `xargs -0`):
+    /// without it, a path that is not printable UTF-8 is shown quoted with escapes, so that a
+    /// name holding a newline cannot pass for two entries.
+    #[arg(short = '0', long, conflicts_with = "long")]
+    pub null: bool,
     /// Which snapshots `latest` chooses among.
     #[command(flatten)]
     pub filter: FilterArgs,

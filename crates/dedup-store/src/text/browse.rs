@@ -25,6 +25,20 @@ pub fn snapshot_line(id: &Id, s: &Snapshot) -> String {
     )
 }
 
+/// One line of `ls`: the path below the snapshot's root, with its leading `/`, quoted when it
+/// is not printable UTF-8.
+pub fn ls_line(path: &[u8]) -> String {
+    quote(&rooted(path))
+}
+
+/// `/path`: a path below a snapshot's root as `ls` and `diff` show it.
+fn rooted(path: &[u8]) -> Vec<u8> {
+    let mut shown = Vec::with_capacity(path.len() + 1);
+    shown.push(b'/');
+    shown.extend_from_slice(path);
+    shown
+}
+
 /// One line of `ls -l`: kind and mode, owner, size, modification time, path (below the
 /// snapshot's root), a symlink's target, and a mark when incomplete.
 pub fn ls_long_line(path: &[u8], node: &Node) -> String {
@@ -35,14 +49,14 @@ pub fn ls_long_line(path: &[u8], node: &Node) -> String {
     };
     let mark = if node.incomplete { " (incomplete)" } else { "" };
     format!(
-        "{}{:04o} {:>5} {:>5} {:>12} {} /{}{target}{mark}",
+        "{}{:04o} {:>5} {:>5} {:>12} {} {}{target}{mark}",
         node.kind.letter(),
         node.mode,
         node.uid,
         node.gid,
         node.size,
         show_time(node.mtime),
-        quote(path)
+        ls_line(path)
     )
 }
 

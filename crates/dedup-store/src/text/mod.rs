@@ -24,7 +24,7 @@ use std::path::Path;
 pub use backup::{
     backup_progress_line, backup_status_record, backup_summary_lines, backup_summary_record,
 };
-pub use browse::{ls_long_line, snapshot_line};
+pub use browse::{ls_line, ls_long_line, snapshot_line};
 pub use find::{find_line, find_match_record, kind_name, FindWriter};
 pub use forget::{
     forget_done_line, forget_unreadable_lines, forget_verdict_lines, group_paths, parse_keep_within,
