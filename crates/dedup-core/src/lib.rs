@@ -4,6 +4,7 @@
 pub mod env_setting;
 mod events;
 mod file;
+pub mod mount_table;
 mod problem;
 mod problem_line;
 mod progress;

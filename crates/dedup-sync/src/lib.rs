@@ -35,6 +35,7 @@ mod show;
 mod space;
 pub mod summary;
 pub mod tree;
+mod unmounted;
 pub mod unread;
 pub mod verify;
 mod xattrs;
@@ -45,7 +46,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use dedup_core::{Phase, Problem, ProblemKind, Progress, Shows};
+use dedup_core::{Observer, Phase, Problem, ProblemKind, Progress, Shows};
 use dedup_scan::io::{Concurrency, IoScheduler};
 use dedup_scan::{open_dir, Detail, WalkOptions};
 use plan::LinkDest;
@@ -202,6 +203,9 @@ pub fn sync(
     let files = selection.as_deref().and_then(select::Selection::files);
     if let Some(list) = files {
         list.report_missing(&mut walked, src, events);
+    }
+    if options.delete && !options.allow_empty_source {
+        hold_back_unmounted(&mut walked, src, events);
     }
     if !options.checksum {
         // `--link-dest` and `--dedup` compare a source file's attributes with another copy's
@@ -372,4 +376,24 @@ fn finish(
         events.problem(Problem::warning(src, ProblemKind::Io(e)));
     }
     summary
+}
+
+/// Treats each mount point below SRC with nothing mounted on it ([`unmounted`]) as a part of SRC
+/// not read: named, counted, and no deletion made.
+fn hold_back_unmounted(walked: &mut tree::Walked, src: &Path, events: &dyn Observer) {
+    let found = unmounted::below(src, walked);
+    if found.is_empty() {
+        return;
+    }
+    let mut paths = walked.unread.paths().to_vec();
+    for rel in found {
+        let why = std::io::Error::other(
+            "a mount point in /etc/fstab with nothing mounted on it (a disk not mounted?): \
+             nothing is deleted; mount it, or give --allow-empty-source to mirror it as it is",
+        );
+        events.problem(Problem::error(rel_path::under(src, &rel), ProblemKind::Io(why)));
+        walked.src_errors += 1;
+        paths.push(rel);
+    }
+    walked.unread = unread::Unread::new(paths);
 }

@@ -163,6 +163,24 @@ pub fn is_root() -> bool {
     fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
 }
 
+/// A command (its program and arguments still to add) run in a private mount namespace whose
+/// `/etc/fstab` is `fstab`, bind-mounted over the real one so that nothing outside the test
+/// sees it; when `disk` is given, a tmpfs holding `photo.jpg` ("p\n") is mounted there first.
+/// Root only (`unshare --mount`).
+pub fn with_fstab(fstab: &Path, disk: Option<&Path>) -> assert_cmd::Command {
+    let script = r#"mount --bind "$FSTAB" /etc/fstab || exit 90
+        if [ -n "$DISK" ]; then
+            mount -t tmpfs disk "$DISK" && echo p > "$DISK/photo.jpg" || exit 91
+        fi
+        exec "$@""#;
+    let mut c = assert_cmd::Command::new("unshare");
+    c.timeout(TIMEOUT)
+        .args(["--mount", "--propagation", "private", "sh", "-c", script, "sh"])
+        .env("FSTAB", fstab)
+        .env("DISK", disk.map_or(OsString::new(), |m| m.as_os_str().to_owned()));
+    c
+}
+
 /// Returns true if the test may go on; otherwise prints why it is skipped, or
 /// fails when DEDUP_TEST_REQUIRE_ALL=1.
 pub fn require(cond: bool, test: &str, why: &str) -> bool {

@@ -28,6 +28,7 @@ mod sync_reflink;
 mod sync_roots;
 mod sync_roundtrip;
 mod sync_set_id;
+mod sync_unmounted;
 mod sync_unread;
 mod sync_write_back;
 mod sync_xattrs;

@@ -34,7 +34,8 @@ pub struct SyncFlags {
     ///
     /// Without it, --delete from an empty SRC directory (or one whose every entry is excluded)
     /// into a DST that has entries is refused before any change (exit 2): an empty SRC is most
-    /// often a disk that is not mounted.
+    /// often a disk that is not mounted. Likewise a directory below SRC that /etc/fstab names
+    /// as a mount point, with nothing mounted on it, keeps every deletion back (exit 1).
     #[arg(long, requires = "delete", help_heading = DELETING)]
     pub allow_empty_source: bool,
 

@@ -1,0 +1,23 @@
+//! Mount points below SRC with nothing mounted on them ([`dedup_core::mount_table`]): mirrored
+//! as they stand, `--delete` would empty their part of the mirror. The run treats each as a
+//! part of SRC it could not read, which keeps every deletion back, and says why;
+//! `--allow-empty-source` mirrors them as they stand. (SRC itself, when it is such a mount
+//! point, is caught by the empty-source check.)
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use crate::tree::Walked;
+
+/// Directories of the walked SRC (paths below it) that `/etc/fstab` names as mount points and
+/// on which nothing is mounted; only those the walk listed (an excluded one is not mirrored).
+pub fn below(src: &Path, walked: &Walked) -> Vec<Vec<u8>> {
+    let Ok(resolved) = std::fs::canonicalize(src) else { return Vec::new() };
+    dedup_core::mount_table::unmounted_below(src)
+        .into_iter()
+        .filter_map(|point| {
+            let rel = point.strip_prefix(&resolved).ok()?.as_os_str().as_bytes().to_vec();
+            walked.src.dir(&rel).is_some().then_some(rel)
+        })
+        .collect()
+}
