@@ -56,3 +56,39 @@ fn an_empty_directory_where_the_last_snapshot_held_files_is_not_backed_up_unless
     store(&repo, &meant).assert_code(0);
     assert_eq!(repo_names(&repo, "snapshots").len(), before.len() + 1);
 }
+
+#[test]
+fn an_unmounted_disk_below_the_backed_up_path_is_not_backed_up_as_empty_unless_meant() {
+    let test = "an_unmounted_disk_below_the_backed_up_path_is_not_backed_up_as_empty_unless_meant";
+    if !require(is_root(), test, "needs root for a private mount namespace") {
+        return;
+    }
+    let dir = tmp();
+    let (src, repo) = (dir.path().join("root"), dir.path().join("repo"));
+    let home = src.join("home");
+    fs::create_dir_all(&home).unwrap();
+    write(&src, "etc/hosts", b"hosts");
+    let fstab = dir.path().join("fstab");
+    fs::write(&fstab, format!("LABEL=home {} ext4 defaults 0 2\n", home.display())).unwrap();
+    init_repo(&repo);
+    let backup = |disk: Option<&std::path::Path>, extra: &[&str]| {
+        let mut c = with_fstab(&fstab, disk);
+        c.arg(BIN).args(["store", "-r"]).arg(&repo).env("DEDUP_PASSWORD", PASSWORD);
+        run(c.arg("backup").args(extra).arg(&src))
+    };
+    // The disk mounted: its files are backed up.
+    backup(Some(&home), &[]).assert_code(0);
+    let before = repo_names(&repo, "snapshots");
+
+    // The disk did not mount: its mount point below SRC is empty.
+    let refused = backup(None, &[]);
+    refused.assert_code(2);
+    let said = refused.dump();
+    assert!(said.contains(&format!("{}: is empty", home.display())), "{said}");
+    assert!(said.contains("1 entries") && said.contains("not mounted"), "{said}");
+    assert_eq!(repo_names(&repo, "snapshots"), before, "a refused backup wrote a snapshot");
+
+    // Meant: backed up as it stands.
+    backup(None, &["--allow-empty-source"]).assert_code(0);
+    assert_eq!(repo_names(&repo, "snapshots").len(), before.len() + 1);
+}

@@ -105,7 +105,9 @@ pub struct BackupArgs {
     #[arg(long, value_name = "SNAPSHOT")]
     pub parent: Option<String>,
     /// Back up a PATH that is an empty directory although the parent snapshot holds entries
-    /// there (without it such a backup is refused: it is most often an unmounted disk).
+    /// there (without it such a backup is refused: it is most often an unmounted disk); so
+    /// too an empty directory below PATH that /etc/fstab names as a mount point, with nothing
+    /// mounted on it.
     #[arg(long)]
     pub allow_empty_source: bool,
 }

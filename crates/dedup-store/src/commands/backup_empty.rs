@@ -1,9 +1,14 @@
 //! The guard against backing up an unmounted disk: a PATH that is an empty directory where the
 //! parent snapshot holds entries is most often the mount point of a disk that is not mounted,
 //! and a snapshot of it would be an empty one that `latest` and retention policies then take
-//! for the newest state of the data. The backup is refused unless the user says it is meant.
+//! for the newest state of the data. So is an empty directory below PATH that `/etc/fstab`
+//! names as a mount point with nothing mounted on it (`/home` of a backup of `/`). The backup
+//! is refused unless the user says it is meant.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+
+use dedup_core::mount_table;
 
 use crate::error::{Error, Result};
 use crate::format::{Content, Snapshot};
@@ -11,7 +16,8 @@ use crate::id::Id;
 use crate::repo::Repository;
 use crate::tree_walk;
 
-/// Refuses the backup when one of `roots` (recorded as `paths`) is an empty directory while
+/// Refuses the backup when one of `roots` (recorded as `paths`), or a directory below one that
+/// `/etc/fstab` names as a mount point with nothing mounted on it, is an empty directory while
 /// `parent` holds entries at that path. A parent tree that does not read proves nothing and
 /// lets the backup go on.
 pub fn refuse_empty_roots(
@@ -21,20 +27,34 @@ pub fn refuse_empty_roots(
     parent: Option<&(Id, Snapshot)>,
 ) -> Result<()> {
     let Some((id, snapshot)) = parent else { return Ok(()) };
-    for (root, path) in roots.iter().zip(paths) {
-        let root = root.as_ref();
-        if !is_empty_dir(root) {
-            continue;
+    let refuse_if_emptied = |dir: &Path, path: &[u8]| {
+        if !is_empty_dir(dir) {
+            return Ok(());
         }
         let held = entries_held(repo, snapshot.tree, path);
-        if held > 0 {
-            let short = id.short(8);
-            return Err(Error::Invalid(format!(
-                "{}: is empty, but snapshot {short} of it holds {held} entries there: is a disk \
-                 not mounted there? No snapshot written (--allow-empty-source backs up an empty \
-                 directory)",
-                root.display()
-            )));
+        if held == 0 {
+            return Ok(());
+        }
+        let short = id.short(8);
+        Err(Error::Invalid(format!(
+            "{}: is empty, but snapshot {short} of it holds {held} entries there: is a disk not \
+             mounted there? No snapshot written (--allow-empty-source backs up an empty \
+             directory)",
+            dir.display()
+        )))
+    };
+    for (root, path) in roots.iter().zip(paths) {
+        let root = root.as_ref();
+        refuse_if_emptied(root, path)?;
+        let Ok(resolved) = std::fs::canonicalize(root) else { continue };
+        for point in mount_table::unmounted_below(root) {
+            let Ok(below) = point.strip_prefix(&resolved) else { continue };
+            let mut recorded = path.clone();
+            if !recorded.ends_with(b"/") {
+                recorded.push(b'/');
+            }
+            recorded.extend_from_slice(below.as_os_str().as_bytes());
+            refuse_if_emptied(&point, &recorded)?;
         }
     }
     Ok(())
