@@ -50,6 +50,12 @@ pub const READ_AHEAD_BYTES: u64 = 8 << 20;
 /// chunker (8 MiB), as on ext4 with blocks of 4 KiB.
 const MOST_CHUNKS_PER_FILE: u64 = 1 << 21;
 
+/// Open data packs the volume spreads its new chunks over. A chunk is held in memory until its
+/// pack is written: with the sink's four, incompressible data reaches [`HELD_MAX`] when each
+/// pack is half full, and the thread that crosses it writes and syncs all four; with two, they
+/// fill first and are written by the sealing threads, two at a time.
+const DATA_SLOTS: usize = 2;
+
 /// Stored chunks kept in memory until their pack is written, when they become readable from it.
 struct Unpacked {
     chunks: HashMap<Id, Arc<Vec<u8>>>,
@@ -65,11 +71,12 @@ const SWEEP_STEP: usize = 8 << 20;
 /// Bytes of chunks held, at most, once a sweep has let go of those whose pack is written. A
 /// chunk is held from its cut until its pack is written: queued for a sealing thread, then in
 /// one of the sink's open packs, which fill up to a pack size (16 MiB) of *sealed* bytes each,
-/// four of them, so behind them the raw bytes of compressible data are several times that.
-/// Past this bound the open packs are written at once (smaller packs rather than more memory),
-/// so what is held stays below it plus [`SWEEP_STEP`] plus the chunks being sealed meanwhile
-/// (the sealing queue's and one per thread), whatever the volume's size.
-const HELD_MAX: usize = 32 << 20;
+/// [`DATA_SLOTS`] of them, so behind them the raw bytes of compressible data are several times
+/// that; above the slots' pack sizes, so that incompressible data fills its packs before it
+/// comes to the bound. Past it the open packs are written at once (smaller packs rather than
+/// more memory), so what is held stays below it plus [`SWEEP_STEP`] plus the chunks being
+/// sealed meanwhile (the sealing queue's and one per thread), whatever the volume's size.
+const HELD_MAX: usize = 64 << 20;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -117,6 +124,7 @@ impl VolumeStore {
         let zeros = vec![0; max];
         let zero_chunk = repo.chunker().cut(&zeros);
         let zero_chunk_id = blob_id(&repo.keys().id, &zeros[..zero_chunk]);
+        sink.use_data_slots(DATA_SLOTS);
         let sink = Arc::new(sink);
         let failures = Arc::new(AtomicU64::new(0));
         let storage: Arc<dyn Storage> = Arc::clone(&sink) as _;

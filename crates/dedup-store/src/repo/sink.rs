@@ -496,6 +496,13 @@ impl<'r> BlobSink<'r> {
         self.index_stored()
     }
 
+    /// Spreads new data blobs over at most `count` open packs: a session that holds its blobs
+    /// until their pack is written (a volume) fills fewer packs sooner, so that they are written
+    /// as they fill rather than all at once, half full, when what it holds reaches its bound.
+    pub fn use_data_slots(&self, count: usize) {
+        self.open[slot(BlobKind::Data)].use_at_most(count);
+    }
+
     /// Stores the open packs of `kind` and indexes them in memory (their index file is written
     /// with the next batch or flush): for a session that holds its blobs until their pack is
     /// written (a volume), so that what it holds stays bounded.
