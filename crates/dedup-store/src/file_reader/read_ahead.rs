@@ -44,6 +44,11 @@ fn serve(cache: &ChunkCache, queue: &Mutex<Receiver<Location>>) {
     loop {
         let next = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok(location) = next else { return };
-        let _ = cache.get(&location);
+        // A reader asks again for the chunks of its window at every read until one is taken
+        // off the queue: a chunk fetched, or being fetched by the other thread, is skipped
+        // rather than waited for, which would leave one thread opening chunks.
+        if !cache.holds(&location.entry.id) {
+            let _ = cache.get(&location);
+        }
     }
 }
