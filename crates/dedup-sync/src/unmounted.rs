@@ -10,14 +10,17 @@ use std::path::Path;
 use crate::tree::Walked;
 
 /// Directories of the walked SRC (paths below it) that `/etc/fstab` names as mount points and
-/// on which nothing is mounted; only those the walk listed (an excluded one is not mirrored).
+/// on which nothing is mounted, where the mirror holds entries: only those the walk listed (an
+/// excluded one is not mirrored), and not those whose mirror is empty or missing (a CD drive's
+/// `noauto` mount point, never mounted: nothing of it to lose).
 pub fn below(src: &Path, walked: &Walked) -> Vec<Vec<u8>> {
     let Ok(resolved) = std::fs::canonicalize(src) else { return Vec::new() };
     dedup_core::mount_table::unmounted_below(src)
         .into_iter()
         .filter_map(|point| {
             let rel = point.strip_prefix(&resolved).ok()?.as_os_str().as_bytes().to_vec();
-            walked.src.dir(&rel).is_some().then_some(rel)
+            let mirrored = walked.dst.dir(&rel).is_some_and(|d| !d.entries.is_empty());
+            (walked.src.dir(&rel).is_some() && mirrored).then_some(rel)
         })
         .collect()
 }

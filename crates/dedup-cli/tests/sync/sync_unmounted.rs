@@ -29,9 +29,13 @@ fn delete_keeps_the_mirror_of_a_mount_point_with_nothing_mounted_on_it() {
     write(&d, "home/gone", b"deleted from SRC");
     let fstab = t.path().join("fstab");
     let point = s.join("data");
+    // A CD drive's mount point, never mounted and with nothing in the mirror, holds nothing back.
+    fs::create_dir_all(s.join("cdrom")).unwrap();
     let table = format!(
-        "# test\nUUID=0 / ext4 defaults 0 1\nLABEL=photos {} xfs noauto 0 2\n",
-        point.display()
+        "# test\nUUID=0 / ext4 defaults 0 1\nLABEL=photos {} xfs noauto 0 2\n\
+         /dev/sr0 {} udf,iso9660 user,noauto 0 0\n",
+        point.display(),
+        s.join("cdrom").display()
     );
     fs::write(&fstab, table).unwrap();
     let args = [os(b"--delete"), s.clone().into(), d.clone().into()];
@@ -54,6 +58,7 @@ fn delete_keeps_the_mirror_of_a_mount_point_with_nothing_mounted_on_it() {
         );
         assert_eq!(fs::read(d.join("data/photo.jpg")).unwrap(), b"only copy", "{}", out.dump());
         assert!(d.join("home/gone").exists(), "no deletion anywhere: {}", out.dump());
+        assert!(!err.contains("cdrom"), "{err}");
     }
     // The rest was mirrored.
     assert_eq!(fs::read(d.join("home/notes")).unwrap(), b"new notes");
