@@ -15,10 +15,10 @@ const FSTAB: &str = "/etc/fstab";
 /// The mount points of this process's mount namespace.
 const MOUNTINFO: &str = "/proc/self/mountinfo";
 
-/// The directories strictly below `root` (resolved: the paths are `root`'s canonical path
-/// joined with what lies below it) that `/etc/fstab` names as mount points and on which
-/// nothing is mounted, sorted. Tables that cannot be read give none: without `/etc/fstab`
-/// there is nothing to go by, and without the mount table every one would look unmounted.
+/// The directories strictly below `root` that `/etc/fstab` names as mount points and on which
+/// nothing is mounted, as paths relative to `root` (resolved first, as the tables name resolved
+/// places), sorted. Tables that cannot be read give none: without `/etc/fstab` there is
+/// nothing to go by, and without the mount table every one would look unmounted.
 pub fn unmounted_below(root: &Path) -> Vec<PathBuf> {
     let (Ok(fstab), Ok(mountinfo)) = (std::fs::read(FSTAB), std::fs::read(MOUNTINFO)) else {
         return Vec::new();
@@ -29,6 +29,7 @@ pub fn unmounted_below(root: &Path) -> Vec<PathBuf> {
         .into_iter()
         .filter(|point| point != &root && point.starts_with(&root) && !mounted.contains(point))
         .filter(|point| point.symlink_metadata().is_ok_and(|m| m.is_dir()))
+        .filter_map(|point| point.strip_prefix(&root).ok().map(Path::to_path_buf))
         .collect();
     found.sort();
     found.dedup();

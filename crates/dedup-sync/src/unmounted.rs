@@ -4,7 +4,7 @@
 //! `--allow-empty-source` mirrors them as they stand. (SRC itself, when it is such a mount
 //! point, is caught by the empty-source check.)
 
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
 use crate::tree::Walked;
@@ -14,13 +14,12 @@ use crate::tree::Walked;
 /// excluded one is not mirrored), and not those whose mirror is empty or missing (a CD drive's
 /// `noauto` mount point, never mounted: nothing of it to lose).
 pub fn below(src: &Path, walked: &Walked) -> Vec<Vec<u8>> {
-    let Ok(resolved) = std::fs::canonicalize(src) else { return Vec::new() };
     dedup_core::mount_table::unmounted_below(src)
         .into_iter()
-        .filter_map(|point| {
-            let rel = point.strip_prefix(&resolved).ok()?.as_os_str().as_bytes().to_vec();
-            let mirrored = walked.dst.dir(&rel).is_some_and(|d| !d.entries.is_empty());
-            (walked.src.dir(&rel).is_some() && mirrored).then_some(rel)
+        .map(|rel| rel.into_os_string().into_vec())
+        .filter(|rel| {
+            let mirrored = walked.dst.dir(rel).is_some_and(|d| !d.entries.is_empty());
+            walked.src.dir(rel).is_some() && mirrored
         })
         .collect()
 }

@@ -46,15 +46,13 @@ pub fn refuse_empty_roots(
     for (root, path) in roots.iter().zip(paths) {
         let root = root.as_ref();
         refuse_if_emptied(root, path)?;
-        let Ok(resolved) = std::fs::canonicalize(root) else { continue };
-        for point in mount_table::unmounted_below(root) {
-            let Ok(below) = point.strip_prefix(&resolved) else { continue };
+        for below in mount_table::unmounted_below(root) {
             let mut recorded = path.clone();
             if !recorded.ends_with(b"/") {
                 recorded.push(b'/');
             }
             recorded.extend_from_slice(below.as_os_str().as_bytes());
-            refuse_if_emptied(&point, &recorded)?;
+            refuse_if_emptied(&root.join(&below), &recorded)?;
         }
     }
     Ok(())
