@@ -22,6 +22,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -49,6 +50,22 @@ impl Choice {
             Some(false) => Choice::Never,
             None => Choice::Measured,
         })
+    }
+
+    /// Whether the walk lists each directory's subdirectories lowest inode first
+    /// (`WalkOptions::inode_order`), as the finder does: where files may be read in the order of
+    /// the disk, that is where a path lies on a device that says it rotates. On a disk that seeks
+    /// the walk then moves the way the file system laid the directories out, and an unchanged
+    /// backup, which reads only inodes and directories, seeks less (docs/BENCHMARKS.md, the
+    /// modelled HDD); elsewhere the order costs no more than another.
+    pub fn walks_in_inode_order(self, paths: &[PathBuf]) -> bool {
+        match self {
+            Choice::Always => true,
+            Choice::Never => false,
+            Choice::Measured => paths.iter().any(|path| {
+                rustix::fs::stat(path).is_ok_and(|st| layout::rotational(st.st_dev) == Some(true))
+            }),
+        }
     }
 }
 
@@ -313,6 +330,18 @@ mod tests {
         ];
         assert_eq!(disk_order(&places), [2, 1, 4, 3, 0]);
         assert!(disk_order(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_walk_goes_in_inode_order_when_forced_or_on_a_device_that_rotates() {
+        let on_shm = [PathBuf::from("/dev/shm")];
+        assert!(Choice::Always.walks_in_inode_order(&on_shm));
+        assert!(!Choice::Never.walks_in_inode_order(&on_shm));
+        // tmpfs has no block queue to say it rotates: the walk keeps the listing's order.
+        if std::fs::metadata("/dev/shm").is_ok() {
+            assert!(!Choice::Measured.walks_in_inode_order(&on_shm));
+        }
+        assert!(!Choice::Measured.walks_in_inode_order(&[PathBuf::from("/no/such/path")]));
     }
 
     #[test]

@@ -124,6 +124,7 @@ pub fn backup(
     walk_options.one_file_system = options.one_file_system;
     let parent_time = options.parent.as_ref().map(|(_, s)| s.time);
     let order = disk_order::Choice::from_env().map_err(|e| Error::Invalid(e.to_string()))?;
+    walk_options.inode_order = order.walks_in_inode_order(&paths);
     let stages = pipeline::Stages::new().with_disk_order(order);
     let visitor = visitor::BackupVisitor::new(
         &session.sink,
