@@ -176,7 +176,13 @@ impl Copier {
                     Err(e) => return Err(e.into()),
                 }
             } else {
-                let buf = self.buf.get_or_insert_with(|| ReadBuf::new(CHUNK));
+                // As long as this read, not a whole chunk: a buffer is zeroed when made, and a
+                // mirror of small files makes one per file (zeroing a megabyte for each was
+                // most of a first copy's processor time).
+                let buf = match &mut self.buf {
+                    Some(buf) if buf.room() >= want => buf,
+                    slot => slot.insert(ReadBuf::new(want)),
+                };
                 buf.set_len(want);
                 let n = src.read_at(buf.bytes_mut(), at)?;
                 dst.write_all_at(&buf.bytes()[..n], at)?;
