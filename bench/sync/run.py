@@ -12,6 +12,7 @@ writes a JSON file of every timing.
 
   bench/sync/run.py --base /dev/shm/syncbench            # in RAM (tmpfs)
   bench/sync/run.py --base /work/syncbench --trees big    # on disk
+  bench/sync/run.py --base /var/tmp/syncbench --dst-base /dev/shm/syncdst --trees usr   # ext4 to tmpfs
 
 An old build against a new one, in turn in every round (ratios dedup/dedup-base):
   bench/sync/run.py --base /dev/shm/syncbench --tools dedup,dedup-base --dedup NEW --against OLD
@@ -52,6 +53,7 @@ TREES = {
 
 
 AGAINST = None  # --against: another dedup binary, timed as the tool "dedup-base"
+DST_BASE = None  # --dst-base: where the destinations go, when not beside the sources
 
 
 def tools(dedup):
@@ -129,7 +131,9 @@ def bench_special(name, base, names, dedup, rounds, linux_src, usr_src="/usr/sha
     table = deleting(dedup) if name == "renamed" else tools(dedup)
     steps = ("renamed",) if name == "renamed" else ("first", "noop")
     times = {t: {k: [] for k in steps + tuple(s + "_cpu" for s in steps)} for t in names}
-    dst = lambda t: os.path.join(root, "dst-" + t)
+    dst_root = os.path.join(DST_BASE, name) if DST_BASE else root
+    os.makedirs(dst_root, exist_ok=True)
+    dst = lambda t: os.path.join(dst_root, "dst-" + t)
     for r in range(rounds):
         order = names[r % len(names):] + names[: r % len(names)]
         if name == "renamed":
@@ -161,6 +165,7 @@ def bench_special(name, base, names, dedup, rounds, linux_src, usr_src="/usr/sha
             st = os.stat(os.path.join(dst(t), "sparse.img"))
             times[t]["allocated_bytes"] = st.st_blocks * 512
     shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(dst_root, ignore_errors=True)
     return times
 
 
@@ -235,7 +240,9 @@ def bench_tree(name, base, names, dedup, rounds, incr_rounds, seed, back_to_back
     table = tools(dedup)
     steps = ("first", "noop", "incremental")
     times = {t: {k: [] for k in steps + tuple(s + "_cpu" for s in steps)} for t in names}
-    dst = lambda t: os.path.join(base, name, "dst-" + t)
+    dst_root = os.path.join(DST_BASE or base, name)
+    os.makedirs(dst_root, exist_ok=True)
+    dst = lambda t: os.path.join(dst_root, "dst-" + t)
     for r in range(rounds):
         order = names[r % len(names):] + names[: r % len(names)]
         for t in order:
@@ -265,6 +272,7 @@ def bench_tree(name, base, names, dedup, rounds, incr_rounds, seed, back_to_back
         if t not in COPY_ONLY:
             check_same(src, dst(t))
     shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+    shutil.rmtree(dst_root, ignore_errors=True)
     return times
 
 
@@ -282,12 +290,16 @@ def main():
     ap.add_argument("--out", default="bench/results/sync.json")
     ap.add_argument("--linux-src", help="a real source tree for the linux row")
     ap.add_argument("--usr-src", default="/usr/share", help="the tree the usr row copies")
+    ap.add_argument("--dst-base", help="directory for the destinations, on another file system than --base: "
+                    "a copy between two kinds of file system, where copy_file_range is refused "
+                    "(e.g. --base on the ext4 disk, --dst-base on tmpfs or an XFS image)")
     ap.add_argument("--back-to-back", action="store_true",
                     help="run each incremental round right after its change, without letting it age "
                          "past dedup's racily-clean window (50 ms)")
     a = ap.parse_args()
-    global AGAINST
+    global AGAINST, DST_BASE
     AGAINST = os.path.abspath(a.against) if a.against else None
+    DST_BASE = os.path.abspath(a.dst_base) if a.dst_base else None
     names = [t for t in a.tools.split(",") if t]
     if "dedup-base" in names and not AGAINST:
         sys.exit("the tool dedup-base needs --against BIN")

@@ -1,20 +1,22 @@
 //! Copying a file's content into another: a clone where the file system can share extents,
 //! otherwise a copy of the data ranges only (`SEEK_DATA`/`SEEK_HOLE`), so holes stay holes. The
-//! data moves inside the kernel (`copy_file_range`) where it can, else through a 1 MiB buffer
-//! (also when cloning is refused: the kernel's copy may share extents too).
+//! data moves inside the kernel where it can: `copy_file_range` within a file system (also when
+//! cloning is refused: the kernel's copy may share extents too), `sendfile` between two kinds of
+//! file system, where `copy_file_range` is refused (ext4 to XFS or tmpfs: one call a range and
+//! no copy through user space); else through a buffer of up to 1 MiB.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 use dedup_scan::ReadBuf;
-use rustix::fs::{copy_file_range, fstat, ftruncate, seek, SeekFrom, Stat};
+use rustix::fs::{copy_file_range, fstat, ftruncate, seek, sendfile, SeekFrom, Stat};
 use rustix::io::Errno;
 
 use crate::error::{unsupported, FsError};
 use crate::share::clone_file;
 use crate::TempFile;
 
-/// Bytes moved per `copy_file_range` call or per buffered read and write.
+/// Bytes moved per `copy_file_range` or `sendfile` call, or per buffered read and write.
 const CHUNK: usize = 1 << 20;
 
 /// Whether [`copy_contents`] may clone instead of copying.
@@ -43,8 +45,8 @@ pub struct Copied {
     pub kernel_refused: bool,
 }
 
-/// Make the new file `dst` (a [`TempFile`] nothing was written to yet, so neither `src` nor
-/// holding old bytes) hold exactly the first `len` bytes of `src`. `dense` says that `src` has
+/// Make the new file `dst` (a [`TempFile`] nothing was written to yet and whose offset was not
+/// moved, so neither `src` nor holding old bytes) hold exactly the first `len` bytes of `src`. `dense` says that `src` has
 /// no hole to keep ([`has_no_holes`] of a status the caller took, its own `fstat` or a walk's);
 /// otherwise holes of `src` stay holes in the copy. [`FsError::Changed`] when `src` ends before
 /// `len` (it shrank since its length was taken); bytes past `len` are not copied. `src`'s file
@@ -108,18 +110,35 @@ fn cut_clone(dst: &File, len: u64) -> Result<Copied, FsError> {
     Ok(Copied { cloned: true, bytes: len, kernel_refused: false })
 }
 
-/// A sparse-aware copy, remembering whether the kernel copies for it.
+/// How a [`Copier`] moves bytes; each refusal moves it one step down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `copy_file_range`.
+    Kernel,
+    /// `sendfile`: writes at `dst`'s file offset, which the copier keeps track of.
+    Sendfile,
+    /// A positioned read into a buffer and a positioned write from it.
+    Buffer,
+}
+
+/// A sparse-aware copy, remembering how the kernel copies for it.
 struct Copier {
-    /// `copy_file_range` still worth trying.
-    kernel: bool,
+    mode: Mode,
     /// `copy_file_range` was refused for a reason of the two file systems, not of this file.
     refused_for_every_file: bool,
     buf: Option<ReadBuf>,
+    /// `dst`'s file offset where known (the place `sendfile` writes at).
+    dst_offset: Option<u64>,
 }
 
 impl Copier {
     fn new(kernel: bool) -> Copier {
-        Copier { kernel, refused_for_every_file: false, buf: None }
+        let mode = if kernel { Mode::Kernel } else { Mode::Sendfile };
+        Copier::in_mode(mode)
+    }
+
+    fn in_mode(mode: Mode) -> Copier {
+        Copier { mode, refused_for_every_file: false, buf: None, dst_offset: None }
     }
 
     /// Copy the data ranges of `src` below `len` (all of it when `dense`), then set the length
@@ -136,6 +155,8 @@ impl Copier {
         if dst_has_bytes {
             ftruncate(dst, 0)?;
         }
+        // A new file nothing was written to is at offset 0; another may be anywhere.
+        self.dst_offset = (!dst_has_bytes).then_some(0);
         let mut copied = 0;
         let mut pos = 0;
         loop {
@@ -162,31 +183,54 @@ impl Copier {
         let mut at = start;
         while at < end {
             let want = CHUNK.min(usize::try_from(end - at).unwrap_or(CHUNK));
-            let n = if self.kernel {
-                let (mut from, mut to) = (at, at);
-                match copy_file_range(src, Some(&mut from), dst, Some(&mut to), want) {
-                    Ok(n) => n,
-                    Err(e) if unsupported(e, &[Errno::NOSYS]) => {
-                        self.kernel = false;
-                        // EINVAL can be this file's own (a special file); the others hold for
-                        // every file between these file systems.
-                        self.refused_for_every_file = e != Errno::INVAL && e != Errno::NOTTY;
-                        continue;
+            let n = match self.mode {
+                Mode::Kernel => {
+                    let (mut from, mut to) = (at, at);
+                    match copy_file_range(src, Some(&mut from), dst, Some(&mut to), want) {
+                        Ok(n) => n,
+                        Err(e) if unsupported(e, &[Errno::NOSYS]) => {
+                            self.mode = Mode::Sendfile;
+                            // EINVAL can be this file's own (a special file); the others hold
+                            // for every file between these file systems.
+                            self.refused_for_every_file = e != Errno::INVAL && e != Errno::NOTTY;
+                            continue;
+                        }
+                        Err(e) => return Err(e.into()),
                     }
-                    Err(e) => return Err(e.into()),
                 }
-            } else {
-                // As long as this read, not a whole chunk: a buffer is zeroed when made, and a
-                // mirror of small files makes one per file (zeroing a megabyte for each was
-                // most of a first copy's processor time).
-                let buf = match &mut self.buf {
-                    Some(buf) if buf.room() >= want => buf,
-                    slot => slot.insert(ReadBuf::new(want)),
-                };
-                buf.set_len(want);
-                let n = src.read_at(buf.bytes_mut(), at)?;
-                dst.write_all_at(&buf.bytes()[..n], at)?;
-                n
+                Mode::Sendfile => {
+                    if self.dst_offset != Some(at) {
+                        seek(dst, SeekFrom::Start(at))?;
+                        self.dst_offset = Some(at);
+                    }
+                    let mut from = at;
+                    match sendfile(dst, src, Some(&mut from), want) {
+                        Ok(n) => {
+                            self.dst_offset = Some(at + n as u64);
+                            n
+                        }
+                        // Nothing was written: a file system that cannot splice takes the
+                        // buffer.
+                        Err(e) if unsupported(e, &[Errno::NOSYS]) => {
+                            self.mode = Mode::Buffer;
+                            continue;
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Mode::Buffer => {
+                    // As long as this read, not a whole chunk: a buffer is zeroed when made, and
+                    // a mirror of small files makes one per file (zeroing a megabyte for each
+                    // was most of a first copy's processor time).
+                    let buf = match &mut self.buf {
+                        Some(buf) if buf.room() >= want => buf,
+                        slot => slot.insert(ReadBuf::new(want)),
+                    };
+                    buf.set_len(want);
+                    let n = src.read_at(buf.bytes_mut(), at)?;
+                    dst.write_all_at(&buf.bytes()[..n], at)?;
+                    n
+                }
             };
             if n == 0 {
                 return Err(FsError::Changed);
@@ -227,6 +271,7 @@ mod tests {
     use std::path::Path;
 
     const LEN: u64 = 64 << 20;
+    const MODES: [Mode; 3] = [Mode::Kernel, Mode::Sendfile, Mode::Buffer];
     const DATA_AT: [u64; 2] = [1 << 20, 40 << 20];
 
     /// A 64 MiB file of two 4 KiB data blocks and holes, ending in a hole.
@@ -255,13 +300,31 @@ mod tests {
     fn holes_stay_holes_through_the_kernel_and_through_the_buffer() {
         let tmp = tempfile::tempdir().unwrap();
         let src = sparse_source(tmp.path());
-        for kernel in [true, false] {
+        for mode in MODES {
             let dst = destination(tmp.path());
-            let copied = Copier::new(kernel).copy(&src, &dst, LEN, true, false).unwrap();
-            assert_eq!(copied, 8192, "kernel copy {kernel}: data bytes");
+            let copied = Copier::in_mode(mode).copy(&src, &dst, LEN, true, false).unwrap();
+            assert_eq!(copied, 8192, "{mode:?}: data bytes");
             assert_eq!(fstat(&dst).unwrap().st_size as u64, LEN);
-            assert!(allocated(&dst) <= 64 << 10, "kernel copy {kernel}: {}", allocated(&dst));
-            assert!(same_content(&src, &dst, LEN).unwrap(), "kernel copy {kernel}");
+            assert!(allocated(&dst) <= 64 << 10, "{mode:?}: {}", allocated(&dst));
+            assert!(same_content(&src, &dst, LEN).unwrap(), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn bytes_land_at_their_places_whatever_the_destinations_offset() {
+        use std::io::Write;
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("src");
+        let data: Vec<u8> = (0..(CHUNK + 77)).map(|i| (i % 253) as u8).collect();
+        fs::write(&p, &data).unwrap();
+        let src = File::open(&p).unwrap();
+        for mode in MODES {
+            let mut dst = destination(tmp.path());
+            // Its offset left past the end by a write through the same descriptor.
+            dst.write_all(&[0xBB; 5000]).unwrap();
+            let len = data.len() as u64;
+            assert_eq!(Copier::in_mode(mode).copy(&src, &dst, len, true, true).unwrap(), len);
+            assert!(fs::read(tmp.path().join("copy")).unwrap() == data, "{mode:?}");
         }
     }
 
@@ -300,13 +363,13 @@ mod tests {
         let data: Vec<u8> = (0..(3 * CHUNK + 5)).map(|i| (i % 251) as u8).collect();
         fs::write(&p, &data).unwrap();
         let src = File::open(&p).unwrap();
-        for kernel in [true, false] {
+        for mode in MODES {
             let dst = destination(tmp.path());
-            Copier::new(kernel).copy(&src, &dst, 2 * CHUNK as u64 + 1, true, true).unwrap();
+            Copier::in_mode(mode).copy(&src, &dst, 2 * CHUNK as u64 + 1, true, true).unwrap();
             assert_eq!(fs::read(tmp.path().join("copy")).unwrap(), data[..2 * CHUNK + 1]);
             let longer = data.len() as u64 + 1;
             for dense in [true, false] {
-                let e = Copier::new(kernel).copy(&src, &dst, longer, true, dense).unwrap_err();
+                let e = Copier::in_mode(mode).copy(&src, &dst, longer, true, dense).unwrap_err();
                 assert!(matches!(e, FsError::Changed), "{e:?}");
             }
         }
