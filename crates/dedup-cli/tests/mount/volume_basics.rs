@@ -2,7 +2,7 @@
 //! entries through `cp -a`, shows it back as written, commits it as snapshots tagged
 //! `volume:NAME` that restore byte for byte and check clean, and mounts again with the same
 //! content; a second writable mount of the volume is refused by name while the first runs;
-//! small files copied twice deduplicate.
+//! small files copied twice deduplicate; a commit that lost its tag is not silently passed over.
 
 use crate::common;
 use crate::volume_helpers::{assert_checks_clean, commits, data, fuse_available, Volume};
@@ -201,4 +201,50 @@ fn a_commit_keeps_what_a_prune_planned_during_the_mount() {
     let target = after.to_str().unwrap();
     common::store::store_ok(&repo, &["restore", "latest:/vol", "--target", target]);
     assert_eq!(fs::read(after.join("copy.bin")).unwrap(), content);
+}
+
+/// `store tag --set` replaces every tag, `volume:NAME` too. The mount took the newest snapshot
+/// still tagged as the volume's latest state: after `tag --set keep latest` the volume came up
+/// one commit older, and after `tag --set keep` (every snapshot) it came up empty and its first
+/// commit buried the real state, without a word. Now such a mount is refused and says how to
+/// give the tag back; with it back, the volume mounts as it was.
+#[test]
+fn a_mount_refuses_to_pass_over_a_newer_commit_that_lost_its_tag() {
+    let test = "a_mount_refuses_to_pass_over_a_newer_commit_that_lost_its_tag";
+    if !fuse_available(test) {
+        return;
+    }
+    let (_tmp, repo, point) = crate::volume_helpers::volume_place();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    fs::write(volume.path("first"), b"first").unwrap();
+    volume.unmount_ok();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    fs::write(volume.path("second"), b"second").unwrap();
+    volume.unmount_ok();
+    let newest = commits(&repo, "vol").pop().unwrap();
+    let short = &newest[..8];
+
+    for set in [&["tag", "--set", "keep", short][..], &["tag", "--set", "keep"][..]] {
+        common::store::store_ok(&repo, set);
+        let listed = common::store::store_ok(&repo, &["snapshots"]);
+        let retagged = listed.lines().last().unwrap().split_whitespace().next().unwrap();
+        let refused = Volume::try_start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+        let Err((status, stderr)) = refused else {
+            panic!("the volume mounted without its newest commit ({set:?})")
+        };
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("snapshot {retagged} is a commit of volume \"vol\""))
+                && stderr.contains(&format!("dedup store tag --add volume:vol {retagged}")),
+            "{stderr}"
+        );
+        let snapshots = common::store::store_ok(&repo, &["snapshots"]);
+        assert_eq!(snapshots, listed, "a refused mount committed");
+        common::store::store_ok(&repo, &["tag", "--add", "volume:vol", retagged]);
+        let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+        assert_eq!(fs::read(volume.path("second")).unwrap(), b"second");
+        assert_eq!(fs::read(volume.path("first")).unwrap(), b"first");
+        volume.unmount_ok();
+    }
+    assert_checks_clean(&repo);
 }
