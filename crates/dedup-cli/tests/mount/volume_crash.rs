@@ -187,3 +187,36 @@ fn sync_of_the_mount_point_commits_and_the_help_promises_no_syncfs() {
     volume.unmount_ok();
     assert_checks_clean(&repo);
 }
+
+/// A mount killed with `kill -9` whose parent has not reaped it yet (a supervisor that kills
+/// and restarts it) is a zombie: its pid still takes signals, and its claim held the volume
+/// ("already mounted writable by process …") until the parent waited. It runs no more, so the
+/// volume mounts again at once, with what was committed.
+#[test]
+fn a_killed_mount_not_yet_reaped_does_not_lock_its_volume_out() {
+    let test = "a_killed_mount_not_yet_reaped_does_not_lock_its_volume_out";
+    if !fuse_available(test) {
+        return;
+    }
+    let (_tmp, repo, point) = volume_place();
+    let volume = Volume::start(&repo, "v", &point, &["--commit-interval", "3600"]);
+    let content = data(200_000, 3);
+    let mut file = File::create(volume.path("kept")).unwrap();
+    file.write_all(&content).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    let mut zombie = volume.kill9_unreaped();
+
+    let again = Volume::try_start(&repo, "v", &point, &["--commit-interval", "3600"]);
+    let reaped = zombie.wait().unwrap();
+    assert!(!reaped.success());
+    let volume = match again {
+        Ok(volume) => volume,
+        Err((status, stderr)) => {
+            panic!("the volume stayed locked by the dead mount: {status}\n{stderr}")
+        }
+    };
+    assert!(fs::read(volume.path("kept")).unwrap() == content, "the fsynced file changed");
+    volume.unmount_ok();
+    assert_checks_clean(&repo);
+}
