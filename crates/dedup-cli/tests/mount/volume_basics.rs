@@ -2,7 +2,8 @@
 //! entries through `cp -a`, shows it back as written, commits it as snapshots tagged
 //! `volume:NAME` that restore byte for byte and check clean, and mounts again with the same
 //! content; a second writable mount of the volume is refused by name while the first runs;
-//! small files copied twice deduplicate; a commit that lost its tag is not silently passed over.
+//! small files copied twice deduplicate; a commit that lost its tag, or a snapshot that does not
+//! read, is not silently passed over.
 
 use crate::common;
 use crate::volume_helpers::{assert_checks_clean, commits, data, fuse_available, Volume};
@@ -246,5 +247,50 @@ fn a_mount_refuses_to_pass_over_a_newer_commit_that_lost_its_tag() {
         assert_eq!(fs::read(volume.path("first")).unwrap(), b"first");
         volume.unmount_ok();
     }
+    assert_checks_clean(&repo);
+}
+
+/// A snapshot that does not read (damaged, or lost to a failed request on object storage) may
+/// be the volume's newest commit: the mount took the newest commit that read, so a truncated
+/// snapshot file made the volume come up one commit older without a word, and its next commit
+/// buried the newer state. Now the mount is refused, naming the snapshot; once it reads again
+/// the volume mounts as it was.
+#[test]
+fn a_mount_refuses_while_a_snapshot_does_not_read() {
+    let test = "a_mount_refuses_while_a_snapshot_does_not_read";
+    if !fuse_available(test) {
+        return;
+    }
+    let (_tmp, repo, point) = crate::volume_helpers::volume_place();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    fs::write(volume.path("first"), b"first").unwrap();
+    volume.unmount_ok();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    fs::write(volume.path("second"), b"second").unwrap();
+    volume.unmount_ok();
+    let newest = commits(&repo, "vol").pop().unwrap();
+    let file = repo.join("snapshots").join(&newest);
+    let bytes = fs::read(&file).unwrap();
+    fs::write(&file, &bytes[..50]).unwrap();
+
+    let refused = Volume::try_start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    let Err((status, stderr)) = refused else {
+        panic!("the volume mounted while its newest commit did not read")
+    };
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("while a snapshot does not read") && stderr.contains(&newest),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_dir(repo.join("snapshots")).unwrap().count(),
+        3,
+        "a refused mount committed"
+    );
+
+    fs::write(&file, &bytes).unwrap();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    assert_eq!(fs::read(volume.path("second")).unwrap(), b"second");
+    volume.unmount_ok();
     assert_checks_clean(&repo);
 }

@@ -27,10 +27,19 @@ pub fn volume_path(name: &str) -> Vec<u8> {
 /// The newest commit of volume `name`, if any. Refused when a snapshot newer than it is a
 /// commit of the volume rewritten without the tag (`store tag --set` or `--remove` took it
 /// off): the volume would come up older than it is, or empty, and its next commit would bury
-/// the newer state under itself, all without a word.
+/// the newer state under itself, all without a word. Refused likewise while a snapshot does
+/// not read (damaged, or lost to a failed request): it may be the newest commit.
 pub fn latest_commit(store: &VolumeStore, name: &str) -> Result<Option<(Id, Snapshot)>, Error> {
     let tag = volume_tag(name);
-    let (mut all, _) = store.repo().snapshots()?;
+    let (mut all, bad) = store.repo().snapshots()?;
+    if let Some(err) = bad.first() {
+        return Err(Error::Invalid(format!(
+            "cannot tell the newest commit of volume {name:?} while a snapshot does not read \
+             ({err}): it may be that commit, and the volume would go back to an older state. Try \
+             again if the repository was busy; `dedup store repair snapshots --forget` removes \
+             a snapshot lost for good"
+        )));
+    }
     all.retain(|(_, s)| s.paths == [volume_path(name)]);
     while let Some((id, snapshot)) = all.pop() {
         if snapshot.tags.contains(&tag) {
