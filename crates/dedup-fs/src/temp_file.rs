@@ -206,7 +206,12 @@ pub fn flush(file: &File) -> Result<(), FsError> {
     // A close interrupted by a signal may not have flushed (the descriptor is gone anyway on
     // Linux): flush through another duplicate.
     for _ in 0..3 {
-        let dup = rustix::io::fcntl_dupfd_cloexec(file, 0)?;
+        let dup = match rustix::io::fcntl_dupfd_cloexec(file, 0) {
+            Ok(dup) => dup,
+            // No descriptor to spare: the write-back, waited for, reports the same errors.
+            Err(Errno::MFILE | Errno::NFILE) => return Ok(rustix::fs::fdatasync(file)?),
+            Err(e) => return Err(e.into()),
+        };
         match crate::platform::close_checked(dup) {
             Ok(()) => return Ok(()),
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
