@@ -52,8 +52,8 @@ fn a_full_disk_fails_the_close_of_the_file_whose_chunks_could_not_be_stored() {
 /// `dedup sync` dropped each copy without looking at what `close` said: into a file system that
 /// reports a failed write-back at close (NFS, SMB, FUSE; here the volume on a full disk) it
 /// renamed copies whose bytes had not landed over the good files and exited 0. Each temporary
-/// is now flushed before it takes its name: the run fails naming the file, and the old copy
-/// stays. The same holds for `store restore` (the same temporary files of dedup-fs).
+/// is now flushed before it takes its name (and before `--backup` renames the old file away):
+/// the run fails naming the file, and the old copy stays where it was. The same holds for `store restore` (the same temporary files of dedup-fs).
 #[test]
 fn sync_and_restore_into_a_volume_on_a_full_disk_fail_and_keep_the_old_files() {
     let test = "sync_and_restore_into_a_volume_on_a_full_disk_fail_and_keep_the_old_files";
@@ -71,11 +71,21 @@ fn sync_and_restore_into_a_volume_on_a_full_disk_fail_and_keep_the_old_files() {
     let ballast = small.mnt.join("ballast");
     fill_outside(&ballast);
 
-    let out = Command::new(common::BIN).arg("sync").arg(&src).arg(&point).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "a sync whose copies did not land: {stderr}");
-    assert!(stderr.contains("No space left"), "{stderr}");
-    assert!(fs::read(volume.path("kept")).unwrap() == kept, "a copy that failed replaced the file");
+    // With --backup the old file is renamed away only for a copy that landed.
+    for backup in [true, false] {
+        let mut sync = Command::new(common::BIN);
+        sync.arg("sync");
+        if backup {
+            sync.arg("--backup");
+        }
+        let out = sync.arg(&src).arg(&point).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "a sync whose copies did not land: {stderr}");
+        assert!(stderr.contains("No space left"), "{stderr}");
+        let now = fs::read(volume.path("kept"));
+        assert!(now.is_ok_and(|now| now == kept), "a copy that failed replaced the file");
+        assert!(!volume.path("kept~").exists(), "the old file was backed up for a failed copy");
+    }
 
     let snapshot_path = OsString::from(format!("latest:{}", src.display()));
     let args = [
