@@ -209,16 +209,18 @@ pub fn flush(file: &File) -> Result<(), FsError> {
         let dup = match rustix::io::fcntl_dupfd_cloexec(file, 0) {
             Ok(dup) => dup,
             // No descriptor to spare: the write-back, waited for, reports the same errors.
-            Err(Errno::MFILE | Errno::NFILE) => return Ok(rustix::fs::fdatasync(file)?),
+            Err(Errno::MFILE | Errno::NFILE) => {
+                return rustix::fs::fdatasync(file).map_err(|e| FsError::Unwritten(e.into()))
+            }
             Err(e) => return Err(e.into()),
         };
         match crate::platform::close_checked(dup) {
             Ok(()) => return Ok(()),
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-            Err(e) => return Err(FsError::Io(e)),
+            Err(e) => return Err(FsError::Unwritten(e)),
         }
     }
-    Err(FsError::Io(io::Error::from_raw_os_error(libc::EINTR)))
+    Err(FsError::Unwritten(io::Error::from_raw_os_error(libc::EINTR)))
 }
 
 /// Flush a directory's entries to stable storage: after a rename into it, the step that makes

@@ -81,7 +81,9 @@ fn sync_and_restore_into_a_volume_on_a_full_disk_fail_and_keep_the_old_files() {
         let out = sync.arg(&src).arg(&point).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "a sync whose copies did not land: {stderr}");
-        assert!(stderr.contains("No space left"), "{stderr}");
+        // Named as the destination's failure, not the source's.
+        let named = format!("{}: was not written: No space left", volume.path("kept").display());
+        assert!(stderr.contains(&named), "{stderr}");
         let now = fs::read(volume.path("kept"));
         assert!(now.is_ok_and(|now| now == kept), "a copy that failed replaced the file");
         assert!(!volume.path("kept~").exists(), "the old file was backed up for a failed copy");
