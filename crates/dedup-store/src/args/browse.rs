@@ -162,6 +162,7 @@ impl RestoreArgs {
             delete: self.delete,
             dry_run: self.dry_run,
             verify: self.verify,
+            repository: None,
         }
     }
 }
