@@ -498,4 +498,13 @@ fn a_restore_never_removes_nor_writes_into_the_repository_it_reads() {
     assert_eq!(out.code, Some(2), "{}", out.dump());
     assert!(String::from_utf8_lossy(&out.stderr).contains("lies inside the repository"));
     assert!(!inside.exists());
+    // Named relative to a working directory inside it, and not there yet.
+    let out = run(store_cmd(&repo).current_dir(repo.join("data")).args([
+        OsStr::new("restore"),
+        OsStr::new(&spec),
+        OsStr::new("--target"),
+        OsStr::new("new"),
+    ]));
+    assert_eq!(out.code, Some(2), "{}", out.dump());
+    assert!(!repo.join("data/new").exists());
 }

@@ -122,7 +122,8 @@ fn guard_repository(repository: &Path, target: &Path) -> Result<Vec<(u64, u64)>>
     let protected: Vec<(u64, u64)> = repository.ancestors().filter_map(id).collect();
     let Some(&own) = protected.first() else { return Ok(Vec::new()) };
     // The target, or the nearest directory of it that exists (it is made if missing).
-    let inside = target.ancestors().find_map(|dir| {
+    let target_path = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
+    let inside = target_path.ancestors().find_map(|dir| {
         let dir = dir.canonicalize().ok()?;
         Some(dir.ancestors().filter_map(id).any(|d| d == own))
     });
