@@ -134,6 +134,16 @@ pub enum SyncError {
     Io(PathBuf, std::io::Error),
 }
 
+/// The path of the existing file `path` below the directory `dst` (both resolved), if it lies
+/// there.
+fn below(dst: &Path, path: &Path) -> Option<Vec<u8>> {
+    let (parent, name) = (path.parent()?, path.file_name()?);
+    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+    let full = std::fs::canonicalize(parent).ok()?.join(name);
+    let rel = full.strip_prefix(std::fs::canonicalize(dst).ok()?).ok()?;
+    (!rel.as_os_str().is_empty()).then(|| rel.as_os_str().as_bytes().to_vec())
+}
+
 /// Mirror `src` into `dst` as `options` say; changes and problems go to `events` as they
 /// happen, progress to `progress` (made from [`PHASES`]).
 pub fn sync(
@@ -151,7 +161,9 @@ pub fn sync(
     };
     let backup_dir = backup.as_ref().and_then(backup::Backup::dir_in_dst);
     let files = options.files_from.as_ref().map(files_from::FileList::new);
-    let selection = select::Selection::new(&options.filters, backup_dir, files)?.map(Arc::new);
+    let log = options.log.as_deref().and_then(|log| below(dst, log));
+    let selection =
+        select::Selection::new(&options.filters, backup_dir, log.as_deref(), files)?.map(Arc::new);
     let mut walk_options = WalkOptions::default();
     walk_options.filter = selection.clone().map(|s| s as Arc<dyn dedup_scan::EntryFilter>);
     let created = !dst_exists && !options.dry_run;

@@ -48,6 +48,9 @@ pub struct SyncOptions {
     pub reflink: Reflink,
     /// Files unchanged against this directory's copy become hard links to it.
     pub link_dest: Option<PathBuf>,
+    /// The `--log` file: where it lies in DST it is left out of the mirror on both sides, as a
+    /// backup directory there is, so that `--delete` does not remove the log being written.
+    pub log: Option<PathBuf>,
     /// Identical files copied in this run share storage.
     pub dedup: Option<DedupMode>,
     /// Concurrency per device (measured unless fixed).

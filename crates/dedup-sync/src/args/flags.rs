@@ -163,6 +163,8 @@ pub struct SyncFlags {
     pub itemize_changes: bool,
 
     /// Write one JSON line per change to FILE.
+    ///
+    /// A FILE inside DST is left out of the mirror (never deleted).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
