@@ -128,7 +128,7 @@ pub struct SyncFlags {
     /// Hard-link files unchanged against DIR's copy instead of copying them.
     ///
     /// Same path below DIR, size, time and metadata: rsync's snapshot idiom. A relative DIR is
-    /// below DST, as in rsync.
+    /// below DST, as in rsync, and is then left out of the mirror (never deleted).
     #[arg(long, value_name = "DIR", help_heading = COPYING)]
     pub link_dest: Option<PathBuf>,
 
