@@ -106,7 +106,7 @@ impl From<FsError> for SkipReason {
                 SkipReason::NotRegular("not a file dedup left behind (left alone)")
             }
             FsError::Metadata { source, .. } => SkipReason::from_io(source),
-            FsError::Io(e) => SkipReason::from_io(e),
+            FsError::Io(e) | FsError::Unwritten(e) => SkipReason::from_io(e),
         }
     }
 }

@@ -50,6 +50,10 @@ pub enum FsError {
         /// The operating system's error.
         source: io::Error,
     },
+    /// The file system said at close that the file's bytes were not written back (NFS, SMB and
+    /// FUSE report a failed write of cached pages there): the file, not its source, failed.
+    #[error("was not written: {0}")]
+    Unwritten(io::Error),
     /// The operating system refused (permission, no such file, read-only file system, I/O
     /// error…).
     #[error(transparent)]
@@ -71,7 +75,7 @@ impl FsError {
     /// The operating system's error number, when there is one.
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
-            FsError::Io(e) | FsError::Unsupported(e) => e.raw_os_error(),
+            FsError::Io(e) | FsError::Unsupported(e) | FsError::Unwritten(e) => e.raw_os_error(),
             FsError::Metadata { source, .. } => source.raw_os_error(),
             _ => None,
         }

@@ -89,7 +89,7 @@ pub use stray::{
     check_stray, check_stray_at, find_strays, is_temp_name, remove_stray, temp_kind, temp_name,
     TempKind,
 };
-pub use temp_file::{sync_dir, Commit, TempFile};
+pub use temp_file::{flush, sync_dir, Commit, TempFile};
 pub use validate::{open_expected, open_expected_entry, Opened};
 pub use write_back::{
     reopen_for_write_back, small_first, start_write_back, start_write_back_all, SMALL_FILE,

@@ -91,6 +91,7 @@ impl OwnedTempFile {
         if how.durable {
             fsync(&file)?;
         }
+        crate::temp_file::flush(&file)?;
         let renamed = if how.no_replace {
             renameat_with(&tmp.dir, &tmp.name, &tmp.dir, name, RenameFlags::NOREPLACE)
         } else {

@@ -1,7 +1,7 @@
-//! The one `ioctl` rustix does not wrap: `FIDEDUPERANGE`, which asks the kernel to compare a
-//! range of two files and, when equal, make the destination share the source's extents. The
-//! kernel locks both ranges while it compares, so no write can slip in between the comparison
-//! and the sharing.
+//! What rustix does not wrap safely: the `ioctl` `FIDEDUPERANGE`, which asks the kernel to
+//! compare a range of two files and, when equal, make the destination share the source's
+//! extents (the kernel locks both ranges while it compares, so no write can slip in between the
+//! comparison and the sharing); and a `close` whose answer is read ([`close_checked`]).
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -83,6 +83,20 @@ pub(crate) fn dedupe_range(src: &File, dest: &File, offset: u64, len: u64) -> io
         FILE_DEDUPE_RANGE_DIFFERS => Ok(Deduped::Differs),
         negative if negative < 0 => Err(io::Error::from_raw_os_error(-negative)),
         other => Err(io::Error::other(format!("unexpected FIDEDUPERANGE status {other}"))),
+    }
+}
+
+/// Closes `fd` and returns what the close met: a file system that writes back at close (NFS,
+/// SMB, FUSE) reports a failed write there, which dropping an `OwnedFd` ignores.
+pub fn close_checked(fd: std::os::fd::OwnedFd) -> io::Result<()> {
+    let raw = std::os::fd::IntoRawFd::into_raw_fd(fd);
+    // SAFETY: `raw` came out of an `OwnedFd`, so it is open and nothing else owns it; it is
+    // closed exactly once, here, and never used again (on Linux it is released even when
+    // close reports an error).
+    if unsafe { libc::close(raw) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 

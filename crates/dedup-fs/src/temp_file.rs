@@ -121,6 +121,7 @@ impl<'d> TempFile<'d> {
         if how.durable {
             fsync(&file)?;
         }
+        flush(&file)?;
         if unnamed {
             return link_unnamed(file, tmp.dir, name, how);
         }
@@ -193,6 +194,33 @@ impl Drop for TempName<'_> {
             let _ = unlinkat(self.dir, &self.name, AtFlags::empty());
         }
     }
+}
+
+/// Collect the write errors that a file system defers to `close` (NFS, FUSE, SMB report a
+/// failed write-back of cached pages there, not at `write`, and dropping a `File` ignores
+/// them): a duplicate of the descriptor is closed, which makes the file system flush the file
+/// as the last close would, and what that close met is returned. Called before a temporary
+/// file takes its name, so that a copy whose bytes did not land never replaces a good file
+/// and is never counted as made. Costs a `dup` and a `close` where nothing is deferred.
+pub fn flush(file: &File) -> Result<(), FsError> {
+    // A close interrupted by a signal may not have flushed (the descriptor is gone anyway on
+    // Linux): flush through another duplicate.
+    for _ in 0..3 {
+        let dup = match rustix::io::fcntl_dupfd_cloexec(file, 0) {
+            Ok(dup) => dup,
+            // No descriptor to spare: the write-back, waited for, reports the same errors.
+            Err(Errno::MFILE | Errno::NFILE) => {
+                return rustix::fs::fdatasync(file).map_err(|e| FsError::Unwritten(e.into()))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match crate::platform::close_checked(dup) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(e) => return Err(FsError::Unwritten(e)),
+        }
+    }
+    Err(FsError::Unwritten(io::Error::from_raw_os_error(libc::EINTR)))
 }
 
 /// Flush a directory's entries to stable storage: after a rename into it, the step that makes

@@ -134,6 +134,16 @@ pub enum SyncError {
     Io(PathBuf, std::io::Error),
 }
 
+/// The path of the existing entry `path` below the directory `dst` (both resolved; the last
+/// component of `path` is not followed), if it lies there.
+fn below(dst: &Path, path: &Path) -> Option<Vec<u8>> {
+    let (parent, name) = (path.parent()?, path.file_name()?);
+    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+    let full = std::fs::canonicalize(parent).ok()?.join(name);
+    let rel = full.strip_prefix(std::fs::canonicalize(dst).ok()?).ok()?;
+    (!rel.as_os_str().is_empty()).then(|| rel.as_os_str().as_bytes().to_vec())
+}
+
 /// Mirror `src` into `dst` as `options` say; changes and problems go to `events` as they
 /// happen, progress to `progress` (made from [`PHASES`]).
 pub fn sync(
@@ -151,7 +161,13 @@ pub fn sync(
     };
     let backup_dir = backup.as_ref().and_then(backup::Backup::dir_in_dst);
     let files = options.files_from.as_ref().map(files_from::FileList::new);
-    let selection = select::Selection::new(&options.filters, backup_dir, files)?.map(Arc::new);
+    // The log being written and the tree linked against are no part of the mirror.
+    let log = options.log.as_deref().and_then(|log| below(dst, log));
+    let link =
+        options.link_dest.as_deref().map(|l| if l.is_relative() { dst.join(l) } else { l.into() });
+    let kept = log.into_iter().chain(link.and_then(|l| below(dst, &l))).collect();
+    let selection =
+        select::Selection::new(&options.filters, backup_dir, kept, files)?.map(Arc::new);
     let mut walk_options = WalkOptions::default();
     walk_options.filter = selection.clone().map(|s| s as Arc<dyn dedup_scan::EntryFilter>);
     let created = !dst_exists && !options.dry_run;

@@ -46,8 +46,12 @@ pub struct SyncOptions {
     pub one_file_system: bool,
     /// Whether content may be cloned instead of copied.
     pub reflink: Reflink,
-    /// Files unchanged against this directory's copy become hard links to it.
+    /// Files unchanged against this directory's copy become hard links to it (where it lies in
+    /// DST, it is left out of the mirror on both sides, never deleted).
     pub link_dest: Option<PathBuf>,
+    /// The `--log` file: where it lies in DST it is left out of the mirror on both sides, as a
+    /// backup directory there is, so that `--delete` does not remove the log being written.
+    pub log: Option<PathBuf>,
     /// Identical files copied in this run share storage.
     pub dedup: Option<DedupMode>,
     /// Concurrency per device (measured unless fixed).

@@ -2,7 +2,8 @@
 //! examines it ([`dedup_scan::EntryFilter`]): the include and exclude rules ([`crate::filter`]),
 //! applied to both trees alike, a `--backup-dir` below DST, left out on both sides (as rsync's
 //! documentation tells its users to exclude it) so that it is neither mirrored into nor deleted,
-//! and the `--files-from` list, which limits SRC's side; and which directories the walk enters.
+//! and so are the `--log` file and the `--link-dest` directory there; and the `--files-from`
+//! list, which limits SRC's side; and which directories the walk enters.
 
 use dedup_scan::{EntryFilter, EntryKind};
 
@@ -15,6 +16,9 @@ pub struct Selection {
     rules: Filter,
     /// The backup directory's path below DST.
     backup_dir: Option<Vec<u8>>,
+    /// Other paths below DST that are no part of the mirror: the `--log` file and the
+    /// `--link-dest` directory, where they lie in DST.
+    kept: Vec<Vec<u8>>,
     /// The `--files-from` list.
     files: Option<FileList>,
 }
@@ -25,12 +29,13 @@ impl Selection {
     pub fn new(
         rules: &[FilterRule],
         backup_dir: Option<&[u8]>,
+        kept: Vec<Vec<u8>>,
         files: Option<FileList>,
     ) -> Result<Option<Selection>, PatternError> {
         let rules = Filter::new(rules)?;
         let backup_dir = backup_dir.map(<[u8]>::to_vec);
-        let any = !rules.is_empty() || backup_dir.is_some() || files.is_some();
-        Ok(any.then_some(Selection { rules, backup_dir, files }))
+        let any = !rules.is_empty() || backup_dir.is_some() || !kept.is_empty() || files.is_some();
+        Ok(any.then_some(Selection { rules, backup_dir, kept, files }))
     }
 
     /// The `--files-from` list.
@@ -47,7 +52,7 @@ impl Selection {
 
 impl EntryFilter for Selection {
     fn leaves_out(&self, root: u32, rel: &[u8], _name: &[u8], kind: Option<EntryKind>) -> bool {
-        if self.backup_dir.as_deref() == Some(rel) {
+        if self.backup_dir.as_deref() == Some(rel) || self.kept.iter().any(|k| k == rel) {
             return true;
         }
         if let (0, Some(files)) = (root, &self.files) {

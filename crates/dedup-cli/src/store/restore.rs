@@ -48,7 +48,11 @@ impl Events for Render {
 /// Run `dedup store restore`; `Ok(false)` when some entries could not be restored.
 pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     let repo = Arc::new(super::open(common)?);
-    let request = args.request();
+    let location = common.location()?;
+    let mut request = args.request();
+    // A repository on this machine is neither restored into nor removed by --delete.
+    let local = (!dedup_store::backend::is_remote(&location)).then_some(location.as_path());
+    request.repository = local;
     let render = Render {
         problems: JsonProblems::new(
             Messages { verbose: common.verbose > 0, bar: None },

@@ -2,7 +2,8 @@
 //! entries through `cp -a`, shows it back as written, commits it as snapshots tagged
 //! `volume:NAME` that restore byte for byte and check clean, and mounts again with the same
 //! content; a second writable mount of the volume is refused by name while the first runs;
-//! small files copied twice deduplicate.
+//! small files copied twice deduplicate; a commit that lost its tag, or a snapshot that does not
+//! read, is not silently passed over.
 
 use crate::common;
 use crate::volume_helpers::{assert_checks_clean, commits, data, fuse_available, Volume};
@@ -201,4 +202,95 @@ fn a_commit_keeps_what_a_prune_planned_during_the_mount() {
     let target = after.to_str().unwrap();
     common::store::store_ok(&repo, &["restore", "latest:/vol", "--target", target]);
     assert_eq!(fs::read(after.join("copy.bin")).unwrap(), content);
+}
+
+/// `store tag --set` replaces every tag, `volume:NAME` too. The mount took the newest snapshot
+/// still tagged as the volume's latest state: after `tag --set keep latest` the volume came up
+/// one commit older, and after `tag --set keep` (every snapshot) it came up empty and its first
+/// commit buried the real state, without a word. Now such a mount is refused and says how to
+/// give the tag back; with it back, the volume mounts as it was.
+#[test]
+fn a_mount_refuses_to_pass_over_a_newer_commit_that_lost_its_tag() {
+    let test = "a_mount_refuses_to_pass_over_a_newer_commit_that_lost_its_tag";
+    if !fuse_available(test) {
+        return;
+    }
+    let (_tmp, repo, point) = crate::volume_helpers::volume_place();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    fs::write(volume.path("first"), b"first").unwrap();
+    volume.unmount_ok();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    fs::write(volume.path("second"), b"second").unwrap();
+    volume.unmount_ok();
+    let newest = commits(&repo, "vol").pop().unwrap();
+    let short = &newest[..8];
+
+    for set in [&["tag", "--set", "keep", short][..], &["tag", "--set", "keep"][..]] {
+        common::store::store_ok(&repo, set);
+        let listed = common::store::store_ok(&repo, &["snapshots"]);
+        let retagged = listed.lines().last().unwrap().split_whitespace().next().unwrap();
+        let refused = Volume::try_start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+        let Err((status, stderr)) = refused else {
+            panic!("the volume mounted without its newest commit ({set:?})")
+        };
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("snapshot {retagged} is a commit of volume \"vol\""))
+                && stderr.contains(&format!("dedup store tag --add volume:vol {retagged}")),
+            "{stderr}"
+        );
+        let snapshots = common::store::store_ok(&repo, &["snapshots"]);
+        assert_eq!(snapshots, listed, "a refused mount committed");
+        common::store::store_ok(&repo, &["tag", "--add", "volume:vol", retagged]);
+        let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+        assert_eq!(fs::read(volume.path("second")).unwrap(), b"second");
+        assert_eq!(fs::read(volume.path("first")).unwrap(), b"first");
+        volume.unmount_ok();
+    }
+    assert_checks_clean(&repo);
+}
+
+/// A snapshot that does not read (damaged, or lost to a failed request on object storage) may
+/// be the volume's newest commit: the mount took the newest commit that read, so a truncated
+/// snapshot file made the volume come up one commit older without a word, and its next commit
+/// buried the newer state. Now the mount is refused, naming the snapshot; once it reads again
+/// the volume mounts as it was.
+#[test]
+fn a_mount_refuses_while_a_snapshot_does_not_read() {
+    let test = "a_mount_refuses_while_a_snapshot_does_not_read";
+    if !fuse_available(test) {
+        return;
+    }
+    let (_tmp, repo, point) = crate::volume_helpers::volume_place();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    fs::write(volume.path("first"), b"first").unwrap();
+    volume.unmount_ok();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    fs::write(volume.path("second"), b"second").unwrap();
+    volume.unmount_ok();
+    let newest = commits(&repo, "vol").pop().unwrap();
+    let file = repo.join("snapshots").join(&newest);
+    let bytes = fs::read(&file).unwrap();
+    fs::write(&file, &bytes[..50]).unwrap();
+
+    let refused = Volume::try_start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    let Err((status, stderr)) = refused else {
+        panic!("the volume mounted while its newest commit did not read")
+    };
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("while a snapshot does not read") && stderr.contains(&newest),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_dir(repo.join("snapshots")).unwrap().count(),
+        3,
+        "a refused mount committed"
+    );
+
+    fs::write(&file, &bytes).unwrap();
+    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
+    assert_eq!(fs::read(volume.path("second")).unwrap(), b"second");
+    volume.unmount_ok();
+    assert_checks_clean(&repo);
 }

@@ -149,3 +149,74 @@ fn fill(path: &Path, mib: u64) -> std::io::Error {
         Ok(()) => panic!("{mib} MiB fitted in a 64 MiB file system"),
     }
 }
+
+/// `sync MOUNTPOINT` (an fsync of the root directory) commits: what it covered survives
+/// `kill -9`. `sync -f` (`syncfs`) does not reach a FUSE mount (Linux sends FUSE_SYNCFS to
+/// virtiofs alone), so the help must not promise that it commits: it said "at fsync/syncfs",
+/// and a user who ran `sync -f` before a crash lost what the help called committed.
+#[test]
+fn sync_of_the_mount_point_commits_and_the_help_promises_no_syncfs() {
+    let test = "sync_of_the_mount_point_commits_and_the_help_promises_no_syncfs";
+    let help = std::process::Command::new(crate::common::BIN)
+        .args(["store", "mount", "--help"])
+        .output()
+        .unwrap();
+    let help =
+        String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(!help.contains("syncfs"), "the help promises a commit at syncfs:\n{help}");
+    assert!(
+        help.contains("`sync MOUNTPOINT`") && help.contains("`sync -f` alone do not commit"),
+        "the help does not say which sync commits:\n{help}"
+    );
+    if !fuse_available(test) {
+        return;
+    }
+    let (_tmp, repo, point) = volume_place();
+    let volume = Volume::start(&repo, "v", &point, &["--commit-interval", "3600"]);
+    let content = data(1 << 20, 7);
+    fs::write(volume.path("kept"), &content).unwrap();
+    fs::create_dir(volume.path("dir")).unwrap();
+    fs::write(volume.path("dir/small"), b"small").unwrap();
+    let status = std::process::Command::new("sync").arg(&point).status().unwrap();
+    assert!(status.success(), "sync MOUNTPOINT failed: {status}");
+    volume.kill9();
+
+    let volume = Volume::start(&repo, "v", &point, &["--commit-interval", "3600"]);
+    assert!(fs::read(volume.path("kept")).unwrap() == content, "`sync MOUNTPOINT` did not commit");
+    assert_eq!(fs::read(volume.path("dir/small")).unwrap(), b"small");
+    volume.unmount_ok();
+    assert_checks_clean(&repo);
+}
+
+/// A mount killed with `kill -9` whose parent has not reaped it yet (a supervisor that kills
+/// and restarts it) is a zombie: its pid still takes signals, and its claim held the volume
+/// ("already mounted writable by process …") until the parent waited. It runs no more, so the
+/// volume mounts again at once, with what was committed.
+#[test]
+fn a_killed_mount_not_yet_reaped_does_not_lock_its_volume_out() {
+    let test = "a_killed_mount_not_yet_reaped_does_not_lock_its_volume_out";
+    if !fuse_available(test) {
+        return;
+    }
+    let (_tmp, repo, point) = volume_place();
+    let volume = Volume::start(&repo, "v", &point, &["--commit-interval", "3600"]);
+    let content = data(200_000, 3);
+    let mut file = File::create(volume.path("kept")).unwrap();
+    file.write_all(&content).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    let mut zombie = volume.kill9_unreaped();
+
+    let again = Volume::try_start(&repo, "v", &point, &["--commit-interval", "3600"]);
+    let reaped = zombie.wait().unwrap();
+    assert!(!reaped.success());
+    let volume = match again {
+        Ok(volume) => volume,
+        Err((status, stderr)) => {
+            panic!("the volume stayed locked by the dead mount: {status}\n{stderr}")
+        }
+    };
+    assert!(fs::read(volume.path("kept")).unwrap() == content, "the fsynced file changed");
+    volume.unmount_ok();
+    assert_checks_clean(&repo);
+}

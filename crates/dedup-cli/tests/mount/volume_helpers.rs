@@ -151,6 +151,21 @@ impl Volume {
         self.kill9_then(|| {});
     }
 
+    /// Kills the program with SIGKILL, detaches its mount, and hands back the child not waited
+    /// for: a zombie until the caller reaps it, as under a parent that has not got round to it.
+    pub fn kill9_unreaped(mut self) -> Child {
+        let mut child = self.child.take().expect("running");
+        child.kill().unwrap();
+        let stat = format!("/proc/{}/stat", child.id());
+        let start = Instant::now();
+        while !fs::read_to_string(&stat).unwrap().rsplit_once(')').unwrap().1.starts_with(" Z") {
+            assert!(start.elapsed() < WAIT, "the killed mount did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = Command::new("fusermount3").arg("-uz").arg(&self.point).status();
+        child
+    }
+
     /// [`Volume::kill9`], running `before_detach` between the kill and the detach (while the
     /// dead mount still answers every request with an error, so nothing lands beneath it).
     pub fn kill9_then(mut self, before_detach: impl FnOnce()) {

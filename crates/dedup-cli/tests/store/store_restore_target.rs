@@ -3,6 +3,7 @@
 //! name the snapshot fills is kept or replaced as `--overwrite` says, a directory of the user's
 //! goes only with `--delete`, each replacement and deletion is a line on stdout, and
 //! `--dry-run` prints the same lines and changes nothing. A path longer than PATH_MAX restores.
+//! The repository restored from is never restored into, nor removed by `--delete`.
 
 use crate::common;
 
@@ -430,4 +431,80 @@ fn the_target_may_be_named_through_a_symlink_and_a_single_file_restores_into_it(
     let single = fx.dir.path().join("single");
     fx.restore(&file, &single, &[]).assert_code(0);
     assert_eq!(fs::read(single.join("f")).unwrap(), b"f");
+}
+
+/// `restore --delete` over a tree that holds the repository (a home restored in place, the
+/// repository in it) removed the repository with every snapshot, as an entry the snapshot
+/// lacks; a snapshot holding a directory where the repository stands merged into it, and
+/// `--delete` removed the repository's newer files. Now neither happens: each is a problem
+/// naming the directory (exit 1), and a target inside the repository is refused.
+#[test]
+fn a_restore_never_removes_nor_writes_into_the_repository_it_reads() {
+    let dir = tmp();
+    let home = dir.path().join("home");
+    let repo = home.join("backups/repo");
+    init_repo(&repo);
+    write(&home, "docs/a", b"a");
+    store_ok(&repo, &[OsStr::new("backup"), home.join("docs").as_os_str()]);
+    // A snapshot of a tree with a directory where the repository is (an old copy of it).
+    let other = dir.path().join("other");
+    write(&other, "backups/repo/snapshots/old", b"not a snapshot");
+    write(&other, "file", b"f");
+    store_ok(&repo, &[OsStr::new("backup"), other.as_os_str()]);
+    let snapshots = || fs::read_dir(repo.join("snapshots")).unwrap().count();
+    assert_eq!(snapshots(), 2);
+
+    let spec = format!("{}:{}", &store_ok(&repo, &["snapshots"])[..8], home.join("docs").display());
+    for dry in [true, false] {
+        let mut args = vec![OsStr::new("restore"), OsStr::new("--delete"), OsStr::new(&spec)];
+        args.extend([OsStr::new("--target"), home.as_os_str()]);
+        if dry {
+            args.push(OsStr::new("-n"));
+        }
+        let out = store(&repo, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.code, Some(1), "{}", out.dump());
+        let named =
+            format!("{}: not removed: it holds the repository", home.join("backups").display());
+        assert!(stderr.contains(&named), "{stderr}");
+        let deleted = format!("delete {}", home.join("backups").display());
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(&deleted), "{}", out.dump());
+        assert_eq!(snapshots(), 2, "the repository lost snapshots");
+    }
+    assert_eq!(fs::read(home.join("a")).unwrap(), b"a");
+
+    let spec = format!("latest:{}", other.display());
+    let args = [
+        OsStr::new("restore"),
+        OsStr::new("--delete"),
+        OsStr::new("--overwrite"),
+        OsStr::new("always"),
+        OsStr::new(&spec),
+        OsStr::new("--target"),
+        home.as_os_str(),
+    ];
+    let out = store(&repo, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.code, Some(1), "{}", out.dump());
+    assert!(stderr.contains("not restored into: it is the repository restored from"), "{stderr}");
+    assert!(!repo.join("snapshots/old").exists(), "the snapshot's files went into the repository");
+    assert_eq!(snapshots(), 2, "the repository lost snapshots");
+    store_ok(&repo, &["check", "--read-data"]);
+
+    let inside = repo.join("data/restored");
+    let args =
+        [OsStr::new("restore"), OsStr::new(&spec), OsStr::new("--target"), inside.as_os_str()];
+    let out = store(&repo, &args);
+    assert_eq!(out.code, Some(2), "{}", out.dump());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lies inside the repository"));
+    assert!(!inside.exists());
+    // Named relative to a working directory inside it, and not there yet.
+    let out = run(store_cmd(&repo).current_dir(repo.join("data")).args([
+        OsStr::new("restore"),
+        OsStr::new(&spec),
+        OsStr::new("--target"),
+        OsStr::new("new"),
+    ]));
+    assert_eq!(out.code, Some(2), "{}", out.dump());
+    assert!(!repo.join("data/new").exists());
 }

@@ -147,3 +147,44 @@ fn an_interrupted_rewrite_forget_leaves_the_original_beside_its_copy() {
     assert_eq!(left.len(), 1, "{left:?}");
     assert!(left[0].get("original").is_some());
 }
+
+/// A rewrite whose patterns match what a snapshot saved (or a directory on the way to it) wrote
+/// an empty copy and, with `--forget`, removed the original: `--exclude '*'` or `'/*'` over
+/// every snapshot emptied the repository for the next prune, where `forget` is the command for
+/// removing snapshots. Now it is refused before anything is written.
+#[test]
+fn a_rewrite_that_would_leave_nothing_of_a_snapshot_is_refused_before_writing() {
+    let dir = tmp();
+    let (src, repo) = (dir.path().join("src"), dir.path().join("repo"));
+    write(&src, "app/config.yml", b"setting: 1\n");
+    write(&src, "app/.env", SECRET);
+    plain_repo(&repo);
+    store_ok(&repo, &[OsStr::new("backup"), src.as_os_str()]);
+    let before = snapshots(&repo);
+    let top = format!("/{}", src.components().nth(1).unwrap().as_os_str().to_str().unwrap());
+    let saved = src.to_str().unwrap();
+    for pattern in ["*", "**", "/*", top.as_str(), saved] {
+        for forget in [false, true] {
+            let mut args = vec!["rewrite", "--exclude", pattern];
+            if forget {
+                args.push("--forget");
+            }
+            let out = store(&repo, &args);
+            assert_ne!(
+                out.code,
+                Some(0),
+                "--exclude {pattern:?} emptied a snapshot:\n{}",
+                out.dump()
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("leaves nothing of snapshot"), "{pattern:?}: {stderr}");
+            assert_eq!(snapshots(&repo), before, "{pattern:?} changed the snapshots");
+        }
+    }
+    // What leaves something is rewritten as before.
+    let out = store_ok(&repo, &["rewrite", "--forget", "--exclude", ".env"]);
+    assert!(out.contains("leaves out"), "{out}");
+    let after = snapshots(&repo);
+    assert_eq!(after.len(), 1, "the original stays beside its copy");
+    assert_ne!(after[0]["id"], before[0]["id"]);
+}

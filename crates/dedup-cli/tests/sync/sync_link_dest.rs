@@ -77,3 +77,25 @@ fn a_link_dest_that_does_not_exist_is_warned_about_and_files_are_copied() {
     assert_eq!(changes(&out), ["copy f", "copy g", "mkdir ."], "{}", out.dump());
     assert_mirror(&s, &d);
 }
+
+/// A relative `--link-dest` names a directory below DST; with `--delete` that directory was an
+/// entry SRC lacks: its files were moved into the mirror (a rename is cheaper than a link) and
+/// the rest deleted, so the previous day's tree the run was told to link against was gone. It is
+/// now left out of the mirror on both sides, as a `--backup-dir` inside DST is.
+#[test]
+fn a_link_dest_inside_dst_is_never_consumed_by_delete() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "a", b"a");
+    write(&d, "prev/a", b"a");
+    write(&d, "prev/only-in-prev", b"kept");
+    write(&d, "stale", b"goes");
+    let ino = |p: &Path| std::os::unix::fs::MetadataExt::ino(&fs::metadata(p).unwrap());
+    let before = ino(&d.join("prev/a"));
+    run(&["--delete", "--link-dest", "prev"], &s, &d).assert_code(0);
+    assert_eq!(fs::read(d.join("prev/a")).unwrap(), b"a", "the link-dest tree lost a file");
+    assert_eq!(fs::read(d.join("prev/only-in-prev")).unwrap(), b"kept");
+    assert_eq!(ino(&d.join("prev/a")), before);
+    assert_eq!(fs::read(d.join("a")).unwrap(), b"a");
+    assert!(!d.join("stale").exists());
+}

@@ -304,6 +304,31 @@ fn a_backup_dir_inside_dst_is_left_out_of_the_mirror() {
     assert_eq!(std::fs::read(d.join("f")).unwrap(), b"v2, longer");
 }
 
+/// A `--log` file inside DST was an entry SRC lacks: `--delete` removed the log the run was
+/// writing, and the run exited 0 with no log anywhere. It is now left out of the mirror on both
+/// sides, as a backup directory inside DST is: at DST's top or in a directory of its own.
+#[test]
+fn a_log_inside_dst_is_left_out_of_the_mirror() {
+    let t = tmp();
+    let (s, d) = (t.path().join("src"), t.path().join("dst"));
+    write(&s, "a", b"a");
+    for log in [d.join("changes.jsonl"), d.join("logs/changes.jsonl")] {
+        write(&d, "old", b"old");
+        write(&d, "logs/not-kept", b"x");
+        let flags = ["--delete", "--log", log.to_str().unwrap()];
+        sync(&run_args(&flags, &s, &d)).assert_code(0);
+        let written = std::fs::read_to_string(&log).expect("the log is gone");
+        assert!(written.contains("\"old\""), "{written}");
+        write(&s, "b", b"b");
+        sync(&run_args(&flags, &s, &d)).assert_code(0);
+        let written = std::fs::read_to_string(&log).expect("the log is gone");
+        assert!(written.contains("\"b\""), "{written}");
+        assert!(!d.join("old").exists() && !d.join("logs/not-kept").exists());
+        std::fs::remove_file(s.join("b")).unwrap();
+        std::fs::remove_file(&log).unwrap();
+    }
+}
+
 /// `-b` keeps what is replaced or deleted beside itself, with `~` (or `--suffix`): a deleted
 /// directory whole; and `--delete` never deletes names ending with the suffix, though SRC lacks
 /// them.

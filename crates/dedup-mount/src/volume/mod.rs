@@ -2,8 +2,9 @@
 //! deduplicates as it is written. Written bytes are cut by the repository's chunker; each chunk
 //! is looked up in the index held in memory (a known chunk costs a hash and a lookup) and only
 //! new ones are compressed, sealed and packed. The volume's state is committed as an ordinary
-//! snapshot of the store (docs/store-format.md §14) at an interval, at `fsync`/`syncfs` and at
-//! unmount: packs, then index, then snapshot, so what a commit acknowledged survives a kill or a
+//! snapshot of the store (docs/store-format.md §14) at an interval, at `fsync`/`fsyncdir` and
+//! at unmount (not at `syncfs`: Linux sends FUSE_SYNCFS only to virtiofs, so `sync -f` reaches
+//! the mount as written pages and nothing more): packs, then index, then snapshot, so what a commit acknowledged survives a kill or a
 //! power cut and what was not committed is lost back to the last commit, never half-applied.
 //! One writable mount of a volume at a time, by a lock in the repository that a killed mount
 //! does not leave held ([`dedup_store::volume_lock`]).

@@ -24,12 +24,56 @@ pub fn volume_path(name: &str) -> Vec<u8> {
     format!("/{name}").into_bytes()
 }
 
-/// The newest commit of volume `name`, if any.
+/// The newest commit of volume `name`, if any. Refused when a snapshot newer than it is a
+/// commit of the volume rewritten without the tag (`store tag --set` or `--remove` took it
+/// off): the volume would come up older than it is, or empty, and its next commit would bury
+/// the newer state under itself, all without a word. Refused likewise while a snapshot does
+/// not read (damaged, or lost to a failed request): it may be the newest commit.
 pub fn latest_commit(store: &VolumeStore, name: &str) -> Result<Option<(Id, Snapshot)>, Error> {
     let tag = volume_tag(name);
-    let (mut all, _) = store.repo().snapshots()?;
-    all.retain(|(_, s)| s.tags.contains(&tag) && s.paths == [volume_path(name)]);
-    Ok(all.pop())
+    let (mut all, bad) = store.repo().snapshots()?;
+    if let Some(err) = bad.first() {
+        return Err(Error::Invalid(format!(
+            "cannot tell the newest commit of volume {name:?} while a snapshot does not read \
+             ({err}): it may be that commit, and the volume would go back to an older state. Try \
+             again if the repository was busy; `dedup store repair snapshots --forget` removes \
+             a snapshot lost for good"
+        )));
+    }
+    all.retain(|(_, s)| s.paths == [volume_path(name)]);
+    while let Some((id, snapshot)) = all.pop() {
+        if snapshot.tags.contains(&tag) {
+            return Ok(Some((id, snapshot)));
+        }
+        if retagged_commit(store, name, &snapshot) {
+            let short = &id.to_hex()[..8];
+            return Err(Error::Invalid(format!(
+                "snapshot {short} is a commit of volume {name:?}, newer than any that carries the \
+                 tag {tag}, but has lost that tag (store tag --set or --remove): mounted, the \
+                 volume would go back to an older state or start empty. Give it the tag again \
+                 (`dedup store tag --add {tag} {short}`) or forget it, then mount again"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether `snapshot` is a commit of volume `name` that a tag change rewrote: it records an
+/// original (`tag` and `rewrite` write one, a commit never does), and its tree is one a commit
+/// writes, a root of one directory, the volume's name, with the volume root's inode number (a
+/// backup of a directory of that name carries its file system's, which is 1 only for the root
+/// of a tmpfs). A tree that cannot be read is not one.
+fn retagged_commit(store: &VolumeStore, name: &str, snapshot: &Snapshot) -> bool {
+    if snapshot.original.is_none() {
+        return false;
+    }
+    let status = snapshot.status_tree.as_ref();
+    let Ok(top) = store.sink().read_tree_with_status(&snapshot.tree, status) else {
+        return false;
+    };
+    matches!(&top.nodes[..], [root] if root.name == name.as_bytes()
+        && root.kind == NodeKind::Dir
+        && root.ino == ROOT)
 }
 
 fn inode_of(node: &Node) -> Inode {

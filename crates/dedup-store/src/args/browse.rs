@@ -121,7 +121,9 @@ pub struct MountArgs {
     pub mountpoint: PathBuf,
     /// Mount the volume NAME read-write (created empty on its first mount): a file system that
     /// deduplicates as it is written, committed as a snapshot of the volume at an interval, at
-    /// fsync/syncfs and at unmount. One writable mount of a volume at a time.
+    /// each fsync of a file or directory in it (`sync FILE`, `sync MOUNTPOINT`) and at unmount.
+    /// `sync` and `sync -f` alone do not commit: Linux does not pass them on to a FUSE mount.
+    /// One writable mount of a volume at a time.
     #[arg(long, value_name = "NAME")]
     pub writable: Option<String>,
     /// With --writable: seconds between commits while something changed.
@@ -160,6 +162,7 @@ impl RestoreArgs {
             delete: self.delete,
             dry_run: self.dry_run,
             verify: self.verify,
+            repository: None,
         }
     }
 }

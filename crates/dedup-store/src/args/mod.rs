@@ -188,7 +188,8 @@ pub enum StoreCommand {
     /// Each snapshot that holds a match gets a copy without it (new trees on the way to it;
     /// time, host and paths kept; its original recorded); the original stays unless --forget.
     /// The data left out leaves the repository with a prune, once no snapshot refers to it:
-    /// after `rewrite --forget` and `prune --max-unused 0` its bytes are in no pack.
+    /// after `rewrite --forget` and `prune --max-unused 0` its bytes are in no pack. A rewrite
+    /// that would leave nothing of a snapshot is refused: `forget` removes snapshots.
     #[command(after_help = help_examples::REWRITE)]
     Rewrite(history::RewriteArgs),
     /// Copy snapshots from another repository (--from-repo) into this one.

@@ -4,6 +4,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -37,6 +38,9 @@ pub struct RestoreRequest<'a> {
     pub dry_run: bool,
     /// Read the restored files back and compare them with the snapshot.
     pub verify: bool,
+    /// The directory of the repository restored from, when it is on this machine: never
+    /// written into, and never removed by `--delete` (nor a directory holding it).
+    pub repository: Option<&'a Path>,
 }
 
 /// What a restore did, and what went wrong after its entries were written.
@@ -72,11 +76,16 @@ pub fn restore_snapshot(
     let selection = Selection::new(request.includes, request.excludes)?;
     let pick = |rel: &[u8], node: &Node, within: bool| selection.pick(rel, node, within);
     let filter = selection.active().then_some(&pick as Filter<'_>);
+    let protected = match request.repository {
+        Some(repository) => guard_repository(repository, request.target)?,
+        None => Vec::new(),
+    };
     let options = RestoreOptions {
         overwrite: request.overwrite,
         delete: request.delete,
         dry_run: request.dry_run,
         filter,
+        protected: &protected,
     };
     raise_open_files_limit();
     let summary = restore(repo, &node, request.target, options, events);
@@ -102,6 +111,30 @@ pub fn restore_snapshot(
         }
     }
     Ok(RestoreOutcome { id, summary, problems })
+}
+
+/// The repository's directory and every directory above it, as (device, inode): what a
+/// restore must not remove. Refused when the target lies inside the repository (a restore
+/// would write among its files, and `--delete` remove them).
+fn guard_repository(repository: &Path, target: &Path) -> Result<Vec<(u64, u64)>> {
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let Ok(repository) = repository.canonicalize() else { return Ok(Vec::new()) };
+    let protected: Vec<(u64, u64)> = repository.ancestors().filter_map(id).collect();
+    let Some(&own) = protected.first() else { return Ok(Vec::new()) };
+    // The target, or the nearest directory of it that exists (it is made if missing).
+    let target_path = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
+    let inside = target_path.ancestors().find_map(|dir| {
+        let dir = dir.canonicalize().ok()?;
+        Some(dir.ancestors().filter_map(id).any(|d| d == own))
+    });
+    if inside == Some(true) {
+        return Err(Error::Invalid(format!(
+            "{}: lies inside the repository {} restored from; nothing was restored",
+            quote_path(target),
+            quote_path(&repository)
+        )));
+    }
+    Ok(protected)
 }
 
 /// `SNAPSHOT[:PATH]` split at the first `:`; the snapshot part must be text, the path any bytes.

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::{Content, NodeKind, Snapshot, Tree};
 use crate::id::Id;
 
@@ -67,6 +67,20 @@ fn rewrite_here(
     snapshots: &[(Id, Snapshot)],
     options: &RewriteOptions,
 ) -> Result<RewriteReport> {
+    // Before anything is written: a copy that would hold nothing of what its snapshot saved is
+    // a deletion, which is `forget`'s to make (and which `--forget` then `prune` make final).
+    if let Some((id, snapshot)) =
+        snapshots.iter().find(|(_, s)| leaves_nothing(&options.excludes, s))
+    {
+        let paths: Vec<_> = snapshot.paths.iter().map(|p| String::from_utf8_lossy(p)).collect();
+        return Err(Error::Invalid(format!(
+            "--exclude leaves nothing of snapshot {} (it matches {}, what the snapshot saved, or a \
+             directory on the way to it): nothing was rewritten; to remove snapshots, `dedup store \
+             forget` them",
+            &id.to_hex()[..8],
+            paths.join(", ")
+        )));
+    }
     let (present, _) = repo.snapshots()?;
     let session = WriteSession::begin(repo, &options.host, options.dry_run)?;
     let mut report = RewriteReport::default();
@@ -107,6 +121,20 @@ fn rewrite_here(
     }
     session.end()?;
     Ok(report)
+}
+
+/// Whether `patterns` leave out every path `snapshot` saved, each itself or with a directory
+/// on the way to it, as the walk of its trees would decide it.
+fn leaves_nothing(patterns: &Patterns, snapshot: &Snapshot) -> bool {
+    let left_out = |path: &[u8]| {
+        let ends = path.iter().enumerate().skip(1).filter(|(_, b)| **b == b'/').map(|(i, _)| i);
+        ends.chain([path.len()]).any(|end| {
+            let prefix = &path[..end];
+            let name = prefix.rsplit(|b| *b == b'/').next().unwrap_or(prefix);
+            !name.is_empty() && patterns.matches(prefix, name)
+        })
+    };
+    !snapshot.paths.is_empty() && snapshot.paths.iter().all(|p| left_out(p))
 }
 
 /// A tree and its status tree.

@@ -8,6 +8,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
 use super::levels::{lstat, State};
+
+/// Why `--delete` left a directory: the repository being read is in it.
+pub(super) const HOLDS_REPOSITORY: &str =
+    "not removed: it holds the repository restored from (its snapshots would go with it)";
 use super::walk::{not_removed, Restorer};
 use super::{ChangeKind, Pick};
 use crate::format::{Node, NodeKind};
@@ -39,6 +43,11 @@ impl Restorer<'_> {
             self.rel.extend_from_slice(&name);
             if self.wanted_extra(&dir, &name) {
                 let path = self.path_of(&self.rel);
+                if self.holds_repository(&dir, &name) {
+                    self.problem(&path, HOLDS_REPOSITORY);
+                    self.rel.truncate(len);
+                    continue;
+                }
                 let removed = match self.options.dry_run {
                     true => Ok(0),
                     false => dedup_fs::remove_tree_within_fs(&*dir, OsStr::from_bytes(&name)),
@@ -50,6 +59,17 @@ impl Restorer<'_> {
             }
             self.rel.truncate(len);
         }
+    }
+
+    /// Whether the entry `name` of `dir` is the repository restored from or a directory
+    /// holding it ([`super::RestoreOptions::protected`]).
+    pub(super) fn holds_repository(&self, dir: &OwnedFd, name: &[u8]) -> bool {
+        if self.options.protected.is_empty() {
+            return false;
+        }
+        let flags = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+        rustix::fs::statat(dir, OsStr::from_bytes(name), flags)
+            .is_ok_and(|st| self.options.protected.contains(&(st.st_dev, st.st_ino)))
     }
 
     /// Whether the filter lets `--delete` remove the extra entry `name` (at `rel`).

@@ -23,13 +23,25 @@ impl Restorer<'_> {
             State::Blocked => return false,
             State::Pending => {}
         }
-        let (state, created) = if i == 0 {
+        let (mut state, created) = if i == 0 {
             self.make_root()
         } else if !self.materialize(i - 1) {
             (State::Blocked, false)
         } else {
             self.make_dir(i)
         };
+        // The repository restored from, met as a directory of the snapshot: nothing is written
+        // into it, nor removed from it.
+        if let State::Open(fd) = &state {
+            let own = self.options.protected.first();
+            if own.is_some_and(|own| {
+                rustix::fs::fstat(&**fd).is_ok_and(|st| (st.st_dev, st.st_ino) == *own)
+            }) {
+                let path = self.path_of(&self.rel[..self.levels[i].rel_len.min(self.rel.len())]);
+                self.problem(&path, "not restored into: it is the repository restored from");
+                state = State::Blocked;
+            }
+        }
         if i > 0 && matches!(state, State::Open(_) | State::Virtual) {
             self.summary.dirs += 1;
         }

@@ -82,6 +82,10 @@ pub struct RestoreOptions<'a> {
     pub dry_run: bool,
     /// Which entries to restore (all without one).
     pub filter: Option<Filter<'a>>,
+    /// Directories never removed, as (device, inode): the repository restored from and the
+    /// directories holding it, so that `--delete` over a tree that holds the repository
+    /// reports them instead of deleting every snapshot.
+    pub protected: &'a [(u64, u64)],
 }
 
 /// A change to something that was already in the target.

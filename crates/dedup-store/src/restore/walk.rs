@@ -281,6 +281,9 @@ impl<'a> Restorer<'a> {
                 Decision::Create => false,
                 Decision::Replace => true,
                 Decision::ReplaceDir => {
+                    if dir.as_deref().is_some_and(|d| self.holds_repository(d, name.as_bytes())) {
+                        return self.problem(&path, super::delete::HOLDS_REPOSITORY);
+                    }
                     if let (false, Some(dir)) = (self.options.dry_run, &dir) {
                         if let Err(err) = dedup_fs::remove_tree_within_fs(&**dir, name) {
                             return self.problem(&path, not_removed(err));

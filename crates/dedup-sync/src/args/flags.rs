@@ -128,7 +128,7 @@ pub struct SyncFlags {
     /// Hard-link files unchanged against DIR's copy instead of copying them.
     ///
     /// Same path below DIR, size, time and metadata: rsync's snapshot idiom. A relative DIR is
-    /// below DST, as in rsync.
+    /// below DST, as in rsync, and is then left out of the mirror (never deleted).
     #[arg(long, value_name = "DIR", help_heading = COPYING)]
     pub link_dest: Option<PathBuf>,
 
@@ -163,6 +163,8 @@ pub struct SyncFlags {
     pub itemize_changes: bool,
 
     /// Write one JSON line per change to FILE.
+    ///
+    /// A FILE inside DST is left out of the mirror (never deleted).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 

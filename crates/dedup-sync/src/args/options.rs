@@ -64,6 +64,7 @@ impl SyncArgs {
                 ReflinkArg::Never => Reflink::Never,
             },
             link_dest: self.link_dest.clone(),
+            log: self.log.clone(),
             dedup: self.dedup.map(|d| match d {
                 DedupArg::Reflink => DedupMode::Reflink,
                 DedupArg::Hardlink => DedupMode::Hardlink,

@@ -20,8 +20,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_core::{FileId, FileMeta};
 use dedup_fs::{
-    blocks_cover, copy_contents, copy_data, has_no_holes, open_file_at, regular, set_times, Copied,
-    FsError, Reflink, Target, TempFile,
+    blocks_cover, copy_contents, copy_data, flush, has_no_holes, open_file_at, regular, set_times,
+    Copied, FsError, Reflink, Target, TempFile,
 };
 use dedup_scan::{Entry, EntryKind, Metadata, Xattr};
 use rustix::fs::{fstat, Stat};
@@ -148,6 +148,8 @@ pub fn copy_file(
         // The metadata of the source as copied, not as walked; none for an entry walked
         // without (never a file: nothing is set then).
         let Some(walked) = src.meta else {
+            // What the file system reports only at close, before the old file is backed up.
+            flush(tmp.file())?;
             before()?;
             let copy = tmp.commit(OsStr::from_bytes(name))?;
             let size = source.seen.size;
@@ -178,6 +180,9 @@ pub fn copy_file(
             NewFile::Known { .. } | NewFile::Asked => Some(&[]),
         };
         meta::apply_parts(target, &m, &xattrs, old, how.rules, has)?;
+        // What the file system reports only at close (NFS, SMB, FUSE), before the old file is
+        // backed up (renamed away) for it: a copy that did not land leaves the old in place.
+        flush(tmp.file())?;
         before()?;
         let copy = tmp.commit(OsStr::from_bytes(name))?;
         // Finishing the copy may have taken it past the window after all.

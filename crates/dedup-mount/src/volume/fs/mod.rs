@@ -1,8 +1,8 @@
 //! The volume's answers to the kernel's requests: this file takes each request and replies;
 //! the work is done by [`names`] (entries), [`attrs`] (attributes), [`xattrs`] and [`data`]
 //! (content, `close`, `fsync`). Metadata requests change the inode table under its lock; reads
-//! and writes lock only the file they touch. `fsync`, `fsyncdir` and `syncfs` commit the
-//! volume. What is not supported answers with its proper errno.
+//! and writes lock only the file they touch. `fsync` and `fsyncdir` commit the volume (the
+//! kernel never sends `syncfs` to a /dev/fuse mount, only to virtiofs). What is not supported answers with its proper errno.
 //!
 //! The kernel keeps written pages in its writeback cache where it can and sends them in
 //! requests of up to [`MAX_WRITE`] bytes, several at once; it reads ahead in large requests.
