@@ -204,6 +204,17 @@ fn a_commit_keeps_what_a_prune_planned_during_the_mount() {
     assert_eq!(fs::read(after.join("copy.bin")).unwrap(), content);
 }
 
+/// Two commits of the volume "vol" mounted on `point`: the first holds `first`, the second
+/// `second` too; returns the id of the second, the newest.
+fn two_commits(repo: &std::path::Path, point: &std::path::Path) -> String {
+    for name in ["first", "second"] {
+        let volume = Volume::start(repo, "vol", point, &["--commit-interval", "3600"]);
+        fs::write(volume.path(name), name.as_bytes()).unwrap();
+        volume.unmount_ok();
+    }
+    commits(repo, "vol").pop().unwrap()
+}
+
 /// `store tag --set` replaces every tag, `volume:NAME` too. The mount took the newest snapshot
 /// still tagged as the volume's latest state: after `tag --set keep latest` the volume came up
 /// one commit older, and after `tag --set keep` (every snapshot) it came up empty and its first
@@ -216,13 +227,7 @@ fn a_mount_refuses_to_pass_over_a_newer_commit_that_lost_its_tag() {
         return;
     }
     let (_tmp, repo, point) = crate::volume_helpers::volume_place();
-    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
-    fs::write(volume.path("first"), b"first").unwrap();
-    volume.unmount_ok();
-    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
-    fs::write(volume.path("second"), b"second").unwrap();
-    volume.unmount_ok();
-    let newest = commits(&repo, "vol").pop().unwrap();
+    let newest = two_commits(&repo, &point);
     let short = &newest[..8];
 
     for set in [&["tag", "--set", "keep", short][..], &["tag", "--set", "keep"][..]] {
@@ -262,13 +267,7 @@ fn a_mount_refuses_while_a_snapshot_does_not_read() {
         return;
     }
     let (_tmp, repo, point) = crate::volume_helpers::volume_place();
-    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
-    fs::write(volume.path("first"), b"first").unwrap();
-    volume.unmount_ok();
-    let volume = Volume::start(&repo, "vol", &point, &["--commit-interval", "3600"]);
-    fs::write(volume.path("second"), b"second").unwrap();
-    volume.unmount_ok();
-    let newest = commits(&repo, "vol").pop().unwrap();
+    let newest = two_commits(&repo, &point);
     let file = repo.join("snapshots").join(&newest);
     let bytes = fs::read(&file).unwrap();
     fs::write(&file, &bytes[..50]).unwrap();
