@@ -17,9 +17,11 @@
 //!   buffered reads and writes, holes staying holes.
 //! - **New files** written under a temporary name and renamed into place ([`TempFile`], or
 //!   [`OwnedTempFile`] for many in flight across threads), with an optional fsync of the file
-//!   and of its directory ([`Commit`], [`sync_dir`]); their content written without its zero
-//!   blocks, as holes ([`write_sparse_at`]); their write-back started early, from one thread,
-//!   small files first, in an order a disk that seeks can follow ([`start_write_back_all`]).
+//!   and of its directory ([`Commit`], [`sync_dir`]), and a flush before the name where the
+//!   file system may report a failed write only at `close` ([`flush`], [`CloseErrors`]);
+//!   their content written without its zero blocks, as holes ([`write_sparse_at`]); their
+//!   write-back started early, from one thread, small files first, in an order a disk that
+//!   seeks can follow ([`start_write_back_all`]).
 //! - **Creating** directories, symlinks, FIFOs, sockets, devices and hard links relative to a
 //!   directory ([`create_dir_at`], [`create_symlink_at`], [`create_special_at`],
 //!   [`hard_link_at`]), putting one over an existing entry in one rename ([`replace_at`]),
@@ -52,6 +54,7 @@
 
 mod attrs;
 mod beneath;
+mod close_errors;
 mod compare;
 mod copy;
 mod create;
@@ -73,6 +76,7 @@ mod xattr;
 
 pub use attrs::{set_mode, set_owner, set_times, Target};
 pub use beneath::{open_dir_beneath, remove_tree_at, rename_at};
+pub use close_errors::{errors_at_close, CloseErrors};
 pub use compare::same_content;
 pub use copy::{blocks_cover, copy_contents, copy_data, has_no_holes, Copied, Reflink};
 pub use create::{

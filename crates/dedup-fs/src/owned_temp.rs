@@ -26,6 +26,8 @@ use crate::temp_file::{sync_dir, Commit};
 pub struct OwnedTempFile {
     file: File,
     name: OwnedTempName,
+    /// The commit must flush the file first (see [`crate::TempFile::no_errors_at_close`]).
+    flush_pending: bool,
 }
 
 /// The temporary name, removed when dropped unless it was renamed away.
@@ -52,7 +54,7 @@ impl OwnedTempFile {
                     let st = fstat(&fd)?;
                     let id = (st.st_dev, st.st_ino);
                     let name = OwnedTempName { dir, name, id, pending: true };
-                    return Ok(OwnedTempFile { file: File::from(fd), name });
+                    return Ok(OwnedTempFile { file: File::from(fd), name, flush_pending: true });
                 }
                 Err(Errno::EXIST) => continue,
                 Err(e) => return Err(e.into()),
@@ -64,6 +66,17 @@ impl OwnedTempFile {
     /// The open file, to write its content and set its metadata before the commit.
     pub fn file(&self) -> &File {
         &self.file
+    }
+
+    /// The device the file is on.
+    pub fn device(&self) -> u64 {
+        self.name.id.0
+    }
+
+    /// The caller knows the file's file system reports no error at `close` (see
+    /// [`crate::CloseErrors`]): the commit need not flush it.
+    pub fn no_errors_at_close(&mut self) {
+        self.flush_pending = false;
     }
 
     /// The temporary name in the directory.
@@ -81,7 +94,7 @@ impl OwnedTempFile {
     /// renamed there is [`FsError::Replaced`] and is left alone. On an error the temporary
     /// name is removed when it still holds the file.
     pub fn commit_with(self, name: &OsStr, how: Commit) -> Result<File, FsError> {
-        let OwnedTempFile { file, name: mut tmp } = self;
+        let OwnedTempFile { file, name: mut tmp, flush_pending } = self;
         check_name(name)?;
         let at = rustix::fs::statat(&tmp.dir, &tmp.name, AtFlags::SYMLINK_NOFOLLOW)?;
         if (at.st_dev, at.st_ino) != tmp.id {
@@ -91,7 +104,9 @@ impl OwnedTempFile {
         if how.durable {
             fsync(&file)?;
         }
-        crate::temp_file::flush(&file)?;
+        if flush_pending {
+            crate::temp_file::flush(&file)?;
+        }
         let renamed = if how.no_replace {
             renameat_with(&tmp.dir, &tmp.name, &tmp.dir, name, RenameFlags::NOREPLACE)
         } else {

@@ -28,6 +28,9 @@ pub struct TempFile<'d> {
     name: TempName<'d>,
     /// Created without a name (`O_TMPFILE`): the commit links it.
     unnamed: bool,
+    /// The commit must [`flush`] the file first: not yet flushed, and its file system may
+    /// report errors at `close`.
+    flush_pending: bool,
 }
 
 /// The temporary name, removed when dropped unless it was renamed away.
@@ -68,7 +71,12 @@ impl<'d> TempFile<'d> {
             match openat(dir, &name, flags | OFlags::CLOEXEC, mode) {
                 Ok(fd) => {
                     let name = TempName { dir, name, pending: true };
-                    return Ok(TempFile { file: File::from(fd), name, unnamed: false });
+                    return Ok(TempFile {
+                        file: File::from(fd),
+                        name,
+                        unnamed: false,
+                        flush_pending: true,
+                    });
                 }
                 Err(Errno::EXIST) => continue,
                 Err(e) => return Err(e.into()),
@@ -88,7 +96,7 @@ impl<'d> TempFile<'d> {
         match openat(dir, c".", flags, Mode::from_raw_mode(mode & 0o777)) {
             Ok(fd) => {
                 let name = TempName { dir, name: OsString::new(), pending: false };
-                Ok(TempFile { file: File::from(fd), name, unnamed: true })
+                Ok(TempFile { file: File::from(fd), name, unnamed: true, flush_pending: true })
             }
             // No `O_TMPFILE` on this file system (or kernel: `EISDIR`).
             Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => TempFile::with_mode(dir, mode),
@@ -99,6 +107,22 @@ impl<'d> TempFile<'d> {
     /// The open file, to write its content and set its metadata before the commit.
     pub fn file(&self) -> &File {
         &self.file
+    }
+
+    /// [`flush`] the file now, for a caller that must know its bytes landed before it touches
+    /// the file it replaces; the commit does not flush it again.
+    pub fn flush(&mut self) -> Result<(), FsError> {
+        if self.flush_pending {
+            flush(&self.file)?;
+            self.flush_pending = false;
+        }
+        Ok(())
+    }
+
+    /// The caller knows the file's file system reports no error at `close` (see
+    /// [`crate::CloseErrors`]): nothing is flushed, now or at the commit.
+    pub fn no_errors_at_close(&mut self) {
+        self.flush_pending = false;
     }
 
     /// The temporary name in the directory.
@@ -116,12 +140,14 @@ impl<'d> TempFile<'d> {
     /// Put the file at `name` in the same directory as `how` says, and return it still open.
     /// On an error the temporary name is removed.
     pub fn commit_with(self, name: &OsStr, how: Commit) -> Result<File, FsError> {
-        let TempFile { file, name: mut tmp, unnamed } = self;
+        let TempFile { file, name: mut tmp, unnamed, flush_pending } = self;
         check_name(name)?;
         if how.durable {
             fsync(&file)?;
         }
-        flush(&file)?;
+        if flush_pending {
+            flush(&file)?;
+        }
         if unnamed {
             return link_unnamed(file, tmp.dir, name, how);
         }

@@ -333,6 +333,7 @@ pub fn sync(
             src_failed: AtomicBool::new(false),
             touched: Mutex::default(),
             refused: execute::Refused::default(),
+            close_errors: dedup_fs::CloseErrors::default(),
             created: execute::Created::default(),
             ids: (euid.as_raw(), rustix::process::getegid().as_raw()),
             racy: execute::Pending::default(),

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dedup_core::{Problem, ProblemKind};
-use dedup_fs::{Commit, FsError, OwnedTempFile, Target};
+use dedup_fs::{CloseErrors, Commit, FsError, OwnedTempFile, Target};
 
 use super::meta::{self, Owner};
 use crate::blob::{self, BlobKind};
@@ -145,6 +145,7 @@ impl Batch {
     /// threads; returns the bytes written (holes excluded). Problems are recorded on the files.
     pub fn execute(&mut self, repo: &Repository, workers: usize) -> u64 {
         let per = self.files.len().div_ceil(workers.max(1)).max(1);
+        let close_errors = &CloseErrors::default();
         std::thread::scope(|scope| {
             for part in self.files.chunks_mut(per) {
                 scope.spawn(move || {
@@ -155,7 +156,12 @@ impl Batch {
                                 Ok(t)
                             });
                         match made {
-                            Ok(temp) => pending.temp = Some(temp),
+                            Ok(mut temp) => {
+                                if !close_errors.at(temp.device(), temp.dir().as_fd()) {
+                                    temp.no_errors_at_close();
+                                }
+                                pending.temp = Some(temp);
+                            }
                             Err(err) => {
                                 pending.error.get_or_insert(err.to_string());
                             }

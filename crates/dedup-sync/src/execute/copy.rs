@@ -20,8 +20,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use dedup_core::{FileId, FileMeta};
 use dedup_fs::{
-    blocks_cover, copy_contents, copy_data, flush, has_no_holes, open_file_at, regular, set_times,
-    Copied, FsError, Reflink, Target, TempFile,
+    blocks_cover, copy_contents, copy_data, has_no_holes, open_file_at, regular, set_times,
+    CloseErrors, Copied, FsError, Reflink, Target, TempFile,
 };
 use dedup_scan::{Entry, EntryKind, Metadata, Xattr};
 use rustix::fs::{fstat, Stat};
@@ -80,6 +80,8 @@ pub struct How<'a> {
     pub rules: &'a Rules<'a>,
     /// Device pairs known to refuse clones.
     pub refused: &'a Refused,
+    /// Destination devices that may report a failed write only at `close`.
+    pub close_errors: &'a CloseErrors,
     /// This process's effective user and group ids.
     pub ids: (u32, u32),
 }
@@ -107,11 +109,14 @@ pub fn copy_file(
         let final_mode = created_with(&source.meta, dest, how);
         let started = now_ns();
         let mode = final_mode.unwrap_or(0o600);
-        let tmp = if dest.name_free {
+        let mut tmp = if dest.name_free {
             TempFile::unnamed_with_mode(dest.dir, mode)?
         } else {
             TempFile::with_mode(dest.dir, mode)?
         };
+        if dest.stat.is_some_and(|s| !how.close_errors.at(s.st_dev, dest.dir)) {
+            tmp.no_errors_at_close();
+        }
         let copied = match &from {
             From::Clone(old) => {
                 let size = source.seen.size;
@@ -149,7 +154,7 @@ pub fn copy_file(
         // without (never a file: nothing is set then).
         let Some(walked) = src.meta else {
             // What the file system reports only at close, before the old file is backed up.
-            flush(tmp.file())?;
+            tmp.flush()?;
             before()?;
             let copy = tmp.commit(OsStr::from_bytes(name))?;
             let size = source.seen.size;
@@ -182,7 +187,7 @@ pub fn copy_file(
         meta::apply_parts(target, &m, &xattrs, old, how.rules, has)?;
         // What the file system reports only at close (NFS, SMB, FUSE), before the old file is
         // backed up (renamed away) for it: a copy that did not land leaves the old in place.
-        flush(tmp.file())?;
+        tmp.flush()?;
         before()?;
         let copy = tmp.commit(OsStr::from_bytes(name))?;
         // Finishing the copy may have taken it past the window after all.
@@ -398,8 +403,15 @@ mod tests {
         let rules =
             Rules { owner: false, all_xattrs: false, checksum: false, precision: &precision };
         let refused = Refused::default();
+        let close_errors = CloseErrors::default();
         let ids = (rustix::process::geteuid().as_raw(), rustix::process::getegid().as_raw());
-        let how = How { reflink: Reflink::Auto, rules: &rules, refused: &refused, ids };
+        let how = How {
+            reflink: Reflink::Auto,
+            rules: &rules,
+            refused: &refused,
+            close_errors: &close_errors,
+            ids,
+        };
         let dest = Dest {
             dir: dst_dir.as_fd(),
             stat: Some(&dst_stat),

@@ -212,7 +212,13 @@ fn copy(
     let src_fd = open_src(x, d, src)?;
     let dev = action.src.meta.map_or(0, |m| m.dev);
     let permit = x.io.acquire(dev);
-    let how = How { reflink: x.reflink, rules: x.rules, refused: &x.refused, ids: x.ids };
+    let how = How {
+        reflink: x.reflink,
+        rules: x.rules,
+        refused: &x.refused,
+        close_errors: &x.close_errors,
+        ids: x.ids,
+    };
     // Once: a copy made again (the source changed meanwhile) replaces the first one, not a file
     // to keep.
     let kept = std::cell::Cell::new(false);

@@ -105,6 +105,8 @@ pub struct Exec<'a> {
     pub touched: Mutex<HashSet<Vec<u8>>>,
     /// Device pairs that refused a clone for every file (`--reflink auto` asks once a pair).
     pub refused: Refused,
+    /// Destination devices whose file system may report a failed write only at `close`.
+    pub close_errors: dedup_fs::CloseErrors,
     /// What a file created in a destination directory starts with.
     pub created: Created,
     /// This process's effective user and group ids, which a new file gets.
