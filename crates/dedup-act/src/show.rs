@@ -51,10 +51,14 @@ impl<'a> ShowSteps<'a> {
     /// first failure to write the output or the log.
     pub(crate) fn finish(self) -> Result<u64, RunError> {
         self.out.into_inner().flush().map_err(RunError::Stdout)?;
-        match self.failed.into_inner() {
-            Some(err) => Err(err),
-            None => Ok(self.clean_failures.into_inner()),
+        if let Some(err) = self.failed.into_inner() {
+            return Err(err);
         }
+        // What a file system reports only at `close` (NFS, SMB, FUSE) fails the log too.
+        if let Some(log) = self.log.into_inner() {
+            dedup_fs::flush(&log).map_err(|e| RunError::Log(e.into_io_error()))?;
+        }
+        Ok(self.clean_failures.into_inner())
     }
 
     fn print(&self, line: &str) {

@@ -14,6 +14,7 @@ mod sync;
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Parser;
 use dedup_act::Action;
 
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
         Some(args) => sync::run(args),
         None => run(Cli::parse()),
     };
+    let result = result.and_then(|complete| close_stdout(complete).map(|()| complete));
     match result {
         Ok(complete) => ExitCode::from(if complete { EXIT_OK } else { EXIT_INCOMPLETE }),
         Err(err) if messages::is_broken_pipe(&err) => ExitCode::from(EXIT_OK),
@@ -39,6 +41,22 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_FATAL)
         }
     }
+}
+
+/// Flush standard output and ask its file system what it met, as the last `close` would (NFS,
+/// SMB and FUSE report a failed write-back there): `dedup find > report` or `store dump >
+/// file` onto such a file system must not exit 0 with the file unwritten (coreutils'
+/// `close_stdout`). Standard output stays open. After an incomplete run only the close is
+/// asked: a write the command could not make was named by it already.
+fn close_stdout(complete: bool) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    let flushed = if complete { std::io::Write::flush(&mut stdout) } else { Ok(()) };
+    flushed
+        .and_then(|()| {
+            dedup_fs::flush(std::os::fd::AsFd::as_fd(&stdout))
+                .map_err(dedup_fs::FsError::into_io_error)
+        })
+        .context("cannot write to standard output")
 }
 
 /// Run the command `cli` names; `Ok(false)` when some paths could not be handled.

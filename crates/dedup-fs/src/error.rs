@@ -80,6 +80,15 @@ impl FsError {
             _ => None,
         }
     }
+
+    /// The operating system's error itself where there is one, for a caller that reports
+    /// I/O errors of its own files (a log that [`crate::flush`] found not written).
+    pub fn into_io_error(self) -> io::Error {
+        match self {
+            FsError::Io(e) | FsError::Unsupported(e) | FsError::Unwritten(e) => e,
+            other => io::Error::other(other.to_string()),
+        }
+    }
 }
 
 /// What was found at a path that did not hold what an operation needs.

@@ -8,7 +8,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{
@@ -227,8 +227,10 @@ impl Drop for TempName<'_> {
 /// them): a duplicate of the descriptor is closed, which makes the file system flush the file
 /// as the last close would, and what that close met is returned. Called before a temporary
 /// file takes its name, so that a copy whose bytes did not land never replaces a good file
-/// and is never counted as made. Costs a `dup` and a `close` where nothing is deferred.
-pub fn flush(file: &File) -> Result<(), FsError> {
+/// and is never counted as made; and before a report, a log or standard output is called
+/// written. Costs a `dup` and a `close` where nothing is deferred.
+pub fn flush(file: impl AsFd) -> Result<(), FsError> {
+    let file = file.as_fd();
     // A close interrupted by a signal may not have flushed (the descriptor is gone anyway on
     // Linux): flush through another duplicate.
     for _ in 0..3 {

@@ -73,7 +73,12 @@ impl ChangeLog {
         if state.failed {
             return false;
         }
-        match state.out.flush() {
+        // A file system that reports a failed write-back only at `close` (NFS, SMB, FUSE) is
+        // asked before the log is called written.
+        let written = state.out.flush().and_then(|()| {
+            dedup_fs::flush(state.out.get_ref()).map_err(dedup_fs::FsError::into_io_error)
+        });
+        match written {
             Ok(()) => true,
             Err(err) => {
                 state.failed = true;

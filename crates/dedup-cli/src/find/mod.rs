@@ -2,7 +2,7 @@
 //! format, and the closing lines (dedup-find and dedup-report word them).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use dedup_core::Progress;
 use dedup_find::args::FindArgs;
 use dedup_find::{find_run, verbose_lines, FindOptions, Run, PHASES};
+use dedup_fs::FsError;
 
 use crate::messages::{quote_path, Messages};
 use crate::progress::Display;
@@ -20,21 +21,27 @@ pub fn run(args: FindArgs) -> Result<bool> {
     let (options, format) = args.options()?;
     let roots = args.roots();
     // Open the output first: a typo in -o should fail before a long scan, not after it.
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(BufWriter::new(
+    let mut file = match &args.output {
+        Some(path) => Some(BufWriter::new(
             File::create(path).with_context(|| format!("cannot write {}", quote_path(path)))?,
         )),
-        None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+        None => None,
     };
 
     let started = Instant::now();
     let run = scan(&roots, &options, (args.quiet, args.verbose), args.verbose);
-    let written = format.write(&run.report, &mut out);
-    match &args.output {
-        Some(path) => written.with_context(|| format!("cannot write {}", quote_path(path)))?,
-        None => written.context("cannot write to standard output")?,
+    match (&args.output, &mut file) {
+        (Some(path), Some(file)) => format
+            .write(&run.report, file)
+            // A file system that reports a failed write-back only at `close` (NFS, SMB, FUSE)
+            // is asked before the report is called written.
+            .and_then(|()| dedup_fs::flush(file.get_ref()).map_err(FsError::into_io_error))
+            .with_context(|| format!("cannot write {}", quote_path(path)))?,
+        _ => format
+            .write(&run.report, &mut BufWriter::with_capacity(1 << 16, io::stdout().lock()))
+            .context("cannot write to standard output")?,
     }
-    drop(out);
+    drop(file);
     if !args.quiet {
         run.closing_lines(started.elapsed().as_secs_f64()).iter().for_each(|l| eprintln!("{l}"));
     }

@@ -658,6 +658,7 @@ pub fn reference(dir: &Path, printed: &str, hardlinks: bool, include_empty: bool
 /// Helpers for the tests of the actions (link, reflink, symlink, remove, move).
 pub mod act;
 pub mod append_only_proxy;
+pub mod close_fails;
 pub mod mirror;
 pub mod page_cache;
 pub mod s3server;

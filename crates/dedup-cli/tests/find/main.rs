@@ -26,3 +26,4 @@ mod selection;
 mod slow_device;
 mod special;
 mod summary;
+mod unwritten_reports;
