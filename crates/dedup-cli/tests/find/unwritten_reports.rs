@@ -6,6 +6,7 @@
 
 use crate::common;
 
+use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -22,6 +23,11 @@ fn setup(test: &str) -> Option<(tempfile::TempDir, CloseFails)> {
     let point = mkdir(d.path(), "mnt");
     let mounted = CloseFails::mount(test, &point)?;
     Some((d, mounted))
+}
+
+/// Runs the binary in `dir`.
+fn dedup_in(dir: &Path, args: &[&OsStr]) -> Output {
+    Command::new(BIN).current_dir(dir).args(args).output().unwrap()
 }
 
 /// Runs the binary in `dir` with its standard output written to `stdout`.
@@ -48,13 +54,8 @@ fn a_report_or_standard_output_whose_close_fails_fails_the_find() {
     let test = "a_report_or_standard_output_whose_close_fails_fails_the_find";
     let Some((d, fs)) = setup(test) else { return };
     let report = fs.path("report.txt");
-    let out = Command::new(BIN)
-        .current_dir(d.path())
-        .args(["find", "-q", "-o"])
-        .arg(&report)
-        .arg("tree")
-        .output()
-        .unwrap();
+    let args = ["find", "-q", "-o"].map(OsStr::new);
+    let out = dedup_in(d.path(), &[&args[..], &[report.as_os_str(), OsStr::new("tree")]].concat());
     assert_failed(&out, 2, &format!("cannot write {}", report.display()));
     // The bytes reached the file system; only its close said they did not land.
     assert_eq!(fs::read_to_string(&report).unwrap(), "tree/a\ntree/b\n\n");
@@ -68,24 +69,17 @@ fn an_action_log_or_a_mirror_log_whose_close_fails_fails_the_run() {
     let test = "an_action_log_or_a_mirror_log_whose_close_fails_fails_the_run";
     let Some((d, fs)) = setup(test) else { return };
     let log = fs.path("link.jsonl");
-    let out = Command::new(BIN)
-        .current_dir(d.path())
-        .args(["link", "-q", "--log"])
-        .arg(&log)
-        .args(["tree/a", "tree/b"])
-        .output()
-        .unwrap();
+    let (a, b) = (OsStr::new("tree/a"), OsStr::new("tree/b"));
+    let out = dedup_in(d.path(), &[OsStr::new("link"), OsStr::new("--log"), log.as_os_str(), a, b]);
     assert_failed(&out, 2, "log");
     assert!(fs::read_to_string(&log).unwrap().contains("tree/b"), "the log lost its lines");
 
     let log = fs.path("sync.jsonl");
-    let out = Command::new(BIN)
-        .current_dir(d.path())
-        .args(["sync", "-q", "--log"])
-        .arg(&log)
-        .args(["tree", "mirror"])
-        .output()
-        .unwrap();
+    let (tree, mirror) = (OsStr::new("tree"), OsStr::new("mirror"));
+    let out = dedup_in(
+        d.path(),
+        &[OsStr::new("sync"), OsStr::new("--log"), log.as_os_str(), tree, mirror],
+    );
     assert_failed(&out, 1, &format!("{}: ", log.display()));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the log is incomplete"));
     assert_eq!(fs::read(d.path().join("mirror/b")).unwrap(), pattern(10_000, 7));
@@ -98,7 +92,7 @@ fn a_file_dumped_to_standard_output_whose_close_fails_fails_the_dump() {
     let repo = d.path().join("repo");
     common::store::init_repo(&repo);
     let tree = d.path().join("tree");
-    common::store::store_ok(&repo, &[std::ffi::OsStr::new("backup"), tree.as_os_str()]);
+    common::store::store_ok(&repo, &[OsStr::new("backup"), tree.as_os_str()]);
     let file = tree.join("a");
     let (repo, file) = (repo.to_str().unwrap(), file.to_str().unwrap());
     let out = with_stdout(d.path(), &["store", "-r", repo, "dump", "latest", file], &fs.path("a"));
