@@ -53,6 +53,9 @@ pub fn run(common: &CommonArgs, args: RestoreArgs) -> Result<bool> {
     // A repository on this machine is neither restored into nor removed by --delete.
     let local = (!dedup_store::backend::is_remote(&location)).then_some(location.as_path());
     request.repository = local;
+    // Nor the file the password is read from: it may be the only copy of the key.
+    let password_file = common.password_sources().file_named();
+    request.password_file = password_file.as_deref();
     let render = Render {
         problems: JsonProblems::new(
             Messages { verbose: common.verbose > 0, bar: None },

@@ -3,7 +3,8 @@
 //! name the snapshot fills is kept or replaced as `--overwrite` says, a directory of the user's
 //! goes only with `--delete`, each replacement and deletion is a line on stdout, and
 //! `--dry-run` prints the same lines and changes nothing. A path longer than PATH_MAX restores.
-//! The repository restored from is never restored into, nor removed by `--delete`.
+//! The repository restored from is never restored into, nor removed by `--delete`; nor is the
+//! file its password is read from.
 
 use crate::common;
 
@@ -507,4 +508,55 @@ fn a_restore_never_removes_nor_writes_into_the_repository_it_reads() {
     ]));
     assert_eq!(out.code, Some(2), "{}", out.dump());
     assert!(!repo.join("data/new").exists());
+}
+
+/// `restore --delete` over a home holding the password file (left out of the backups, as
+/// secrets often are) removed it with the directory it was in: with a repository whose key
+/// cache is cold, maybe the only copy of the key to every snapshot. A snapshot holding an older
+/// password file at its path replaced it. Neither happens now: each is a problem naming the
+/// file (exit 1), and the rest of the restore is done.
+#[test]
+fn a_restore_never_removes_nor_replaces_the_password_file_it_reads() {
+    let dir = tmp();
+    let repo = dir.path().join("repo");
+    init_repo(&repo);
+    let home = dir.path().join("home");
+    write(&home, "docs/a", b"a");
+    store_ok(&repo, &[OsStr::new("backup"), home.as_os_str()]);
+    // After the backup: a password file in a directory of its own, and one beside the docs.
+    let (secret, beside) = (home.join("secrets/pass"), home.join("docs/pass"));
+    let restore_with = |file: &Path, spec: &str, overwrite: &str| {
+        let args =
+            ["restore", "--delete", "--overwrite", overwrite, spec, "--target"].map(OsStr::new);
+        let mut cmd = store_cmd(&repo);
+        cmd.env_remove("DEDUP_PASSWORD").arg("--password-file").arg(file);
+        run(cmd.args(args).arg(&home))
+    };
+    let spec = format!("latest:{}", home.display());
+    for file in [&secret, &beside] {
+        // Each run's other file is the user's own, and goes as --delete says.
+        write(&home, "secrets/pass", format!("{PASSWORD}\n").as_bytes());
+        write(&home, "docs/pass", format!("{PASSWORD}\n").as_bytes());
+        write(&home, "docs/new", b"goes");
+        let out = restore_with(file, &spec, "if-changed");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.code, Some(1), "{}", out.dump());
+        assert_eq!(fs::read(file).unwrap(), format!("{PASSWORD}\n").as_bytes(), "{stderr}");
+        let why = if file == &secret {
+            format!("{}: not removed: it holds the password file", home.join("secrets").display())
+        } else {
+            format!("{}: not removed nor replaced: it is the password file", beside.display())
+        };
+        assert!(stderr.contains(&why), "{stderr}");
+        assert!(!home.join("docs/new").exists(), "the rest of --delete was not done");
+    }
+
+    // A snapshot with another file at the password file's path does not replace it.
+    write(&home, "docs/pass", b"an old password\n");
+    store_ok(&repo, &[OsStr::new("backup"), home.as_os_str()]);
+    fs::write(&beside, format!("{PASSWORD}\n")).unwrap();
+    let out = restore_with(&beside, &spec, "always");
+    assert_eq!(out.code, Some(1), "{}", out.dump());
+    assert_eq!(fs::read(&beside).unwrap(), format!("{PASSWORD}\n").as_bytes());
+    assert_eq!(fs::read(home.join("docs/a")).unwrap(), b"a");
 }

@@ -66,6 +66,7 @@ pub struct RestoreArgs {
     pub overwrite: OverwriteArg,
     /// Remove what the target holds that the snapshot does not, in every directory restored,
     /// and let the snapshot's entries replace directories of the target (with --overwrite).
+    /// The repository restored from and its password file are never removed nor replaced.
     #[arg(long)]
     pub delete: bool,
     /// Print the replacements and deletions a restore would make; change nothing.
@@ -163,6 +164,7 @@ impl RestoreArgs {
             dry_run: self.dry_run,
             verify: self.verify,
             repository: None,
+            password_file: None,
         }
     }
 }

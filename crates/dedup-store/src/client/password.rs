@@ -83,14 +83,17 @@ impl Sources {
             || self.command.is_some()
     }
 
+    /// The password file named (`--password-file`, else DEDUP_PASSWORD_FILE), read or not.
+    pub fn file_named(&self) -> Option<PathBuf> {
+        self.file.clone().or_else(|| std::env::var_os(PASSWORD_FILE_VAR).map(Into::into))
+    }
+
     /// The password of the repository.
     pub fn password(&self, prompt: Prompt<'_>) -> Result<Password, PasswordError> {
         if let Some(password) = std::env::var_os(PASSWORD_VAR) {
             return Ok(Zeroizing::new(password.into_encoded_bytes()));
         }
-        if let Some(path) =
-            self.file.clone().or_else(|| std::env::var_os(PASSWORD_FILE_VAR).map(Into::into))
-        {
+        if let Some(path) = self.file_named() {
             return from_file(&path);
         }
         if let Some(command) = &self.command {

@@ -13,8 +13,10 @@ use crate::error::{Error, Result};
 use crate::format::Node;
 use crate::id::Id;
 use crate::repo::{Repository, SnapshotFilter};
-use crate::restore::Selection;
 use crate::restore::{restore, verify, Events, Filter, Overwrite, RestoreOptions, RestoreSummary};
+use crate::restore::{
+    Protected, Selection, HOLDS_PASSWORD_FILE, HOLDS_REPOSITORY, IS_PASSWORD_FILE,
+};
 use dedup_core::text::quote_path;
 
 /// What `dedup store restore` was asked to do.
@@ -41,6 +43,10 @@ pub struct RestoreRequest<'a> {
     /// The directory of the repository restored from, when it is on this machine: never
     /// written into, and never removed by `--delete` (nor a directory holding it).
     pub repository: Option<&'a Path>,
+    /// The file the repository's password is read from, when one is named: never removed nor
+    /// replaced (it may be the only copy of the key to every snapshot), nor a directory
+    /// holding it.
+    pub password_file: Option<&'a Path>,
 }
 
 /// What a restore did, and what went wrong after its entries were written.
@@ -76,16 +82,25 @@ pub fn restore_snapshot(
     let selection = Selection::new(request.includes, request.excludes)?;
     let pick = |rel: &[u8], node: &Node, within: bool| selection.pick(rel, node, within);
     let filter = selection.active().then_some(&pick as Filter<'_>);
-    let protected = match request.repository {
+    let mut protected = match request.repository {
         Some(repository) => guard_repository(repository, request.target)?,
         None => Vec::new(),
     };
+    let repository = request.repository.and_then(|_| protected.first().map(|p| p.id));
+    if let Some(file) = request.password_file.and_then(|f| f.canonicalize().ok()) {
+        let ids = file.ancestors().filter_map(id_of);
+        protected.extend(ids.enumerate().map(|(i, id)| Protected {
+            id,
+            why: if i == 0 { IS_PASSWORD_FILE } else { HOLDS_PASSWORD_FILE },
+        }));
+    }
     let options = RestoreOptions {
         overwrite: request.overwrite,
         delete: request.delete,
         dry_run: request.dry_run,
         filter,
         protected: &protected,
+        repository,
     };
     raise_open_files_limit();
     let summary = restore(repo, &node, request.target, options, events);
@@ -116,16 +131,19 @@ pub fn restore_snapshot(
 /// The repository's directory and every directory above it, as (device, inode): what a
 /// restore must not remove. Refused when the target lies inside the repository (a restore
 /// would write among its files, and `--delete` remove them).
-fn guard_repository(repository: &Path, target: &Path) -> Result<Vec<(u64, u64)>> {
-    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+fn guard_repository(repository: &Path, target: &Path) -> Result<Vec<Protected>> {
     let Ok(repository) = repository.canonicalize() else { return Ok(Vec::new()) };
-    let protected: Vec<(u64, u64)> = repository.ancestors().filter_map(id).collect();
-    let Some(&own) = protected.first() else { return Ok(Vec::new()) };
+    let protected: Vec<Protected> = repository
+        .ancestors()
+        .filter_map(id_of)
+        .map(|id| Protected { id, why: HOLDS_REPOSITORY })
+        .collect();
+    let Some(own) = protected.first().map(|p| p.id) else { return Ok(Vec::new()) };
     // The target, or the nearest directory of it that exists (it is made if missing).
     let target_path = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
     let inside = target_path.ancestors().find_map(|dir| {
         let dir = dir.canonicalize().ok()?;
-        Some(dir.ancestors().filter_map(id).any(|d| d == own))
+        Some(dir.ancestors().filter_map(id_of).any(|d| d == own))
     });
     if inside == Some(true) {
         return Err(Error::Invalid(format!(
@@ -135,6 +153,11 @@ fn guard_repository(repository: &Path, target: &Path) -> Result<Vec<(u64, u64)>>
         )));
     }
     Ok(protected)
+}
+
+/// The (device, inode) of what `path` names, following symlinks.
+fn id_of(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// `SNAPSHOT[:PATH]` split at the first `:`; the snapshot part must be text, the path any bytes.

@@ -45,6 +45,8 @@ pub struct Existing {
     pub mtime: i64,
     /// A device's number.
     pub rdev: u64,
+    /// Its device and inode.
+    pub id: (u64, u64),
 }
 
 impl Existing {
@@ -58,6 +60,7 @@ impl Existing {
                 .saturating_mul(1_000_000_000)
                 .saturating_add(st.st_mtime_nsec as i64),
             rdev: st.st_rdev,
+            id: (st.st_dev, st.st_ino),
         }
     }
 
@@ -140,7 +143,7 @@ mod tests {
     }
 
     fn there(kind: FileType, size: u64, mtime: i64) -> Existing {
-        Existing { kind, size, mtime, rdev: 0 }
+        Existing { kind, size, mtime, rdev: 0, id: (0, 0) }
     }
 
     const ALL: [Overwrite; 4] =

@@ -10,8 +10,14 @@ use std::sync::Arc;
 use super::levels::{lstat, State};
 
 /// Why `--delete` left a directory: the repository being read is in it.
-pub(super) const HOLDS_REPOSITORY: &str =
+pub(crate) const HOLDS_REPOSITORY: &str =
     "not removed: it holds the repository restored from (its snapshots would go with it)";
+/// Why `--delete` left a directory: the password file of the repository is in it.
+pub(crate) const HOLDS_PASSWORD_FILE: &str =
+    "not removed: it holds the password file of the repository restored from";
+/// Why a restore left a file: it is the repository's password file, maybe its only copy.
+pub(crate) const IS_PASSWORD_FILE: &str =
+    "not removed nor replaced: it is the password file of the repository restored from";
 use super::walk::{not_removed, Restorer};
 use super::{ChangeKind, Pick};
 use crate::format::{Node, NodeKind};
@@ -43,8 +49,8 @@ impl Restorer<'_> {
             self.rel.extend_from_slice(&name);
             if self.wanted_extra(&dir, &name) {
                 let path = self.path_of(&self.rel);
-                if self.holds_repository(&dir, &name) {
-                    self.problem(&path, HOLDS_REPOSITORY);
+                if let Some(why) = self.protection(&dir, &name) {
+                    self.problem(&path, why);
                     self.rel.truncate(len);
                     continue;
                 }
@@ -61,15 +67,20 @@ impl Restorer<'_> {
         }
     }
 
-    /// Whether the entry `name` of `dir` is the repository restored from or a directory
-    /// holding it ([`super::RestoreOptions::protected`]).
-    pub(super) fn holds_repository(&self, dir: &OwnedFd, name: &[u8]) -> bool {
+    /// Why the entry `name` of `dir` must stay, when it is the repository restored from, its
+    /// password file or a directory holding one ([`super::RestoreOptions::protected`]).
+    pub(super) fn protection(&self, dir: &OwnedFd, name: &[u8]) -> Option<&'static str> {
         if self.options.protected.is_empty() {
-            return false;
+            return None;
         }
         let flags = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
-        rustix::fs::statat(dir, OsStr::from_bytes(name), flags)
-            .is_ok_and(|st| self.options.protected.contains(&(st.st_dev, st.st_ino)))
+        let st = rustix::fs::statat(dir, OsStr::from_bytes(name), flags).ok()?;
+        self.protected_why((st.st_dev, st.st_ino))
+    }
+
+    /// Why the entry `id` (device, inode) must stay, if it must.
+    pub(super) fn protected_why(&self, id: (u64, u64)) -> Option<&'static str> {
+        self.options.protected.iter().find(|p| p.id == id).map(|p| p.why)
     }
 
     /// Whether the filter lets `--delete` remove the extra entry `name` (at `rel`).

@@ -33,9 +33,9 @@ impl Restorer<'_> {
         // The repository restored from, met as a directory of the snapshot: nothing is written
         // into it, nor removed from it.
         if let State::Open(fd) = &state {
-            let own = self.options.protected.first();
+            let own = self.options.repository;
             if own.is_some_and(|own| {
-                rustix::fs::fstat(&**fd).is_ok_and(|st| (st.st_dev, st.st_ino) == *own)
+                rustix::fs::fstat(&**fd).is_ok_and(|st| (st.st_dev, st.st_ino) == own)
             }) {
                 let path = self.path_of(&self.rel[..self.levels[i].rel_len.min(self.rel.len())]);
                 self.problem(&path, "not restored into: it is the repository restored from");

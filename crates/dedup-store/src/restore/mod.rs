@@ -41,6 +41,7 @@ use crate::format::Node;
 use crate::repo::Repository;
 
 pub use conflict::Overwrite;
+pub(crate) use delete::{HOLDS_PASSWORD_FILE, HOLDS_REPOSITORY, IS_PASSWORD_FILE};
 pub use selection::Selection;
 pub use verify::{verify, VerifySummary};
 
@@ -82,10 +83,22 @@ pub struct RestoreOptions<'a> {
     pub dry_run: bool,
     /// Which entries to restore (all without one).
     pub filter: Option<Filter<'a>>,
-    /// Directories never removed, as (device, inode): the repository restored from and the
-    /// directories holding it, so that `--delete` over a tree that holds the repository
-    /// reports them instead of deleting every snapshot.
-    pub protected: &'a [(u64, u64)],
+    /// Entries never removed nor replaced, with the reason: the repository restored from,
+    /// its password file and the directories holding them, so that `--delete` over a tree
+    /// that holds them reports them instead of deleting every snapshot or the only key.
+    pub protected: &'a [Protected],
+    /// The repository restored from, as (device, inode), when it is on this machine: never
+    /// restored into.
+    pub repository: Option<(u64, u64)>,
+}
+
+/// An entry a restore never removes nor replaces ([`RestoreOptions::protected`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Protected {
+    /// Its device and inode.
+    pub id: (u64, u64),
+    /// Why, as the problem reported in its place.
+    pub why: &'static str,
 }
 
 /// A change to something that was already in the target.

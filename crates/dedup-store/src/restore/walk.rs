@@ -276,29 +276,36 @@ impl<'a> Restorer<'a> {
             Some(dir) => self.decide(node, existing.as_ref(), dir),
             None => Decision::Create,
         };
-        let replace =
-            match decision {
-                Decision::Create => false,
-                Decision::Replace => true,
-                Decision::ReplaceDir => {
-                    if dir.as_deref().is_some_and(|d| self.holds_repository(d, name.as_bytes())) {
-                        return self.problem(&path, super::delete::HOLDS_REPOSITORY);
-                    }
-                    if let (false, Some(dir)) = (self.options.dry_run, &dir) {
-                        if let Err(err) = dedup_fs::remove_tree_within_fs(&**dir, name) {
-                            return self.problem(&path, not_removed(err));
-                        }
-                    }
-                    self.change(ChangeKind::Replace, path.clone());
-                    false
+        let replace = match decision {
+            Decision::Create => false,
+            Decision::Replace => {
+                if let Some(why) = existing.as_ref().and_then(|e| self.protected_why(e.id)) {
+                    return self.problem(&path, why);
                 }
-                Decision::Keep => return self.change(ChangeKind::Keep, path),
-                Decision::InTheWay => return self.problem(
+                true
+            }
+            Decision::ReplaceDir => {
+                if let Some(why) = dir.as_deref().and_then(|d| self.protection(d, name.as_bytes()))
+                {
+                    return self.problem(&path, why);
+                }
+                if let (false, Some(dir)) = (self.options.dry_run, &dir) {
+                    if let Err(err) = dedup_fs::remove_tree_within_fs(&**dir, name) {
+                        return self.problem(&path, not_removed(err));
+                    }
+                }
+                self.change(ChangeKind::Replace, path.clone());
+                false
+            }
+            Decision::Keep => return self.change(ChangeKind::Keep, path),
+            Decision::InTheWay => {
+                return self.problem(
                     &path,
                     "not restored: a directory is in the way (restore with --delete to replace it)",
-                ),
-                Decision::Merge => return,
-            };
+                )
+            }
+            Decision::Merge => return,
+        };
         match dir {
             Some(dir) if !self.options.dry_run => self.create(node, dir, path, replace),
             _ => self.count_dry(node, path, replace),
