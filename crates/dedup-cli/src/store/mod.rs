@@ -66,6 +66,15 @@ fn open(common: &CommonArgs) -> Result<Repository> {
     open_with(common, &|| sources.password(&password::prompt))
 }
 
+/// [`open`] for the commands that judge what the repository holds (`check`, `repair`): past the
+/// local metadata cache, whatever `--no-cache` says. A cached copy proves only that it is the
+/// object as it was when fetched; an index file, snapshot or tree pack damaged or lost on the
+/// storage since then would still read from it, and `check` would report no errors about a
+/// repository whose restore then fails (restic's `check` likewise ignores its cache).
+fn open_uncached(common: &CommonArgs) -> Result<Repository> {
+    open(&CommonArgs { no_cache: true, ..common.clone() })
+}
+
 /// [`open`], with the password taken from `password` where one is needed (the source
 /// repository of `copy` has sources of its own).
 fn open_with(

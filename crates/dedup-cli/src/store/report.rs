@@ -45,7 +45,7 @@ pub fn stats(common: &CommonArgs, args: StatsArgs) -> Result<bool> {
 
 /// `dedup store check`: findings on stderr, a summary on stdout; `Ok(false)` when damaged.
 pub fn check(common: &CommonArgs, args: CheckArgs) -> Result<bool> {
-    let repo = super::open(common)?;
+    let repo = super::open_uncached(common)?;
     let read = args.read_data()?;
     let report = dedup_store::commands::check(&repo, read)?;
     print(&report.lines(read), common.quiet)?;

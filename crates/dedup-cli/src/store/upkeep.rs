@@ -61,7 +61,7 @@ fn run_prune(
 
 /// `dedup store repair index | snapshots`.
 pub fn repair(common: &CommonArgs, args: RepairArgs) -> Result<bool> {
-    let repo = super::open(common)?;
+    let repo = super::open_uncached(common)?;
     let host = this_host();
     match args.what {
         RepairWhat::Index { read_data } => {

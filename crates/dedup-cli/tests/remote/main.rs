@@ -8,6 +8,7 @@
 mod common;
 
 mod store_append_only;
+mod store_check_cache;
 mod store_copy_s3;
 mod store_roundtrip;
 mod store_s3;
