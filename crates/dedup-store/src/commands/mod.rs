@@ -54,4 +54,6 @@ pub use crate::check::{check, CheckReport, ReadData};
 pub use crate::repair::{
     repair_index, repair_snapshots, IndexRepair, SalvagedPack, SnapshotRepair, SnapshotsRepair,
 };
-pub use crate::restore::{restore, verify, RestoreOptions, RestoreSummary, VerifySummary};
+pub use crate::restore::{
+    restore, verify, Protected, RestoreOptions, RestoreSummary, VerifySummary,
+};

@@ -24,6 +24,12 @@ use salvage::salvage;
 /// Packs listed per new index file.
 const PACKS_PER_INDEX_FILE: usize = 256;
 
+/// Packs in a row that could not be read at all after which `repair index` stops: the storage
+/// itself is failing (a server gone away answers each read only after its retries, ~11 s on S3,
+/// so a run would crawl through every pack and end failing anyway), and a repair has nothing
+/// to gain from an index rebuilt without reading.
+const UNREAD_IN_A_ROW: usize = 3;
+
 /// What `repair index` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IndexRepair {
@@ -109,12 +115,26 @@ pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<In
     let mut batch = Vec::new();
     // What the old index files said each pack held (read once, only when a pack needs it).
     let mut old_entries: Option<HashMap<Id, IndexedPack>> = None;
+    let mut unread_in_a_row = 0;
     for object in listing {
         let Some(id) = object.name.rsplit('/').next().and_then(Id::from_hex) else { continue };
         if object.name != pack_path(&id) || planned.contains(&id) {
             continue;
         }
-        match inspect(repo, &object.name, &id, object.size, read_data) {
+        let state = inspect(repo, &object.name, &id, object.size, read_data);
+        unread_in_a_row = match &state {
+            PackState::Unreadable(why) if unread_in_a_row + 1 >= UNREAD_IN_A_ROW => {
+                return Err(Error::Invalid(format!(
+                    "{} packs in a row could not be read, the last: {why}; the storage is \
+                     failing, so the repair stopped and kept the old index files (run it \
+                     again once the storage answers)",
+                    UNREAD_IN_A_ROW
+                )));
+            }
+            PackState::Unreadable(_) => unread_in_a_row + 1,
+            _ => 0,
+        };
+        match state {
             PackState::Sound(parsed) => {
                 sound.add_pack(id, parsed.kind, &parsed.entries);
                 batch.push(IndexedPack { id, kind: parsed.kind, blobs: parsed.entries });

@@ -58,6 +58,10 @@ pub struct ObjectLike {
     pub index_reads: AtomicU64,
     /// Packs accepted before the next is refused with ENOSPC (`u64::MAX`: never).
     pub packs_left: AtomicU64,
+    /// Reads of packs refused as by a server gone away (connection refused).
+    pub packs_unreachable: std::sync::atomic::AtomicBool,
+    /// Reads of packs asked for so far.
+    pub pack_reads: AtomicU64,
 }
 
 impl ObjectLike {
@@ -68,6 +72,20 @@ impl ObjectLike {
             data_listings: AtomicU64::new(0),
             index_reads: AtomicU64::new(0),
             packs_left: AtomicU64::new(u64::MAX),
+            packs_unreachable: std::sync::atomic::AtomicBool::new(false),
+            pack_reads: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a read of `name` when it is a pack, refused while packs are unreachable.
+    fn pack_read(&self, name: &str) -> io::Result<()> {
+        if !name.starts_with("data/") {
+            return Ok(());
+        }
+        self.pack_reads.fetch_add(1, Ordering::Relaxed);
+        match self.packs_unreachable.load(Ordering::Relaxed) {
+            true => Err(io::Error::from(io::ErrorKind::ConnectionRefused)),
+            false => Ok(()),
         }
     }
 
@@ -98,9 +116,11 @@ impl Backend for ObjectLike {
         if name.starts_with("index/") {
             self.index_reads.fetch_add(1, Ordering::Relaxed);
         }
+        self.pack_read(name)?;
         self.inner.get(name)
     }
     fn get_range(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        self.pack_read(name)?;
         self.inner.get_range(name, offset, len)
     }
     fn list(&self, prefix: &str) -> io::Result<Vec<ObjectInfo>> {
