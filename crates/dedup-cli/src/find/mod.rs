@@ -21,27 +21,30 @@ pub fn run(args: FindArgs) -> Result<bool> {
     let (options, format) = args.options()?;
     let roots = args.roots();
     // Open the output first: a typo in -o should fail before a long scan, not after it.
-    let mut file = match &args.output {
-        Some(path) => Some(BufWriter::new(
-            File::create(path).with_context(|| format!("cannot write {}", quote_path(path)))?,
+    let mut output = match &args.output {
+        Some(path) => Some((
+            path,
+            BufWriter::new(
+                File::create(path).with_context(|| format!("cannot write {}", quote_path(path)))?,
+            ),
         )),
         None => None,
     };
 
     let started = Instant::now();
     let run = scan(&roots, &options, (args.quiet, args.verbose), args.verbose);
-    match (&args.output, &mut file) {
-        (Some(path), Some(file)) => format
+    match &mut output {
+        Some((path, file)) => format
             .write(&run.report, file)
             // A file system that reports a failed write-back only at `close` (NFS, SMB, FUSE)
             // is asked before the report is called written.
             .and_then(|()| dedup_fs::flush(file.get_ref()).map_err(FsError::into_io_error))
             .with_context(|| format!("cannot write {}", quote_path(path)))?,
-        _ => format
+        None => format
             .write(&run.report, &mut BufWriter::with_capacity(1 << 16, io::stdout().lock()))
             .context("cannot write to standard output")?,
     }
-    drop(file);
+    drop(output);
     if !args.quiet {
         run.closing_lines(started.elapsed().as_secs_f64()).iter().for_each(|l| eprintln!("{l}"));
     }

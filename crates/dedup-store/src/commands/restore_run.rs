@@ -86,14 +86,9 @@ pub fn restore_snapshot(
         Some(repository) => guard_repository(repository, request.target)?,
         None => Vec::new(),
     };
-    let repository = request.repository.and_then(|_| protected.first().map(|p| p.id));
-    if let Some(file) = request.password_file.and_then(|f| f.canonicalize().ok()) {
-        let ids = file.ancestors().filter_map(id_of);
-        protected.extend(ids.enumerate().map(|(i, id)| Protected {
-            id,
-            why: if i == 0 { IS_PASSWORD_FILE } else { HOLDS_PASSWORD_FILE },
-        }));
-    }
+    // The repository's own directory comes first.
+    let repository = protected.first().map(|p| p.id);
+    protected.extend(request.password_file.map_or_else(Vec::new, guard_password_file));
     let options = RestoreOptions {
         overwrite: request.overwrite,
         delete: request.delete,
@@ -128,7 +123,7 @@ pub fn restore_snapshot(
     Ok(RestoreOutcome { id, summary, problems })
 }
 
-/// The repository's directory and every directory above it, as (device, inode): what a
+/// The repository's directory (first) and every directory above it, as (device, inode): what a
 /// restore must not remove. Refused when the target lies inside the repository (a restore
 /// would write among its files, and `--delete` remove them).
 fn guard_repository(repository: &Path, target: &Path) -> Result<Vec<Protected>> {
@@ -153,6 +148,18 @@ fn guard_repository(repository: &Path, target: &Path) -> Result<Vec<Protected>> 
         )));
     }
     Ok(protected)
+}
+
+/// The password file and every directory above it: what a restore must not remove, nor the
+/// file replace.
+fn guard_password_file(file: &Path) -> Vec<Protected> {
+    let Ok(file) = file.canonicalize() else { return Vec::new() };
+    let ids = file.ancestors().filter_map(id_of).enumerate();
+    ids.map(|(i, id)| Protected {
+        id,
+        why: if i == 0 { IS_PASSWORD_FILE } else { HOLDS_PASSWORD_FILE },
+    })
+    .collect()
 }
 
 /// The (device, inode) of what `path` names, following symlinks.

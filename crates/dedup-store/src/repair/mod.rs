@@ -122,18 +122,18 @@ pub fn repair_index(repo: &Repository, host: &str, read_data: bool) -> Result<In
             continue;
         }
         let state = inspect(repo, &object.name, &id, object.size, read_data);
-        unread_in_a_row = match &state {
-            PackState::Unreadable(why) if unread_in_a_row + 1 >= UNREAD_IN_A_ROW => {
+        if let PackState::Unreadable(why) = &state {
+            unread_in_a_row += 1;
+            if unread_in_a_row >= UNREAD_IN_A_ROW {
                 return Err(Error::Invalid(format!(
-                    "{} packs in a row could not be read, the last: {why}; the storage is \
-                     failing, so the repair stopped and kept the old index files (run it \
-                     again once the storage answers)",
-                    UNREAD_IN_A_ROW
+                    "{UNREAD_IN_A_ROW} packs in a row could not be read, the last: {why}; the \
+                     storage is failing, so the repair stopped and kept the old index files \
+                     (run it again once the storage answers)"
                 )));
             }
-            PackState::Unreadable(_) => unread_in_a_row + 1,
-            _ => 0,
-        };
+        } else {
+            unread_in_a_row = 0;
+        }
         match state {
             PackState::Sound(parsed) => {
                 sound.add_pack(id, parsed.kind, &parsed.entries);
